@@ -1,0 +1,200 @@
+// Loads cairn.toml (file < environment < flags) and validates it strictly. Every mistake becomes one line that
+// names the file, the key path and what is allowed; all of them are reported together, not just the first.
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, resolve } from "node:path";
+import { parse as parseToml, TomlError } from "smol-toml";
+import type { z } from "zod";
+import { CairnError, ErrorCode } from "../errors.js";
+import {
+  type Config,
+  ConfigSchema,
+  HttpServerConfigSchema,
+  RESERVED_NAMESPACES,
+  SERVER_NAME_PATTERN,
+  type ServerConfig,
+  StdioServerConfigSchema,
+} from "./schema.js";
+
+export interface LoadConfigOptions {
+  /** `--config FILE`. */
+  configPath?: string | undefined;
+  /** `--workspace DIR`. */
+  workspace?: string | undefined;
+  /** Environment for `$CAIRN_CONFIG`, `$CAIRN_HOME` and `${VAR}` expansion. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Directory searched for `./cairn.toml`. @default process.cwd() */
+  cwd?: string;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** The file read, or null when the built-in defaults apply. */
+  configPath: string | null;
+  /** Absolute workspace directory after flag, environment and file are applied. */
+  workspaceDir: string;
+}
+
+/** Loads and validates the configuration; throws CairnError CONFIG_INVALID listing every problem. */
+export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const configPath = resolveConfigPath(options.configPath, env, cwd);
+  let raw: unknown = {};
+  if (configPath !== null) {
+    let text: string;
+    try {
+      text = readFileSync(configPath, "utf8");
+    } catch (error) {
+      throw configError(configPath, [`cannot read the file: ${(error as Error).message}`]);
+    }
+    raw = parseTomlText(text, configPath);
+  }
+  const config = parseConfig(raw, configPath ?? "built-in defaults", env);
+  const fileWorkspace = isRecord(raw) && isRecord(raw.workspace) && "path" in raw.workspace;
+  const workspaceDir = expandHome(
+    options.workspace ?? env.CAIRN_HOME ?? (fileWorkspace ? config.workspace.path : "~/.cairn/workspace"),
+    cwd,
+  );
+  return { config, configPath, workspaceDir };
+}
+
+/** `--config FILE`, else `$CAIRN_CONFIG`, else `./cairn.toml` if present, else null (built-in defaults). */
+export function resolveConfigPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
+  if (flag !== undefined) return resolve(cwd, flag);
+  if (env.CAIRN_CONFIG) return resolve(cwd, env.CAIRN_CONFIG);
+  const local = resolve(cwd, "cairn.toml");
+  return existsSync(local) ? local : null;
+}
+
+/** Validates an already-parsed TOML document (exported for tests and for `cairn doctor`). */
+export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const expanded = expandVariables(raw, [], env, problems);
+  if (!isRecord(expanded)) throw configError(source, ["the document must be a TOML table"]);
+  const { servers: rawServers, ...rest } = expanded;
+
+  const base = ConfigSchema.omit({ servers: true }).safeParse(rest);
+  if (!base.success) problems.push(...describeIssues(base.error.issues, rest));
+
+  const servers: Record<string, ServerConfig> = {};
+  if (rawServers !== undefined) {
+    if (!isRecord(rawServers)) problems.push("servers: must be a table of [servers.NAME] tables");
+    else {
+      for (const [name, table] of Object.entries(rawServers)) {
+        const parsed = parseServer(name, table, problems);
+        if (parsed) servers[name] = parsed;
+      }
+    }
+  }
+  if (problems.length > 0 || !base.success) throw configError(source, problems);
+  if (base.data.sandbox.backend === "node" && !base.data.sandbox.allow_unsafe) {
+    throw configError(source, [
+      'sandbox.backend: "node" runs snippets without isolation; set sandbox.allow_unsafe = true to accept that, or use "quickjs"',
+    ]);
+  }
+  if (base.data.cli.mode === "allowlist" && base.data.cli.allow.length === 0) {
+    throw configError(source, ['cli.allow: mode = "allowlist" needs at least one program name, e.g. allow = ["git"]']);
+  }
+  return { ...base.data, servers };
+}
+
+function parseServer(name: string, table: unknown, problems: string[]): ServerConfig | undefined {
+  const at = `servers.${name}`;
+  if (!SERVER_NAME_PATTERN.test(name)) {
+    problems.push(`${at}: the name must start with a letter and hold only letters, digits, "_" or "-" (max 64)`);
+    return undefined;
+  }
+  if (RESERVED_NAMESPACES.has(name)) {
+    problems.push(`${at}: "${name}" is reserved by Cairn; choose another name`);
+    return undefined;
+  }
+  if (!isRecord(table)) {
+    problems.push(`${at}: must be a table with command (stdio) or url (Streamable HTTP)`);
+    return undefined;
+  }
+  const hasCommand = "command" in table;
+  const hasUrl = "url" in table;
+  if (hasCommand === hasUrl) {
+    problems.push(`${at}: set exactly one of command (a stdio server) or url (a Streamable HTTP server)`);
+    return undefined;
+  }
+  const schema = hasCommand ? StdioServerConfigSchema : HttpServerConfigSchema;
+  const parsed = schema.safeParse(table);
+  if (!parsed.success) {
+    problems.push(...describeIssues(parsed.error.issues, table, [at]));
+    return undefined;
+  }
+  return parsed.data;
+}
+
+function describeIssues(issues: z.core.$ZodIssue[], root: unknown, prefix: string[] = []): string[] {
+  return issues.map((issue) => {
+    const path = [...prefix, ...issue.path.map(String)];
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys
+        .map((key) => `${[...path, key].join(".")}: unknown key (check the spelling against SPEC's cairn.toml)`)
+        .join("\n");
+    }
+    const got = valueAt(root, issue.path);
+    const shown = got === undefined ? "" : ` (got ${JSON.stringify(got)})`;
+    return `${path.join(".") || "(top level)"}: ${issue.message}${shown}`;
+  });
+}
+
+function valueAt(root: unknown, path: PropertyKey[]): unknown {
+  let node = root;
+  for (const key of path) {
+    if (!isRecord(node) && !Array.isArray(node)) return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return typeof node === "object" ? undefined : node;
+}
+
+function parseTomlText(text: string, file: string): unknown {
+  try {
+    return parseToml(text);
+  } catch (error) {
+    if (error instanceof TomlError) {
+      const first = error.message.split("\n")[0] ?? error.message;
+      throw configError(file, [`line ${error.line}, column ${error.column}: ${first}`]);
+    }
+    throw configError(file, [(error as Error).message]);
+  }
+}
+
+/** Replaces `${VAR}` in every string; a missing variable is one problem naming it and the key. */
+function expandVariables(value: unknown, path: string[], env: NodeJS.ProcessEnv, problems: string[]): unknown {
+  if (typeof value === "string") {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
+      const found = env[name];
+      if (found === undefined) {
+        problems.push(`${path.join(".")}: environment variable \${${name}} is not set; export it or remove it`);
+        return "";
+      }
+      return found;
+    });
+  }
+  if (Array.isArray(value)) return value.map((item, i) => expandVariables(item, [...path, String(i)], env, problems));
+  if (isRecord(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = expandVariables(item, [...path, key], env, problems);
+    return out;
+  }
+  return value;
+}
+
+function configError(source: string, problems: string[]): CairnError {
+  const lines = problems.flatMap((p) => p.split("\n")).map((p) => `${source}: ${p}`);
+  return new CairnError(ErrorCode.CONFIG_INVALID, lines.join("\n"), { data: { problems: lines } });
+}
+
+export function expandHome(path: string, cwd: string): string {
+  if (path === "~") return homedir();
+  if (path.startsWith("~/")) return resolve(homedir(), path.slice(2));
+  return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

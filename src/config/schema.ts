@@ -1,0 +1,142 @@
+// The schema of cairn.toml: every table of SPEC.md, strict (unknown keys are errors), with the SPEC defaults.
+// Ranges are generous but finite, so a typo such as `timeout_ms = 3000000000` is caught rather than obeyed.
+import { z } from "zod";
+
+const MIB = 1024 * 1024;
+
+const int = (min: number, max: number, description: string) =>
+  z.number().int().min(min).max(max).describe(description);
+
+/** Identifiers that snippets already use as globals; a server cannot take one as its namespace. */
+export const RESERVED_NAMESPACES = new Set([
+  "cairn",
+  "cli",
+  "cli_run",
+  "workspace",
+  "call_tool",
+  "save_result",
+  "load_result",
+  "save_artifact",
+  "load_artifact",
+  "console",
+  "inputs",
+  "globalThis",
+  "setTimeout",
+  "clearTimeout",
+  "sleep",
+]);
+
+export const SERVER_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
+export const SandboxConfigSchema = z.strictObject({
+  backend: z
+    .enum(["quickjs", "node"])
+    .default("quickjs")
+    .describe('"quickjs" (WebAssembly isolation) or "node" (trusted code only; needs allow_unsafe = true)'),
+  allow_unsafe: z.boolean().default(false).describe("must be true for the node backend, which is not a sandbox"),
+  timeout_ms: int(100, 3_600_000, "wall clock for one execute_code, tool calls included").default(30_000),
+  memory_mb: int(8, 4096, "heap limit of one run in MiB").default(128),
+  max_tool_calls: int(0, 1_000_000, "host calls one run may make").default(1000),
+  max_log_chars: int(0, 10_000_000, "console output kept per run").default(20_000),
+});
+
+export const OutputConfigSchema = z
+  .strictObject({
+    view_chars: int(1000, 100_000_000, "a result longer than this is spilled").default(40_000),
+    head_chars: int(0, 100_000_000, "characters kept from the start of a spilled result").default(20_000),
+    tail_chars: int(0, 100_000_000, "characters kept from the end of a spilled result").default(20_000),
+    max_file_bytes: int(1024, 16 * 1024 * MIB, "bytes of one spilled copy").default(64 * MIB),
+    max_total_bytes: int(1024, 64 * 1024 * MIB, "bytes of all spilled copies of this process").default(256 * MIB),
+    binary_budget_bytes: int(0, 1024 * MIB, "binary content forwarded inline; larger is saved").default(MIB),
+  })
+  .refine((o) => o.head_chars + o.tail_chars <= o.view_chars, {
+    message: "head_chars + tail_chars must not exceed view_chars",
+    path: ["head_chars"],
+  });
+
+const storeFields = (defaults: { entries: number; total: number; entry: number }) => ({
+  enabled: z.boolean().default(true).describe("false turns the store and its resources off"),
+  max_entries: int(1, 1_000_000, "entries the store holds").default(defaults.entries),
+  max_total_bytes: int(1024, 64 * 1024 * MIB, "bytes of all entries").default(defaults.total),
+  max_entry_bytes: int(1, 64 * 1024 * MIB, "bytes of one entry").default(defaults.entry),
+  ttl_seconds: int(1, 31 * 24 * 3600, "seconds an entry lives").default(3600),
+});
+
+export const ResultsConfigSchema = z.strictObject(storeFields({ entries: 64, total: 32 * MIB, entry: 8 * MIB }));
+export const ArtifactsConfigSchema = z.strictObject(storeFields({ entries: 32, total: 256 * MIB, entry: 64 * MIB }));
+
+export const WorkspaceConfigSchema = z.strictObject({
+  path: z.string().min(1).default("~/.cairn/workspace").describe("workspace directory"),
+  query_timeout_ms: int(100, 3_600_000, "deadline of one SQL query").default(15_000),
+  query_memory: z
+    .string()
+    .regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/, 'a size such as "512MB" or "1GB"')
+    .default("1GB")
+    .describe("memory limit of the SQL engine"),
+  query_threads: int(1, 256, "threads of the SQL engine").default(2),
+  max_preview_rows: int(0, 10_000, "rows returned by query").default(25),
+  max_preview_bytes: int(256, 10 * MIB, "bytes of rows returned by query").default(7680),
+  index_bytes: int(0, 64 * MIB, "bytes of text indexed for find").default(65_536),
+});
+
+export const CliConfigSchema = z.strictObject({
+  mode: z.enum(["disabled", "allowlist"]).default("disabled").describe('"disabled" or "allowlist"'),
+  allow: z
+    .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, "a program name without a path, e.g. git"))
+    .default([])
+    .describe("program names looked up on PATH"),
+  timeout_ms: int(100, 3_600_000, "deadline of one program run").default(30_000),
+});
+
+export const GatewayConfigSchema = z.strictObject({
+  direct: z.boolean().default(false).describe("also list every upstream tool as a direct MCP tool NAME__tool"),
+});
+
+const stringMap = z.record(z.string(), z.string());
+
+const serverCommon = {
+  timeout_ms: int(100, 3_600_000, "deadline of one upstream call").default(60_000),
+  allow: z.array(z.string().min(1)).default([]).describe("tool allow-list; empty = all"),
+  deny: z.array(z.string().min(1)).default([]).describe("tools hidden from snippets"),
+};
+
+export const StdioServerConfigSchema = z.strictObject({
+  command: z.string().min(1).describe("program that starts the server"),
+  args: z.array(z.string()).default([]),
+  env: stringMap.default({}),
+  cwd: z.string().min(1).optional(),
+  ...serverCommon,
+});
+
+export const HttpServerConfigSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }).describe("Streamable HTTP endpoint"),
+  headers: stringMap.default({}),
+  ...serverCommon,
+});
+
+export const ServerConfigSchema = z.union([StdioServerConfigSchema, HttpServerConfigSchema]);
+
+export const ConfigSchema = z.strictObject({
+  sandbox: SandboxConfigSchema.prefault({}),
+  output: OutputConfigSchema.prefault({}),
+  results: ResultsConfigSchema.prefault({}),
+  artifacts: ArtifactsConfigSchema.prefault({}),
+  workspace: WorkspaceConfigSchema.prefault({}),
+  cli: CliConfigSchema.prefault({}),
+  gateway: GatewayConfigSchema.prefault({}),
+  servers: z.record(z.string(), ServerConfigSchema).default({}),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type SandboxConfig = Config["sandbox"];
+export type OutputConfig = Config["output"];
+export type StoreConfig = Config["results"];
+export type WorkspaceConfig = Config["workspace"];
+export type CliConfig = Config["cli"];
+export type ServerConfig = z.infer<typeof ServerConfigSchema>;
+export type StdioServerConfig = z.infer<typeof StdioServerConfigSchema>;
+export type HttpServerConfig = z.infer<typeof HttpServerConfigSchema>;
+
+export function isStdioServer(server: ServerConfig): server is StdioServerConfig {
+  return "command" in server;
+}

@@ -1,0 +1,121 @@
+// The one error type of Cairn: a stable string `code` a caller can branch on and a message that says what to do.
+// Every layer throws CairnError; the server maps it to a tool result in one place (server/tool-result.ts).
+
+/** Stable error codes of SPEC.md. Callers branch on these; never rename one. */
+export const ErrorCode = {
+  // Arguments and configuration
+  INVALID_ARGUMENT: "INVALID_ARGUMENT",
+  CONFIG_INVALID: "CONFIG_INVALID",
+  // Result and artifact stores
+  HANDLE_NOT_FOUND: "HANDLE_NOT_FOUND",
+  STORE_FULL: "STORE_FULL",
+  ENTRY_TOO_LARGE: "ENTRY_TOO_LARGE",
+  NOT_JSON: "NOT_JSON",
+  STORE_DISABLED: "STORE_DISABLED",
+  SPILL_TOO_LARGE: "SPILL_TOO_LARGE",
+  // Capabilities
+  TOOL_NOT_FOUND: "TOOL_NOT_FOUND",
+  TOOL_FAILED: "TOOL_FAILED",
+  UPSTREAM_UNAVAILABLE: "UPSTREAM_UNAVAILABLE",
+  TOOL_TIMEOUT: "TOOL_TIMEOUT",
+  NOT_ALLOWED: "NOT_ALLOWED",
+  // Snippets
+  TIMEOUT: "TIMEOUT",
+  MEMORY_LIMIT: "MEMORY_LIMIT",
+  TOO_MANY_CALLS: "TOO_MANY_CALLS",
+  SYNTAX: "SYNTAX",
+  RUNTIME: "RUNTIME",
+  CANCELLED: "CANCELLED",
+  // Workspace
+  NOT_FOUND: "NOT_FOUND",
+  VERSION_CONFLICT: "VERSION_CONFLICT",
+  INVALID_NAME: "INVALID_NAME",
+  TOO_LARGE: "TOO_LARGE",
+  PINNED: "PINNED",
+  STALE_INPUT: "STALE_INPUT",
+  SQL_REJECTED: "SQL_REJECTED",
+  QUERY_FAILED: "QUERY_FAILED",
+  QUERY_TIMEOUT: "QUERY_TIMEOUT",
+  IMPORT_FAILED: "IMPORT_FAILED",
+  CORRUPT: "CORRUPT",
+  // A defect of Cairn itself, never a caller's mistake
+  INTERNAL: "INTERNAL",
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/**
+ * The error names snippets see (`e.name`). SPEC.md groups codes under these names; a code's name is fixed.
+ */
+export const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
+  INVALID_ARGUMENT: "ArgumentError",
+  CONFIG_INVALID: "ConfigError",
+  HANDLE_NOT_FOUND: "ResultStoreError",
+  STORE_FULL: "ResultStoreError",
+  ENTRY_TOO_LARGE: "ResultStoreError",
+  NOT_JSON: "ResultStoreError",
+  STORE_DISABLED: "ResultStoreError",
+  SPILL_TOO_LARGE: "ArtifactStoreError",
+  TOOL_NOT_FOUND: "ToolNotFoundError",
+  TOOL_FAILED: "ToolCallError",
+  UPSTREAM_UNAVAILABLE: "ToolCallError",
+  TOOL_TIMEOUT: "ToolCallError",
+  NOT_ALLOWED: "PolicyError",
+  TIMEOUT: "SandboxError",
+  MEMORY_LIMIT: "SandboxError",
+  TOO_MANY_CALLS: "SandboxError",
+  SYNTAX: "SandboxError",
+  RUNTIME: "SandboxError",
+  CANCELLED: "SandboxError",
+  NOT_FOUND: "WorkspaceError",
+  VERSION_CONFLICT: "WorkspaceError",
+  INVALID_NAME: "WorkspaceError",
+  TOO_LARGE: "WorkspaceError",
+  PINNED: "WorkspaceError",
+  STALE_INPUT: "WorkspaceError",
+  SQL_REJECTED: "QueryError",
+  QUERY_FAILED: "QueryError",
+  QUERY_TIMEOUT: "QueryError",
+  IMPORT_FAILED: "WorkspaceError",
+  CORRUPT: "WorkspaceError",
+  INTERNAL: "InternalError",
+};
+
+export interface CairnErrorOptions {
+  /** Overrides the default name of the code (the artifact store reuses the result store's codes). */
+  name?: string;
+  /** Extra machine-readable detail, sent to the caller beside code and message. */
+  data?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/** An error a caller can act on: stable `code`, a message that names the limit or the fix. */
+export class CairnError extends Error {
+  readonly code: ErrorCode;
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: CairnErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.name = options.name ?? ERROR_NAME_BY_CODE[code];
+    this.data = options.data;
+  }
+
+  /** The wire shape of SPEC.md: `{code, message}` plus `data` when there is any. */
+  toJSON(): { code: ErrorCode; message: string; data?: Record<string, unknown> } {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+export function isCairnError(value: unknown): value is CairnError {
+  return value instanceof CairnError;
+}
+
+/** Wraps anything thrown into a CairnError; unknown failures become INTERNAL with the original as cause. */
+export function toCairnError(error: unknown): CairnError {
+  if (error instanceof CairnError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new CairnError(ErrorCode.INTERNAL, `internal error: ${message}`, { cause: error });
+}
