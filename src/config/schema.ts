@@ -4,8 +4,7 @@ import { z } from "zod";
 
 const MIB = 1024 * 1024;
 
-const int = (min: number, max: number, description: string) =>
-  z.number().int().min(min).max(max).describe(description);
+const int = (min: number, max: number, description: string) => z.number().int().min(min).max(max).describe(description);
 
 /** Identifiers that snippets already use as globals; a server cannot take one as its namespace. */
 export const RESERVED_NAMESPACES = new Set([
