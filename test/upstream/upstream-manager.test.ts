@@ -1,0 +1,279 @@
+// UpstreamManager against real MCP servers: fixture servers and @modelcontextprotocol/server-everything/-memory.
+// Every server is a real child process (or a real HTTP server); nothing is mocked.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ServerConfig } from "../../src/config/schema.js";
+import { CairnError } from "../../src/errors.js";
+import { createLogger } from "../../src/log.js";
+import { createUpstreamManager, type UpstreamManager } from "../../src/upstream/upstream-manager.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const fixture = (name: string) => join(here, "../fixtures/servers", name);
+const require = createRequire(import.meta.url);
+const everythingEntry = join(
+  dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
+  "dist/index.js",
+);
+const memoryEntry = join(dirname(require.resolve("@modelcontextprotocol/server-memory/package.json")), "dist/index.js");
+
+function stdio(args: string[], extra: Partial<ServerConfig> = {}): ServerConfig {
+  return {
+    command: process.execPath,
+    args,
+    env: {},
+    timeout_ms: 60_000,
+    allow: [],
+    deny: [],
+    ...extra,
+  } as ServerConfig;
+}
+
+/** server-memory keeps its graph in a file: give each test its own, in a fresh temp directory. */
+function memoryFile(): string {
+  return join(mkdtempSync(join(tmpdir(), "cairn-memory-")), "memory.jsonl");
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function caught(promise: Promise<unknown>): Promise<CairnError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof CairnError) return error;
+    throw error;
+  }
+  throw new Error("expected a CairnError");
+}
+
+const textOf = (result: { content: unknown[] }) => (result.content[0] as { text: string }).text;
+
+let manager: UpstreamManager | undefined;
+afterEach(async () => {
+  await manager?.close();
+  manager = undefined;
+});
+
+describe("UpstreamManager over stdio", () => {
+  it("connects every server, reports a broken one as unavailable and keeps the others", async () => {
+    manager = createUpstreamManager({
+      memory: stdio([memoryEntry], { env: { MEMORY_FILE_PATH: memoryFile() } }),
+      missing: { ...stdio([]), command: "cairn-no-such-command" } as ServerConfig,
+      exits: stdio(["-e", "process.exit(1)"]),
+    });
+    await manager.start();
+    const byName = Object.fromEntries(manager.list().map((s) => [s.server, s]));
+    expect(byName.memory?.status).toBe("ready");
+    expect(byName.memory?.tools.map((t) => t.name)).toContain("create_entities");
+    expect(byName.missing).toMatchObject({ status: "unavailable", tools: [] });
+    expect(byName.missing?.cause).toMatch(/not found on PATH/);
+    expect(byName.exits?.status).toBe("unavailable");
+    const error = await caught(manager.callTool("missing", "anything", {}));
+    expect(error.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(error.message).toMatch(/missing.*not found on PATH/);
+  });
+
+  it("calls a tool of @modelcontextprotocol/server-memory and returns the raw result", async () => {
+    manager = createUpstreamManager({ memory: stdio([memoryEntry], { env: { MEMORY_FILE_PATH: memoryFile() } }) });
+    await manager.start();
+    const result = await manager.callTool("memory", "read_graph", {});
+    expect(result.isError).toBeFalsy();
+    expect(result.content.length).toBeGreaterThan(0);
+  });
+
+  it("applies allow and deny to the list and refuses hidden tools with TOOL_NOT_FOUND", async () => {
+    manager = createUpstreamManager({
+      crash: stdio([fixture("crashing.mjs")], { allow: ["echo", "crash", "pid"], deny: ["crash"] }),
+    });
+    await manager.start();
+    expect(
+      manager
+        .list()[0]
+        ?.tools.map((t) => t.name)
+        .sort(),
+    ).toEqual(["echo", "pid"]);
+    expect((await caught(manager.callTool("crash", "crash", {}))).code).toBe("TOOL_NOT_FOUND");
+    expect((await caught(manager.callTool("crash", "fail", {}))).code).toBe("TOOL_NOT_FOUND");
+    expect((await caught(manager.callTool("crash", "nope", {}))).code).toBe("TOOL_NOT_FOUND");
+    expect((await caught(manager.callTool("nobody", "echo", {}))).code).toBe("TOOL_NOT_FOUND");
+  });
+
+  it("turns a server dying mid-call into UPSTREAM_UNAVAILABLE and reconnects on the next call", async () => {
+    manager = createUpstreamManager({ crash: stdio([fixture("crashing.mjs")]) });
+    await manager.start();
+    const changes: string[] = [];
+    manager.onChange((server) => changes.push(server));
+    const error = await caught(manager.callTool("crash", "crash", {}));
+    expect(error.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(manager.list()[0]?.status).toBe("unavailable");
+    expect(manager.list()[0]?.tools.length).toBeGreaterThan(0);
+    const again = await manager.callTool("crash", "echo", { text: "back" });
+    expect(textOf(again)).toBe("back");
+    expect(manager.list()[0]?.status).toBe("ready");
+    expect(changes).toContain("crash");
+  });
+
+  it("returns an upstream isError result as it is", async () => {
+    manager = createUpstreamManager({ crash: stdio([fixture("crashing.mjs")]) });
+    await manager.start();
+    const result = await manager.callTool("crash", "fail", {});
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/quota exceeded/);
+  });
+
+  it("sends upstream stderr to Cairn's log and never into a reply", async () => {
+    const previous = process.env.CAIRN_LOG;
+    process.env.CAIRN_LOG = "info";
+    const lines: string[] = [];
+    try {
+      manager = createUpstreamManager(
+        { crash: stdio([fixture("crashing.mjs")]) },
+        { logger: createLogger("test", (line) => lines.push(line)) },
+      );
+      await manager.start();
+      const error = await caught(manager.callTool("crash", "crash", {}));
+      expect(JSON.stringify(error.toJSON())).not.toContain("secret-stderr-marker");
+      expect(JSON.stringify(manager.list())).not.toContain("secret-stderr-marker");
+      expect(lines.some((line) => line.includes("[test:crash]") && line.includes("secret-stderr-marker"))).toBe(true);
+    } finally {
+      process.env.CAIRN_LOG = previous;
+    }
+  });
+
+  it("times out a call past timeout_ms with TOOL_TIMEOUT and keeps the server usable", async () => {
+    manager = createUpstreamManager({ hang: stdio([fixture("hanging.mjs")], { timeout_ms: 300 }) });
+    await manager.start();
+    const error = await caught(manager.callTool("hang", "hang", {}));
+    expect(error.code).toBe("TOOL_TIMEOUT");
+    expect(error.message).toMatch(/300 ms.*timeout_ms/);
+    const shorter = await caught(manager.callTool("hang", "hang", {}, { timeoutMs: 100 }));
+    expect(shorter.message).toMatch(/100 ms/);
+    expect(Number(textOf(await manager.callTool("hang", "pid", {})))).toBeGreaterThan(0);
+  });
+
+  it("stops a call when the caller's signal aborts", async () => {
+    manager = createUpstreamManager({ hang: stdio([fixture("hanging.mjs")]) });
+    await manager.start();
+    const controller = new AbortController();
+    const call = manager.callTool("hang", "hang", {}, { signal: controller.signal });
+    controller.abort(new Error("run cancelled"));
+    expect((await caught(call)).code).toBe("CANCELLED");
+  });
+
+  it("gives up on a server that does not initialize within connectTimeoutMs", async () => {
+    const silent = stdio(["-e", "setInterval(() => {}, 1000)"]);
+    manager = createUpstreamManager({ silent }, { connectTimeoutMs: 300 });
+    await manager.start();
+    expect(manager.list()[0]).toMatchObject({ status: "unavailable" });
+    expect(manager.list()[0]?.cause).toMatch(/300 ms/);
+  });
+
+  it("leaves no child process behind after close, even with a call pending", async () => {
+    manager = createUpstreamManager({ hang: stdio([fixture("hanging.mjs")]), crash: stdio([fixture("crashing.mjs")]) });
+    await manager.start();
+    const pids = [
+      Number(textOf(await manager.callTool("hang", "pid", {}))),
+      Number(textOf(await manager.callTool("crash", "pid", {}))),
+    ];
+    const pending = manager.callTool("hang", "hang", {}).catch((error: unknown) => error);
+    await manager.close();
+    expect(pids.map(isAlive)).toEqual([false, false]);
+    expect((await pending) as CairnError).toBeInstanceOf(CairnError);
+    expect(((await pending) as CairnError).code).toBe("UPSTREAM_UNAVAILABLE");
+    expect((await caught(manager.callTool("hang", "pid", {}))).code).toBe("UPSTREAM_UNAVAILABLE");
+    manager = undefined;
+  });
+
+  it("follows notifications/tools/list_changed", async () => {
+    manager = createUpstreamManager({ odd: stdio([fixture("odd-names.mjs")]) });
+    await manager.start();
+    const changed = new Promise<string>((resolve) => {
+      manager?.onChange((server) => {
+        if (manager?.list()[0]?.tools.some((t) => t.name === "late_tool")) resolve(server);
+      });
+    });
+    await manager.callTool("odd", "add_tool", {});
+    expect(await changed).toBe("odd");
+    expect(textOf(await manager.callTool("odd", "late_tool", {}))).toBe("late");
+  });
+
+  it("lists thousands of tools from one server", async () => {
+    manager = createUpstreamManager({ many: stdio([fixture("many-tools.mjs"), "3000"]) });
+    await manager.start();
+    expect(manager.list()[0]?.tools).toHaveLength(3000);
+  });
+});
+
+describe("UpstreamManager over Streamable HTTP", () => {
+  let child: ChildProcess;
+  let port: number;
+
+  beforeAll(async () => {
+    const probe = createServer();
+    probe.listen(0, "127.0.0.1");
+    await once(probe, "listening");
+    port = (probe.address() as { port: number }).port;
+    probe.close();
+    await once(probe, "close");
+    child = spawn(process.execPath, [everythingEntry, "streamableHttp"], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    // The server announces readiness on stderr; waiting for that line is the deadline-free way to know.
+    let seen = "";
+    for await (const chunk of child.stderr as NodeJS.ReadableStream) {
+      seen += String(chunk);
+      if (seen.includes("listening on port")) break;
+    }
+  });
+
+  afterAll(async () => {
+    child.kill("SIGTERM");
+    if (child.exitCode === null) await once(child, "exit");
+  });
+
+  it("lists and calls the tools of server-everything, then closes the session", async () => {
+    manager = createUpstreamManager({
+      everything: { url: `http://127.0.0.1:${port}/mcp`, headers: {}, timeout_ms: 30_000, allow: [], deny: [] },
+    });
+    await manager.start();
+    const [status] = manager.list();
+    expect(status?.status).toBe("ready");
+    expect(status?.tools.map((t) => t.name)).toContain("echo");
+    const result = await manager.callTool("everything", "echo", { message: "over http" });
+    expect(textOf(result)).toContain("over http");
+  });
+
+  it("reports an HTTP endpoint that refuses connections as unavailable", async () => {
+    manager = createUpstreamManager({
+      gone: { url: "http://127.0.0.1:9/mcp", headers: {}, timeout_ms: 30_000, allow: [], deny: [] },
+    });
+    await manager.start();
+    expect(manager.list()[0]?.status).toBe("unavailable");
+    expect((await caught(manager.callTool("gone", "echo", {}))).code).toBe("UPSTREAM_UNAVAILABLE");
+  });
+});
+
+describe("UpstreamManager with server-everything over stdio", () => {
+  it("calls echo and get-sum", async () => {
+    manager = createUpstreamManager({ everything: stdio([everythingEntry, "stdio"]) });
+    await manager.start();
+    expect(manager.list()[0]?.status).toBe("ready");
+    expect(textOf(await manager.callTool("everything", "echo", { message: "hi" }))).toContain("hi");
+    const sum = await manager.callTool("everything", "get-sum", { a: 2, b: 3 });
+    expect(textOf(sum)).toContain("5");
+  });
+});
