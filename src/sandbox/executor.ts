@@ -1,0 +1,71 @@
+// The Executor contract: where a snippet runs. It knows nothing of MCP, upstream servers or stores; it receives
+// plain JavaScript, the names of host functions to expose, and one callback that answers them with JSON text.
+
+/** JSON text crossing the sandbox boundary. Values never cross as live objects, only as serialized text. */
+export type JsonText = string;
+
+/** Answers one host call made by a snippet. `argsJson` is the JSON array of the call's arguments. */
+export type HostCallHandler = (name: string, argsJson: JsonText, signal: AbortSignal) => Promise<JsonText>;
+
+export interface ExecutionLimits {
+  /** Wall clock for the whole run, host calls included. */
+  timeoutMs: number;
+  /** Heap limit of the run in MiB. */
+  memoryMb: number;
+  /** Host calls the run may make; one more fails the run with TOO_MANY_CALLS. */
+  maxToolCalls: number;
+  /** Console characters kept; beyond it the head and tail are kept and the middle is counted. */
+  maxLogChars: number;
+}
+
+export interface ExecutionRequest {
+  /** JavaScript (already transpiled): the body of an async function, so top-level `await` and `return` work. */
+  code: string;
+  /** The `inputs` global, as JSON text. */
+  inputsJson: JsonText;
+  /**
+   * Host functions to expose, by dotted path: `"save_result"` becomes a global function, `"linear.list_issues"` a
+   * method of the global object `linear`. Each returns a promise that the handler settles.
+   */
+  functions: readonly string[];
+  onHostCall: HostCallHandler;
+  limits: ExecutionLimits;
+  /** Aborting stops the run with CANCELLED. */
+  signal?: AbortSignal;
+}
+
+/** What a snippet failure looks like to the caller: the SPEC error object. */
+export interface ExecutionError {
+  name: string;
+  code: string;
+  message: string;
+  /** 1-based line in the code given to the executor, when known. */
+  line?: number;
+  /** Extra detail of a host error (for example an upstream error's data). */
+  data?: Record<string, unknown>;
+}
+
+export interface ExecutionStats {
+  ms: number;
+  tool_calls: number;
+}
+
+export type ExecutionResult =
+  | { ok: true; valueJson: JsonText; logs: string[]; stats: ExecutionStats }
+  | { ok: false; error: ExecutionError; logs: string[]; stats: ExecutionStats };
+
+/**
+ * Runs snippets. Guarantees, for every implementation:
+ * - each `execute` starts from fresh global state: nothing a previous run defined is visible;
+ * - the return value arrives as JSON text produced by the shared serializer (prelude.ts), so a value that is not
+ *   JSON fails the run with a message naming its path and type, never a silent `null`;
+ * - a snippet's failure, including a broken limit, is a resolved `{ok: false}` result, never a rejection;
+ *   `execute` rejects only when the backend itself is broken;
+ * - limits hold after `await` too, and a run never keeps the caller's event loop busy for longer than a slice.
+ */
+export interface Executor {
+  readonly kind: "quickjs" | "node";
+  execute(request: ExecutionRequest): Promise<ExecutionResult>;
+  /** Stops every worker. Runs still in progress end with CANCELLED. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,37 @@
+// NodeExecutor: trusted code only. Each run gets a fresh worker thread with V8 heap limits and a fresh vm context;
+// the worker is terminated at the deadline. Refused unless `sandbox.allow_unsafe = true` (app.ts checks).
+import type { ExecutionRequest, ExecutionResult, Executor } from "./executor.js";
+import { WorkerHost, workerScript } from "./worker-host.js";
+
+export class NodeExecutor implements Executor {
+  readonly kind = "node" as const;
+  private readonly hosts = new Set<WorkerHost>();
+  private closed = false;
+
+  async execute(request: ExecutionRequest): Promise<ExecutionResult> {
+    if (this.closed) throw new Error("the node executor is closed");
+    const memory = request.limits.memoryMb;
+    const host = new WorkerHost(workerScript("node-worker"), {
+      resourceLimits: {
+        maxOldGenerationSizeMb: memory,
+        maxYoungGenerationSizeMb: Math.max(4, Math.min(32, Math.floor(memory / 4))),
+        stackSizeMb: 4,
+      },
+      graceMs: 0,
+      terminateOnCancel: true,
+    });
+    this.hosts.add(host);
+    try {
+      // The watchdog (no grace) is the deadline here: V8 code can only be stopped by terminating its thread.
+      return await host.run(request);
+    } finally {
+      this.hosts.delete(host);
+      await host.terminate();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.hosts].map((h) => h.terminate()));
+  }
+}

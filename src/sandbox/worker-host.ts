@@ -1,0 +1,221 @@
+// The main-thread side of a sandbox worker: starts runs, answers their host calls, enforces the hard deadline with a
+// watchdog that terminates a worker that stopped answering, and turns worker crashes into run results.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { type ResourceLimits, Worker } from "node:worker_threads";
+import { isCairnError } from "../errors.js";
+import type { ExecutionError, ExecutionRequest, ExecutionResult } from "./executor.js";
+import type { FromWorker, ToWorker } from "./worker-protocol.js";
+
+/** Time a worker gets past a run's deadline to report it before the watchdog terminates the worker. */
+const WATCHDOG_GRACE_MS = 2000;
+
+/**
+ * Locates a compiled worker script. Under the test runner the sources are TypeScript, so the compiled file in
+ * `dist/` (built by `npm test` before the tests run) is used instead.
+ */
+export function workerScript(name: string): URL {
+  const here = new URL(`./${name}.js`, import.meta.url);
+  if (existsSync(fileURLToPath(here))) return here;
+  const built = new URL(here.href.replace("/src/sandbox/", "/dist/sandbox/"));
+  if (existsSync(fileURLToPath(built))) return built;
+  throw new Error(`sandbox worker ${name}.js not found next to ${fileURLToPath(here)}: run npm run build`);
+}
+
+export interface WorkerHostOptions {
+  resourceLimits?: ResourceLimits;
+  onDeath?: (host: WorkerHost) => void;
+  /** Time past the deadline before the watchdog terminates the worker. @default 2000 */
+  graceMs?: number;
+  /** Terminate the worker at once when the caller cancels (for engines that cannot be interrupted). @default false */
+  terminateOnCancel?: boolean;
+}
+
+interface ActiveRun {
+  request: ExecutionRequest;
+  cancelFlag: Int32Array;
+  controller: AbortController;
+  started: number;
+  watchdog: NodeJS.Timeout;
+  resolve(result: ExecutionResult): void;
+  cancelledByCaller: boolean;
+}
+
+let nextRunId = 1;
+
+/** One worker thread hosting any number of concurrent runs. */
+export class WorkerHost {
+  private readonly worker: Worker;
+  private readonly runs = new Map<number, ActiveRun>();
+  private dead = false;
+  /** Resolves once the worker has loaded its engine (or died trying). */
+  readonly ready: Promise<void>;
+  private onDeath: ((host: WorkerHost) => void) | undefined;
+  private readonly graceMs: number;
+  private readonly terminateOnCancel: boolean;
+
+  constructor(script: URL, options: WorkerHostOptions = {}) {
+    this.onDeath = options.onDeath;
+    this.graceMs = options.graceMs ?? WATCHDOG_GRACE_MS;
+    this.terminateOnCancel = options.terminateOnCancel ?? false;
+    this.worker = new Worker(script, { resourceLimits: options.resourceLimits, stdout: true, stderr: true });
+    // A snippet cannot print (console is captured), so worker output is a defect worth seeing in the log, not stdout.
+    this.worker.stdout.resume();
+    this.worker.stderr.resume();
+    let readyResolve: () => void = () => {};
+    this.ready = new Promise<void>((resolve) => (readyResolve = resolve));
+    this.worker.on("message", (message: FromWorker) => {
+      if (message.type === "ready") readyResolve();
+      else this.onMessage(message);
+    });
+    this.worker.on("error", (error: Error & { code?: string }) => {
+      readyResolve();
+      this.die(
+        error.code === "ERR_WORKER_OUT_OF_MEMORY"
+          ? {
+              name: "SandboxError",
+              code: "MEMORY_LIMIT",
+              message:
+                "the run passed its heap limit (sandbox.memory_mb); process the data in pages or keep it behind a handle",
+            }
+          : { name: "SandboxError", code: "RUNTIME", message: `sandbox worker failed: ${error.message}` },
+      );
+    });
+    this.worker.on("exit", () => {
+      readyResolve();
+      this.die({ name: "SandboxError", code: "RUNTIME", message: "sandbox worker exited" });
+    });
+  }
+
+  get activeRuns(): number {
+    return this.runs.size;
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  /** Starts a run on this worker; settles with the run's result, never rejects. */
+  run(request: ExecutionRequest): Promise<ExecutionResult> {
+    const runId = nextRunId++;
+    const cancelBuffer = new SharedArrayBuffer(4);
+    const cancelFlag = new Int32Array(cancelBuffer);
+    return new Promise<ExecutionResult>((resolve) => {
+      if (this.dead) {
+        resolve(failure({ name: "SandboxError", code: "RUNTIME", message: "sandbox worker is not running" }, 0));
+        return;
+      }
+      const started = Date.now();
+      const active: ActiveRun = {
+        request,
+        cancelFlag,
+        controller: new AbortController(),
+        started,
+        cancelledByCaller: false,
+        resolve,
+        watchdog: setTimeout(() => this.onWatchdog(runId), request.limits.timeoutMs + this.graceMs),
+      };
+      this.runs.set(runId, active);
+      const onAbort = () => {
+        active.cancelledByCaller = true;
+        Atomics.store(cancelFlag, 0, 1);
+        this.post({ type: "cancel", runId });
+        if (this.terminateOnCancel) this.onWatchdog(runId);
+      };
+      if (request.signal?.aborted) onAbort();
+      else request.signal?.addEventListener("abort", onAbort, { once: true });
+      this.post({
+        type: "run",
+        runId,
+        code: request.code,
+        inputsJson: request.inputsJson,
+        functions: request.functions,
+        limits: request.limits,
+        cancelFlag: cancelBuffer,
+      });
+    });
+  }
+
+  async terminate(): Promise<void> {
+    this.onDeath = undefined;
+    this.die({ name: "SandboxError", code: "CANCELLED", message: "the sandbox is shutting down" });
+    await this.worker.terminate();
+  }
+
+  private post(message: ToWorker): void {
+    if (!this.dead) this.worker.postMessage(message);
+  }
+
+  private onMessage(message: FromWorker): void {
+    if (message.type === "ready") return;
+    const active = this.runs.get(message.runId);
+    if (!active) return;
+    if (message.type === "done") {
+      this.finish(message.runId, message.result);
+      return;
+    }
+    const { callId, name, argsJson } = message;
+    let answer: Promise<string>;
+    try {
+      answer = active.request.onHostCall(name, argsJson, active.controller.signal);
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    answer.then(
+      (text) => this.post({ type: "call-result", runId: message.runId, callId, ok: true, text }),
+      (error: unknown) =>
+        this.post({ type: "call-result", runId: message.runId, callId, ok: false, text: hostErrorJson(error) }),
+    );
+  }
+
+  private finish(runId: number, result: ExecutionResult): void {
+    const active = this.runs.get(runId);
+    if (!active) return;
+    this.runs.delete(runId);
+    clearTimeout(active.watchdog);
+    // Host calls still in flight belong to a run that is over: stop them.
+    active.controller.abort();
+    active.resolve(result);
+  }
+
+  private onWatchdog(runId: number): void {
+    const active = this.runs.get(runId);
+    if (!active) return;
+    // The worker did not report within the grace period: it is stuck in engine code. Kill it; the pool replaces it.
+    const error: ExecutionError = active.cancelledByCaller
+      ? { name: "SandboxError", code: "CANCELLED", message: "the run was cancelled by the client" }
+      : {
+          name: "SandboxError",
+          code: "TIMEOUT",
+          message: `the snippet ran past its ${active.request.limits.timeoutMs} ms deadline (sandbox.timeout_ms or the call's timeout_ms) and was stopped`,
+        };
+    this.finish(runId, failure(error, Date.now() - active.started));
+    // Other runs of this worker cannot continue on a thread that is being killed.
+    this.die({
+      name: "SandboxError",
+      code: "RUNTIME",
+      message: "the sandbox worker was restarted because another run overran its deadline; run the snippet again",
+    });
+    void this.worker.terminate();
+  }
+
+  private die(error: ExecutionError): void {
+    if (this.dead) return;
+    this.dead = true;
+    for (const [runId, active] of this.runs) this.finish(runId, failure(error, Date.now() - active.started));
+    this.onDeath?.(this);
+  }
+}
+
+function failure(error: ExecutionError, ms: number): ExecutionResult {
+  return { ok: false, error, logs: [], stats: { ms, tool_calls: 0 } };
+}
+
+/** The JSON text of a host error as the prelude rebuilds it: `{name, code, message, data?}`. */
+export function hostErrorJson(error: unknown): string {
+  if (isCairnError(error)) {
+    return JSON.stringify({ name: error.name, code: error.code, message: error.message, data: error.data });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return JSON.stringify({ name: "CairnError", code: "INTERNAL", message: `internal error: ${message}` });
+}
