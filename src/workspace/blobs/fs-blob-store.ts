@@ -1,0 +1,302 @@
+// FsBlobStore: blobs as files `sha256/ab/cdef...` under one directory, written via `tmp/<pid>-<random>.tmp`.
+// Streams are hashed while copied (constant memory); range reads check the size only, whole reads the hash too.
+
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { CairnError, ErrorCode } from "../../errors.js";
+import {
+  type BlobInfo,
+  type BlobSource,
+  type BlobStore,
+  isSha256,
+  type PutOptions,
+  type StagedBlob,
+} from "./blob-store.js";
+
+const CHUNK_BYTES = 1024 * 1024;
+/** A temp file this old is abandoned whatever its writer's pid says (pids are reused). */
+const TEMP_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+
+/** Creates the store's directories (mode 0700) under `root` and returns the store. */
+export async function createFsBlobStore(root: string): Promise<FsBlobStore> {
+  await mkdir(join(root, "sha256"), { recursive: true, mode: 0o700 });
+  await mkdir(join(root, "tmp"), { recursive: true, mode: 0o700 });
+  return new FsBlobStore(root);
+}
+
+export class FsBlobStore implements BlobStore {
+  constructor(readonly root: string) {}
+
+  /** The file holding a blob. Throws INVALID_ARGUMENT for anything but a SHA-256 hex string. */
+  pathOf(sha256: string): string {
+    if (!isSha256(sha256)) throw new CairnError(ErrorCode.INVALID_ARGUMENT, `"${sha256}" is not a sha256 hex digest`);
+    return join(this.root, "sha256", sha256.slice(0, 2), sha256.slice(2));
+  }
+
+  async put(source: BlobSource, options: PutOptions = {}): Promise<BlobInfo> {
+    const staged = await this.stage(source, options);
+    try {
+      await staged.commit();
+    } catch (error) {
+      await staged.discard();
+      throw error;
+    }
+    return { sha256: staged.sha256, bytes: staged.bytes };
+  }
+
+  async stage(source: BlobSource, options: PutOptions = {}): Promise<StagedBlob> {
+    if (source instanceof Uint8Array) return this.stageBytes(source, options);
+    const chunks =
+      Symbol.asyncIterator in source
+        ? (source as AsyncIterable<Uint8Array>)
+        : createReadStream((source as { path: string }).path, { highWaterMark: CHUNK_BYTES });
+    return this.stageStream(chunks, options);
+  }
+
+  private stageBytes(bytes: Uint8Array, options: PutOptions): StagedBlob {
+    checkMax(bytes.byteLength, options.maxBytes);
+    const sha256 = createHash("sha256").update(bytes).digest("hex");
+    options.onProgress?.(bytes.byteLength);
+    return {
+      sha256,
+      bytes: bytes.byteLength,
+      // Dedup is decided at commit, not at stage: a concurrent clean-up may remove the blob in between.
+      commit: async () => {
+        if ((await this.size(sha256)) === bytes.byteLength) return;
+        const tmp = this.tempPath();
+        try {
+          const handle = await open(tmp, "wx", 0o600);
+          try {
+            await writeAll(handle, bytes);
+            await handle.sync();
+          } finally {
+            await handle.close();
+          }
+          await this.publish(tmp, sha256);
+        } catch (error) {
+          await unlink(tmp).catch(() => {});
+          throw error;
+        }
+      },
+      discard: async () => {},
+    };
+  }
+
+  private async stageStream(chunks: AsyncIterable<Uint8Array>, options: PutOptions): Promise<StagedBlob> {
+    const tmp = this.tempPath();
+    const hash = createHash("sha256");
+    let bytes = 0;
+    const handle = await open(tmp, "wx", 0o600);
+    try {
+      for await (const chunk of chunks) {
+        bytes += chunk.byteLength;
+        checkMax(bytes, options.maxBytes);
+        hash.update(chunk);
+        await writeAll(handle, chunk);
+        options.onProgress?.(bytes);
+      }
+      await handle.sync();
+    } catch (error) {
+      await handle.close().catch(() => {});
+      await unlink(tmp).catch(() => {});
+      throw error;
+    }
+    await handle.close();
+    const sha256 = hash.digest("hex");
+    return {
+      sha256,
+      bytes,
+      // Renaming over a present blob is atomic and replaces identical bytes, which also heals a damaged copy.
+      commit: () => this.publish(tmp, sha256),
+      discard: () => unlink(tmp).catch(() => {}),
+    };
+  }
+
+  private async publish(tmp: string, sha256: string): Promise<void> {
+    const target = this.pathOf(sha256);
+    const shard = join(this.root, "sha256", sha256.slice(0, 2));
+    const created = await mkdir(shard, { recursive: true, mode: 0o700 });
+    await rename(tmp, target);
+    await syncDirectory(shard);
+    if (created !== undefined) await syncDirectory(join(this.root, "sha256"));
+  }
+
+  private tempPath(): string {
+    return join(this.root, "tmp", `${process.pid}-${randomBytes(12).toString("hex")}.tmp`);
+  }
+
+  async read(sha256: string, expectedBytes?: number): Promise<Uint8Array> {
+    const path = this.pathOf(sha256);
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (error) {
+      throw missingOr(error, sha256);
+    }
+    if (expectedBytes !== undefined && bytes.byteLength !== expectedBytes) throw corrupt(sha256, "its size changed");
+    if (createHash("sha256").update(bytes).digest("hex") !== sha256) throw corrupt(sha256, "its bytes changed");
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  async readRange(sha256: string, offset: number, length: number, expectedBytes: number): Promise<Uint8Array> {
+    const handle = await this.openChecked(sha256, expectedBytes);
+    try {
+      const want = Math.max(0, Math.min(length, expectedBytes - offset));
+      const buffer = Buffer.alloc(want);
+      let filled = 0;
+      while (filled < want) {
+        const { bytesRead } = await handle.read(buffer, filled, want - filled, offset + filled);
+        if (bytesRead === 0) throw corrupt(sha256, "it ended early");
+        filled += bytesRead;
+      }
+      return new Uint8Array(buffer.buffer, buffer.byteOffset, filled);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async *open(sha256: string, expectedBytes?: number): AsyncIterable<Uint8Array> {
+    const handle = await this.openChecked(sha256, expectedBytes);
+    const hash = createHash("sha256");
+    try {
+      for await (const chunk of handle.createReadStream({ highWaterMark: CHUNK_BYTES, autoClose: false })) {
+        hash.update(chunk as Buffer);
+        yield chunk as Buffer;
+      }
+    } finally {
+      await handle.close().catch(() => {});
+    }
+    if (hash.digest("hex") !== sha256) throw corrupt(sha256, "its bytes changed");
+  }
+
+  private async openChecked(sha256: string, expectedBytes: number | undefined): Promise<FileHandle> {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.pathOf(sha256), "r");
+    } catch (error) {
+      throw missingOr(error, sha256);
+    }
+    if (expectedBytes !== undefined) {
+      const { size } = await handle.stat();
+      if (size !== expectedBytes) {
+        await handle.close();
+        throw corrupt(sha256, `its size is ${size} bytes, not ${expectedBytes}`);
+      }
+    }
+    return handle;
+  }
+
+  async has(sha256: string): Promise<boolean> {
+    return (await this.size(sha256)) !== undefined;
+  }
+
+  async size(sha256: string): Promise<number | undefined> {
+    try {
+      return (await stat(this.pathOf(sha256))).size;
+    } catch (error) {
+      if (isCode(error, "ENOENT")) return undefined;
+      throw error;
+    }
+  }
+
+  async delete(sha256: string): Promise<boolean> {
+    try {
+      await unlink(this.pathOf(sha256));
+      return true;
+    } catch (error) {
+      if (isCode(error, "ENOENT")) return false;
+      throw error;
+    }
+  }
+
+  async list(): Promise<string[]> {
+    const out: string[] = [];
+    for (const shard of await readdir(join(this.root, "sha256"))) {
+      if (!/^[0-9a-f]{2}$/.test(shard)) continue;
+      for (const rest of await readdir(join(this.root, "sha256", shard)).catch(() => [] as string[])) {
+        const sha = shard + rest;
+        if (isSha256(sha)) out.push(sha);
+      }
+    }
+    return out;
+  }
+
+  async cleanTemp(): Promise<number> {
+    let removed = 0;
+    const dir = join(this.root, "tmp");
+    for (const entry of await readdir(dir).catch(() => [] as string[])) {
+      const pid = Number(/^(\d+)-/.exec(entry)?.[1]);
+      const path = join(dir, entry);
+      let abandoned = !Number.isInteger(pid) || (pid !== process.pid && !isAlive(pid));
+      if (!abandoned) {
+        const info = await stat(path).catch(() => undefined);
+        abandoned = info !== undefined && Date.now() - info.mtimeMs > TEMP_MAX_AGE_MS;
+      }
+      if (
+        abandoned &&
+        (await unlink(path)
+          .then(() => true)
+          .catch(() => false))
+      )
+        removed++;
+    }
+    return removed;
+  }
+}
+
+function checkMax(bytes: number, maxBytes: number | undefined): void {
+  if (maxBytes !== undefined && bytes > maxBytes) {
+    throw new CairnError(ErrorCode.TOO_LARGE, `content is larger than ${maxBytes} bytes: use import for big files`, {
+      data: { limit: maxBytes },
+    });
+  }
+}
+
+async function writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < chunk.byteLength) {
+    const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written);
+    written += bytesWritten;
+  }
+}
+
+async function syncDirectory(path: string): Promise<void> {
+  const handle = await open(path, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return isCode(error, "EPERM");
+  }
+}
+
+function isCode(error: unknown, code: string): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === code;
+}
+
+function missingOr(error: unknown, sha256: string): unknown {
+  if (!isCode(error, "ENOENT")) return error;
+  return new CairnError(
+    ErrorCode.NOT_FOUND,
+    `the content of this version (blob ${sha256}) is missing from the workspace: it was removed outside Cairn; delete the version or save the content again`,
+    { data: { sha256 } },
+  );
+}
+
+function corrupt(sha256: string, what: string): CairnError {
+  return new CairnError(
+    ErrorCode.CORRUPT,
+    `the content of this version (blob ${sha256}) is corrupt: ${what} outside Cairn; delete the version or save the content again`,
+    { data: { sha256 } },
+  );
+}

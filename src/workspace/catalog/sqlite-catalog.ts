@@ -1,0 +1,499 @@
+// SqliteCatalog: the Catalog on better-sqlite3 (WAL, busy_timeout, FTS5 ranked with bm25). The only file that
+// imports better-sqlite3, loaded lazily. Calls are synchronous underneath, so a busy lock blocks the thread.
+
+import type BetterSqlite3 from "better-sqlite3";
+import { CairnError, ErrorCode } from "../../errors.js";
+import {
+  type ArtifactKind,
+  type BlobCollection,
+  type Catalog,
+  type CheckpointFields,
+  type InsertOptions,
+  isArtifactId,
+  MAX_DEPENDENCIES,
+  type NewVersion,
+  newArtifactId,
+  type RemovedVersion,
+  type SearchHit,
+  type SearchOptions,
+  type StaleInput,
+  type VersionRecord,
+} from "./catalog.js";
+import { MIGRATIONS } from "./migrations.js";
+
+export interface SqliteCatalogOptions {
+  /** How long a writer waits for another process's write lock before failing. @default 10000 */
+  busyTimeoutMs?: number;
+  /** A lease older than this no longer protects its blob (its writer crashed). @default 21600000 (6 h) */
+  leaseTtlMs?: number;
+}
+
+/** Opens (creating and migrating) the catalog at `path`. */
+export async function createSqliteCatalog(path: string, options: SqliteCatalogOptions = {}): Promise<SqliteCatalog> {
+  const { default: Database } = await import("better-sqlite3");
+  const db = new Database(path);
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+    // FULL makes each commit durable on power loss, not only on a process crash.
+    db.pragma("synchronous = FULL");
+    db.pragma("foreign_keys = ON");
+    migrate(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return new SqliteCatalog(db, options.leaseTtlMs ?? 6 * 60 * 60 * 1000);
+}
+
+function migrate(db: BetterSqlite3.Database): void {
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+  );
+  db.transaction(() => {
+    const applied =
+      (db.prepare("SELECT max(version) AS v FROM schema_migrations").get() as { v: number | null }).v ?? 0;
+    const known = MIGRATIONS.at(-1)?.version ?? 0;
+    if (applied > known) {
+      throw new CairnError(
+        ErrorCode.INTERNAL,
+        `the workspace catalog has schema version ${applied}, newer than this Cairn knows (${known}): upgrade Cairn`,
+      );
+    }
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= applied) continue;
+      db.exec(migration.sql);
+      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      );
+    }
+  }).immediate();
+}
+
+interface VersionRow {
+  seq: number;
+  id: string;
+  name: string;
+  version: number;
+  kind: string;
+  media_type: string;
+  bytes: number;
+  sha256: string;
+  filename: string | null;
+  summary: string | null;
+  source: string | null;
+  created_at: string;
+  checkpoint: string | null;
+  sql: string | null;
+  parameters: string | null;
+  inputs: string | null;
+  current_id: string | null;
+}
+
+const SELECT_VERSION = "SELECT v.*, n.current_id FROM versions v LEFT JOIN names n ON n.name = v.name";
+
+const STALE_INPUTS = `
+  WITH RECURSIVE closure (id) AS (
+    SELECT dep_id FROM dependencies WHERE version_id = ?
+    UNION
+    SELECT d.dep_id FROM dependencies d JOIN closure c ON d.version_id = c.id
+  )
+  SELECT v.id AS artifact_id, v.name, v.version, cv.version AS current_version
+  FROM closure c
+  JOIN versions v ON v.id = c.id
+  LEFT JOIN names n ON n.name = v.name
+  LEFT JOIN versions cv ON cv.id = n.current_id
+  WHERE n.current_id IS NULL OR n.current_id <> v.id
+  ORDER BY v.name, v.version`;
+
+/** Thrown inside a transaction to roll a dry run back. */
+class DryRun extends Error {
+  constructor(readonly removed: RemovedVersion[]) {
+    super("dry run");
+  }
+}
+
+export class SqliteCatalog implements Catalog {
+  /** Serializes writes of this process, so one that awaits inside its transaction is never joined by another. */
+  private gate: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly leaseTtlMs: number,
+  ) {}
+
+  private exclusive<T>(work: () => T | Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new CairnError(ErrorCode.INTERNAL, "the workspace catalog is closed"));
+    const run = this.gate.then(work);
+    this.gate = run.catch(() => {});
+    return run;
+  }
+
+  insertVersion(input: NewVersion, options: InsertOptions = {}): Promise<VersionRecord> {
+    return this.exclusive(() => this.db.transaction(() => this.insertTx(input, options)).immediate());
+  }
+
+  private insertTx(input: NewVersion, options: InsertOptions): VersionRecord {
+    const db = this.db;
+    const current = this.currentOf(input.name);
+    if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current.version) {
+      throw versionConflict(input.name, current?.version, options.expectedVersion);
+    }
+    if (input.dependencies.length > MAX_DEPENDENCIES) {
+      throw new CairnError(ErrorCode.TOO_LARGE, `a version may pin at most ${MAX_DEPENDENCIES} dependencies`);
+    }
+    const dependencyIds = this.resolveDependencies(input.dependencies);
+    const counter = db.prepare("SELECT last_version FROM name_counters WHERE name = ?").pluck().get(input.name) as
+      | number
+      | undefined;
+    const version = (counter ?? 0) + 1;
+    const id = newArtifactId();
+    const { lastInsertRowid } = db
+      .prepare(
+        `INSERT INTO versions (id, name, version, kind, media_type, bytes, sha256, filename, summary, source,
+           created_at, checkpoint, sql, parameters, inputs)
+         VALUES (@id, @name, @version, @kind, @media_type, @bytes, @sha256, @filename, @summary, @source,
+           @created_at, @checkpoint, @sql, @parameters, @inputs)`,
+      )
+      .run({
+        id,
+        name: input.name,
+        version,
+        kind: input.kind,
+        media_type: input.media_type,
+        bytes: input.bytes,
+        sha256: input.sha256,
+        filename: input.filename,
+        summary: input.summary,
+        source: input.source,
+        created_at: new Date().toISOString(),
+        checkpoint: input.checkpoint === null ? null : JSON.stringify(input.checkpoint),
+        sql: input.sql,
+        parameters:
+          input.parameters === null || input.parameters === undefined ? null : JSON.stringify(input.parameters),
+        inputs: input.inputs === null ? null : JSON.stringify(input.inputs),
+      });
+    const addDependency = db.prepare("INSERT INTO dependencies (version_id, position, dep_id) VALUES (?, ?, ?)");
+    for (const [position, dep] of dependencyIds.entries()) addDependency.run(id, position, dep);
+    db.prepare(
+      `INSERT INTO name_counters (name, last_version) VALUES (?, ?)
+       ON CONFLICT (name) DO UPDATE SET last_version = excluded.last_version`,
+    ).run(input.name, version);
+    db.prepare(
+      "INSERT INTO names (name, current_id) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET current_id = excluded.current_id",
+    ).run(input.name, id);
+    if (current !== undefined) db.prepare("DELETE FROM search WHERE rowid = ?").run(current.seq);
+    db.prepare("INSERT INTO search (rowid, name, summary, source, body) VALUES (?, ?, ?, ?, ?)").run(
+      lastInsertRowid,
+      input.name,
+      input.summary ?? "",
+      input.source ?? "",
+      input.index_text,
+    );
+    if (options.leaseToken !== undefined) db.prepare("DELETE FROM blob_leases WHERE token = ?").run(options.leaseToken);
+    return this.recordOf(this.rowById(id) as VersionRow);
+  }
+
+  private currentOf(name: string): { id: string; version: number; seq: number } | undefined {
+    return this.db
+      .prepare("SELECT v.id, v.version, v.seq FROM names n JOIN versions v ON v.id = n.current_id WHERE n.name = ?")
+      .get(name) as { id: string; version: number; seq: number } | undefined;
+  }
+
+  private resolveDependencies(refs: readonly string[]): string[] {
+    const ids: string[] = [];
+    const missing: string[] = [];
+    for (const ref of refs) {
+      const id = isArtifactId(ref)
+        ? (this.db.prepare("SELECT id FROM versions WHERE id = ?").pluck().get(ref) as string | undefined)
+        : (this.db.prepare("SELECT current_id FROM names WHERE name = ?").pluck().get(ref) as string | undefined);
+      if (id === undefined) missing.push(ref);
+      else if (!ids.includes(id)) ids.push(id);
+    }
+    if (missing.length > 0) {
+      throw new CairnError(
+        ErrorCode.NOT_FOUND,
+        `dependencies not found: ${missing.join(", ")}: pin ids (ws_...) or names that exist in this workspace`,
+        { data: { missing } },
+      );
+    }
+    return ids;
+  }
+
+  async get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]> {
+    return this.db.transaction(() =>
+      refs.map((ref) => {
+        const row = isArtifactId(ref) ? this.rowById(ref) : this.rowByName(ref);
+        return row === undefined ? undefined : this.recordOf(row);
+      }),
+    )();
+  }
+
+  private rowById(id: string): VersionRow | undefined {
+    return this.db.prepare(`${SELECT_VERSION} WHERE v.id = ?`).get(id) as VersionRow | undefined;
+  }
+
+  private rowByName(name: string): VersionRow | undefined {
+    return this.db.prepare(`${SELECT_VERSION} WHERE v.id = (SELECT current_id FROM names WHERE name = ?)`).get(name) as
+      | VersionRow
+      | undefined;
+  }
+
+  private recordOf(row: VersionRow): VersionRecord {
+    const dependencies = this.db
+      .prepare("SELECT dep_id FROM dependencies WHERE version_id = ? ORDER BY position")
+      .pluck()
+      .all(row.id) as string[];
+    const staleInputs = dependencies.length === 0 ? [] : (this.db.prepare(STALE_INPUTS).all(row.id) as StaleInput[]);
+    return {
+      artifact_id: row.id,
+      name: row.name,
+      version: row.version,
+      kind: row.kind as ArtifactKind,
+      media_type: row.media_type,
+      bytes: row.bytes,
+      sha256: row.sha256,
+      filename: row.filename,
+      summary: row.summary,
+      source: row.source,
+      created_at: row.created_at,
+      dependencies,
+      checkpoint: row.checkpoint === null ? null : (JSON.parse(row.checkpoint) as CheckpointFields),
+      sql: row.sql,
+      parameters: row.parameters === null ? null : JSON.parse(row.parameters),
+      inputs: row.inputs === null ? null : (JSON.parse(row.inputs) as string[]),
+      current: row.current_id === row.id,
+      stale: staleInputs.length > 0,
+      stale_inputs: staleInputs,
+    };
+  }
+
+  async search(text: string, options: SearchOptions): Promise<SearchHit[]> {
+    const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
+    if (words.length === 0) return [];
+    const terms = words.slice(0, 32).map((w) => `"${w}"*`);
+    const run = (query: string) =>
+      this.db
+        .prepare(
+          `SELECT v.*, n.current_id, snippet(search, -1, '[', ']', '…', 12) AS snippet
+           FROM search JOIN versions v ON v.seq = search.rowid LEFT JOIN names n ON n.name = v.name
+           WHERE search MATCH ? ${options.kind === undefined ? "" : "AND v.kind = ?"}
+           ORDER BY bm25(search, 8.0, 4.0, 2.0, 1.0), v.seq DESC LIMIT ?`,
+        )
+        .all(
+          ...(options.kind === undefined ? [query, options.limit] : [query, options.kind, options.limit]),
+        ) as (VersionRow & {
+        snippet: string;
+      })[];
+    return this.db.transaction(() => {
+      let rows = run(terms.join(" AND "));
+      if (rows.length === 0 && terms.length > 1) rows = run(terms.join(" OR "));
+      return rows.map((row) => ({ record: this.recordOf(row), snippet: row.snippet }));
+    })();
+  }
+
+  async checkpointsUnder(prefix: string): Promise<VersionRecord[]> {
+    const start = `${prefix}/`;
+    return this.db.transaction(() =>
+      (
+        this.db
+          .prepare(
+            `${SELECT_VERSION} WHERE v.id = n.current_id AND v.kind = 'checkpoint' AND substr(v.name, 1, ?) = ?
+             ORDER BY v.seq DESC`,
+          )
+          .all(start.length, start) as VersionRow[]
+      ).map((row) => this.recordOf(row)),
+    )();
+  }
+
+  deleteVersion(artifactId: string, expectedVersion?: number): Promise<RemovedVersion[]> {
+    return this.exclusive(() =>
+      this.db
+        .transaction(() => {
+          const row = this.rowById(artifactId);
+          if (row === undefined) throw notFound(artifactId);
+          const current = this.currentOf(row.name);
+          if (row.current_id === row.id) {
+            throw new CairnError(
+              ErrorCode.INVALID_ARGUMENT,
+              `${artifactId} is the current version (${row.version}) of "${row.name}": to remove it, delete the name "${row.name}" with expected_version ${row.version}`,
+              { data: { name: row.name, current_version: row.version } },
+            );
+          }
+          if (expectedVersion !== undefined && expectedVersion !== current?.version) {
+            throw versionConflict(row.name, current?.version, expectedVersion);
+          }
+          this.refusePinned([row.id]);
+          return this.removeRows([row]);
+        })
+        .immediate(),
+    );
+  }
+
+  deleteName(name: string, expectedVersion?: number): Promise<RemovedVersion[]> {
+    return this.exclusive(() =>
+      this.db
+        .transaction(() => {
+          const current = this.currentOf(name);
+          if (current === undefined) throw notFound(name);
+          if (expectedVersion !== current.version) throw versionConflict(name, current.version, expectedVersion);
+          const rows = this.db
+            .prepare(`${SELECT_VERSION} WHERE v.name = ? ORDER BY v.version`)
+            .all(name) as VersionRow[];
+          this.refusePinned(rows.map((r) => r.id));
+          this.db.prepare("DELETE FROM search WHERE rowid = ?").run(current.seq);
+          this.db.prepare("DELETE FROM names WHERE name = ?").run(name);
+          return this.removeRows(rows);
+        })
+        .immediate(),
+    );
+  }
+
+  /** Throws PINNED when a version outside `ids` depends on one inside. */
+  private refusePinned(ids: string[]): void {
+    const placeholders = ids.map(() => "?").join(", ");
+    const blockers = this.db
+      .prepare(
+        `SELECT d.dep_id AS pinned, v.id AS artifact_id, v.name, v.version
+         FROM dependencies d JOIN versions v ON v.id = d.version_id
+         WHERE d.dep_id IN (${placeholders}) AND d.version_id NOT IN (${placeholders})
+         ORDER BY v.name, v.version`,
+      )
+      .all(...ids, ...ids) as { pinned: string; artifact_id: string; name: string; version: number }[];
+    if (blockers.length === 0) return;
+    const named = blockers.map((b) => `${b.name} v${b.version} (${b.artifact_id})`);
+    throw new CairnError(
+      ErrorCode.PINNED,
+      `refused: pinned by ${named.join(", ")}: delete or prune those first, or keep this version`,
+      { data: { blockers } },
+    );
+  }
+
+  private removeRows(rows: VersionRow[]): RemovedVersion[] {
+    const dropDependencies = this.db.prepare("DELETE FROM dependencies WHERE version_id = ?");
+    const dropVersion = this.db.prepare("DELETE FROM versions WHERE id = ?");
+    for (const row of rows) dropDependencies.run(row.id);
+    for (const row of rows) dropVersion.run(row.id);
+    return rows.map((r) => ({ artifact_id: r.id, name: r.name, version: r.version, sha256: r.sha256, bytes: r.bytes }));
+  }
+
+  prune(options: { keep: number; dryRun: boolean }): Promise<RemovedVersion[]> {
+    const keep = Math.max(1, Math.floor(options.keep));
+    return this.exclusive(() => {
+      const sweep = this.db.transaction(() => {
+        const removed: RemovedVersion[] = [];
+        for (;;) {
+          // Ranks are recomputed each round; only ranks beyond `keep` go, so the kept set never shifts.
+          const rows = this.db
+            .prepare(
+              `SELECT r.*, NULL AS current_id FROM (
+                 SELECT v.*, row_number() OVER (PARTITION BY v.name ORDER BY v.version DESC) AS rank FROM versions v
+               ) r
+               WHERE r.rank > ?
+                 AND NOT EXISTS (SELECT 1 FROM names n WHERE n.current_id = r.id)
+                 AND NOT EXISTS (SELECT 1 FROM dependencies d WHERE d.dep_id = r.id)
+               ORDER BY r.name, r.version`,
+            )
+            .all(keep) as VersionRow[];
+          if (rows.length === 0) break;
+          removed.push(...this.removeRows(rows));
+        }
+        if (options.dryRun) throw new DryRun(removed);
+        return removed;
+      });
+      try {
+        return sweep.immediate();
+      } catch (error) {
+        if (error instanceof DryRun) return error.removed;
+        throw error;
+      }
+    });
+  }
+
+  leaseBlob(sha256: string): Promise<string> {
+    const token = newArtifactId().slice(3);
+    return this.exclusive(() => {
+      this.db
+        .prepare("INSERT INTO blob_leases (token, sha256, created_at) VALUES (?, ?, ?)")
+        .run(token, sha256, Date.now());
+      return token;
+    });
+  }
+
+  releaseLease(token: string): Promise<void> {
+    return this.exclusive(() => {
+      this.db.prepare("DELETE FROM blob_leases WHERE token = ?").run(token);
+    });
+  }
+
+  collectBlobs(candidates: readonly string[], remove: (sha256: string) => Promise<number>): Promise<BlobCollection> {
+    return this.exclusive(async () => {
+      const db = this.db;
+      const result: BlobCollection = { removed: [], pending: [] };
+      // Held across the awaits below: a save commits its row (and drops its lease) only after we let go.
+      db.exec("BEGIN IMMEDIATE");
+      try {
+        db.prepare("DELETE FROM blob_leases WHERE created_at < ?").run(Date.now() - this.leaseTtlMs);
+        const referenced = db.prepare("SELECT 1 FROM versions WHERE sha256 = ? LIMIT 1").pluck();
+        const leased = db.prepare("SELECT 1 FROM blob_leases WHERE sha256 = ? LIMIT 1").pluck();
+        const clear = db.prepare("DELETE FROM cleanup_pending WHERE sha256 = ?");
+        const record = db.prepare(
+          `INSERT INTO cleanup_pending (sha256, reason, recorded_at) VALUES (?, ?, ?)
+           ON CONFLICT (sha256) DO UPDATE SET reason = excluded.reason, recorded_at = excluded.recorded_at`,
+        );
+        for (const sha256 of new Set(candidates)) {
+          if (referenced.get(sha256) !== undefined || leased.get(sha256) !== undefined) {
+            clear.run(sha256);
+            continue;
+          }
+          try {
+            const bytes = await remove(sha256);
+            clear.run(sha256);
+            result.removed.push({ sha256, bytes });
+          } catch (error) {
+            const reason = error instanceof Error ? error.message : String(error);
+            record.run(sha256, reason, new Date().toISOString());
+            result.pending.push({ sha256, reason });
+          }
+        }
+        db.exec("COMMIT");
+      } catch (error) {
+        if (db.inTransaction) db.exec("ROLLBACK");
+        throw error;
+      }
+      return result;
+    });
+  }
+
+  async pendingCleanup(): Promise<string[]> {
+    return this.db.prepare("SELECT sha256 FROM cleanup_pending ORDER BY sha256").pluck().all() as string[];
+  }
+
+  close(): Promise<void> {
+    return this.exclusive(() => {
+      this.closed = true;
+      this.db.close();
+    });
+  }
+}
+
+function notFound(ref: string): CairnError {
+  return new CairnError(ErrorCode.NOT_FOUND, `no artifact "${ref}" in this workspace: use find to look it up`, {
+    data: { ref },
+  });
+}
+
+function versionConflict(name: string, current: number | undefined, expected: number | undefined): CairnError {
+  const message =
+    current === undefined
+      ? `"${name}" has no current version (expected_version ${expected}): save without expected_version to create it`
+      : expected === undefined
+        ? `"${name}" already exists at version ${current}: pass expected_version ${current} to replace it`
+        : `"${name}" is at version ${current}, not ${expected}: inspect it, then pass expected_version ${current}`;
+  return new CairnError(ErrorCode.VERSION_CONFLICT, message, {
+    data: { name, current_version: current ?? null, expected_version: expected ?? null },
+  });
+}

@@ -1,0 +1,832 @@
+// Workspace: the versioned API over a Catalog (names, versions, search) and a BlobStore (bytes by SHA-256).
+// Bytes are committed before the catalog row; removal is the reverse. It runs no snippets and holds no session state.
+
+import { randomBytes } from "node:crypto";
+import { type FileHandle, mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join } from "node:path";
+import { CairnError, ErrorCode } from "../errors.js";
+import { createLogger, type Logger } from "../log.js";
+import type { BlobSource, BlobStore, StagedBlob } from "./blobs/blob-store.js";
+import { createFsBlobStore } from "./blobs/fs-blob-store.js";
+import {
+  ARTIFACT_KINDS,
+  type ArtifactKind,
+  type Catalog,
+  type CheckpointFields,
+  isArtifactId,
+  MAX_DEPENDENCIES,
+  type NewVersion,
+  type RemovedVersion,
+  type VersionRecord,
+} from "./catalog/catalog.js";
+import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
+import { inferType, isTextual } from "./media.js";
+import { type CompactMetadata, compactMetadata, type FullMetadata, metadata } from "./metadata.js";
+import { alignBack, decodeUtf8, decodeUtf8Strict, utf8Prefix, windowEnd } from "./utf8.js";
+import {
+  checkBoolean,
+  checkInteger,
+  checkName,
+  checkObject,
+  checkRef,
+  checkText,
+  checkWellFormed,
+  MAX_BYTES_CONTENT,
+  MAX_CHECKPOINT_FIELD_CHARS,
+  MAX_LABEL_CHARS,
+  MAX_QUERY_TEXT_CHARS,
+  MAX_TEXT_CONTENT_BYTES,
+} from "./validate.js";
+
+export interface WorkspaceOptions {
+  /** Bytes of each text version indexed for `find`. @default 65536 */
+  indexBytes?: number;
+  logger?: Logger;
+}
+
+export interface SaveInput {
+  name: string;
+  /** Text (<= 1 MiB), bytes (<= 64 MiB, e.g. a promoted session handle) or, for Cairn's own producers, a file. */
+  content?: string | Uint8Array | { path: string };
+  checkpoint?: CheckpointFields;
+  kind?: ArtifactKind;
+  media_type?: string;
+  filename?: string;
+  summary?: string;
+  source?: string;
+  /** Refs (ids or names; a name pins its current version). At most 16. */
+  dependencies?: string[];
+  expected_version?: number;
+  /** Saved-query fields, filled by the query engine's `save_as`. */
+  sql?: string;
+  parameters?: unknown;
+  inputs?: string[];
+}
+
+export interface FindInput {
+  text: string;
+  /** @default 10 */
+  limit?: number;
+}
+
+export interface FindResult extends CompactMetadata {
+  summary: string | null;
+  snippet: string;
+}
+
+export interface InspectInput {
+  ref?: string;
+  refs?: string[];
+  /** @default 2048 */
+  excerpt_bytes?: number;
+  /** @default 0 */
+  offset?: number;
+  /** @default false */
+  full?: boolean;
+}
+
+/** An excerpt page. `excerpt` is null for binary content, which `note` explains. */
+export interface Excerpt {
+  excerpt: string | null;
+  /** Byte offset the excerpt starts at (moved back to a code point boundary if needed). */
+  offset: number;
+  /** Byte offset of the next page, null at the end. */
+  next_offset: number | null;
+  note?: string;
+}
+
+export type Inspected = (CompactMetadata | FullMetadata) & Partial<Excerpt>;
+
+export interface ResumeInput {
+  text: string;
+}
+
+export interface ResumedCheckpoint extends CheckpointFields {
+  artifact_id: string;
+  name: string;
+  version: number;
+  created_at: string;
+  summary: string | null;
+  dependencies: string[];
+  stale: boolean;
+  stale_inputs: VersionRecord["stale_inputs"];
+}
+
+export interface ArtifactPreview extends CompactMetadata, Excerpt {
+  summary: string | null;
+}
+
+export interface Candidate {
+  artifact_id: string;
+  name: string;
+  version: number;
+  created_at: string;
+  summary: string | null;
+  objective: string | null;
+}
+
+export type ResumeResult =
+  | { checkpoint: ResumedCheckpoint; artifacts: ArtifactPreview[] }
+  | { candidates: Candidate[]; message: string };
+
+export interface ImportInput {
+  path: string;
+  name: string;
+  summary?: string;
+  expected_version?: number;
+}
+
+export interface ImportOptions {
+  /** Called as bytes are copied. */
+  onProgress?: (copiedBytes: number, totalBytes: number) => void;
+}
+
+export interface DeleteInput {
+  ref: string;
+  expected_version?: number;
+}
+
+export interface RemovalReport {
+  blobs_removed: number;
+  bytes_freed: number;
+  /** Blobs that could not be removed now; the next prune retries them. */
+  cleanup_pending: string[];
+}
+
+export interface DeleteResult extends RemovalReport {
+  deleted: { artifact_id: string; name: string; version: number }[];
+}
+
+export interface PruneInput {
+  /** Newest versions kept per name, the current one included. @default 1 */
+  keep?: number;
+  /** @default false */
+  dry_run?: boolean;
+}
+
+export interface PruneResult extends RemovalReport {
+  dry_run: boolean;
+  removed: { artifact_id: string; name: string; version: number; bytes: number }[];
+  temp_files_removed: number;
+}
+
+export interface ExportResult {
+  artifact_id: string;
+  name: string;
+  version: number;
+  path: string;
+  bytes: number;
+  sha256: string;
+}
+
+const DEFAULT_EXCERPT_BYTES = 2048;
+const MAX_EXCERPT_BYTES = 8192;
+const MAX_INSPECT_REFS = 16;
+const PREVIEW_BYTES = 512;
+const MAX_FIND_LIMIT = 100;
+const SNIFF_BYTES = 8192;
+
+/**
+ * Opens (creating with mode 0700 if missing) the workspace in `dir`: `catalog.db` (SQLite) and `blobs/`.
+ * Temp files left by writers that died are removed.
+ */
+export async function openWorkspace(dir: string, options: WorkspaceOptions = {}): Promise<Workspace> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const blobs = await createFsBlobStore(join(dir, "blobs"));
+  const catalog = await createSqliteCatalog(join(dir, "catalog.db"));
+  await blobs.cleanTemp();
+  return new Workspace(catalog, blobs, options);
+}
+
+/**
+ * Named, versioned artifacts. Methods take and return plain JSON-shaped objects as SPEC.md's workspace tools
+ * describe them, and throw `CairnError` with SPEC's codes.
+ *
+ * Guarantees: a save or import is visible only once its bytes are synced and its row committed (a crash leaves no
+ * partial version); updates need the current `expected_version`; reads never serve bytes whose size or hash
+ * (when read whole) differs from the catalog's; a version another version pins is never removed.
+ */
+export class Workspace {
+  private readonly indexBytes: number;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly blobs: BlobStore,
+    options: WorkspaceOptions = {},
+  ) {
+    this.indexBytes = checkInteger("indexBytes", options.indexBytes, 0, 64 * 1024 * 1024) ?? 65_536;
+    this.log = options.logger ?? createLogger("workspace");
+  }
+
+  /** Saves a new version of `name`; returns its compact metadata. */
+  async save(input: SaveInput): Promise<CompactMetadata> {
+    const args = checkObject("save", input);
+    const name = checkName(args.name);
+    const expected = checkInteger("expected_version", args.expected_version, 1, Number.MAX_SAFE_INTEGER);
+    const summary = checkText("summary", args.summary, MAX_LABEL_CHARS);
+    const source = checkText("source", args.source, MAX_LABEL_CHARS);
+    const filename = checkText("filename", args.filename, 255);
+    const mediaType = checkMediaType(args.media_type);
+    const kind = checkKind(args.kind);
+    const dependencies = checkDependencies(args.dependencies);
+    const query = checkSavedQuery(args);
+
+    let blobSource: BlobSource;
+    let head: Uint8Array;
+    let whole = true;
+    let indexText: string | undefined;
+    let checkpoint: CheckpointFields | null = null;
+    if (args.checkpoint !== undefined && args.checkpoint !== null) {
+      if (args.content !== undefined && args.content !== null) {
+        throw new CairnError(ErrorCode.INVALID_ARGUMENT, "save takes content or checkpoint, not both");
+      }
+      if (kind !== undefined && kind !== "checkpoint") {
+        throw new CairnError(ErrorCode.INVALID_ARGUMENT, `a checkpoint is saved with kind "checkpoint", not "${kind}"`);
+      }
+      checkpoint = checkCheckpoint(args.checkpoint);
+      const text = JSON.stringify(checkpoint);
+      blobSource = Buffer.from(text, "utf8");
+      if (blobSource.byteLength > MAX_TEXT_CONTENT_BYTES) throw tooLargeText(blobSource.byteLength);
+      head = blobSource;
+      indexText = utf8Prefix(Object.values(checkpoint).join("\n"), this.indexBytes);
+    } else if (typeof args.content === "string") {
+      if (kind === "checkpoint") throw checkpointNeeded();
+      checkWellFormed("content", args.content);
+      const bytes = Buffer.from(args.content, "utf8");
+      if (bytes.byteLength > MAX_TEXT_CONTENT_BYTES) throw tooLargeText(bytes.byteLength);
+      blobSource = bytes;
+      head = bytes;
+      indexText = utf8Prefix(args.content, this.indexBytes);
+    } else if (args.content instanceof Uint8Array) {
+      if (kind === "checkpoint") throw checkpointNeeded();
+      if (args.content.byteLength > MAX_BYTES_CONTENT) {
+        throw new CairnError(
+          ErrorCode.TOO_LARGE,
+          `content is ${args.content.byteLength} bytes, more than ${MAX_BYTES_CONTENT}: use import for big files`,
+          { data: { limit: MAX_BYTES_CONTENT } },
+        );
+      }
+      blobSource = args.content;
+      head = args.content;
+    } else if (isPathContent(args.content)) {
+      if (!isAbsolute(args.content.path)) {
+        throw new CairnError(ErrorCode.INVALID_ARGUMENT, "content.path must be an absolute path");
+      }
+      blobSource = { path: args.content.path };
+      head = await readHead(args.content.path, Math.max(SNIFF_BYTES, this.indexBytes));
+      whole = false;
+    } else {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        kind === "checkpoint"
+          ? "a checkpoint save needs checkpoint: {objective, ...}"
+          : "save needs content (text) or a checkpoint",
+      );
+    }
+
+    const type = checkpoint
+      ? { media_type: "application/json", kind: "checkpoint" as const }
+      : inferType({ kind, media_type: mediaType, filename }, head, whole);
+    const record = await this.commit(
+      blobSource,
+      {
+        name,
+        kind: type.kind,
+        media_type: type.media_type,
+        filename: filename ?? null,
+        summary: summary ?? null,
+        source: source ?? null,
+        dependencies,
+        checkpoint,
+        ...query,
+      },
+      (info) => indexText ?? this.indexOf(type.media_type, head, info.bytes),
+      expected,
+    );
+    return compactMetadata(record);
+  }
+
+  /** Current versions matching `text` (name, summary, source, indexed text), best first. */
+  async find(input: FindInput): Promise<{ results: FindResult[] }> {
+    const args = checkObject("find", input);
+    const text = checkText("text", args.text, MAX_QUERY_TEXT_CHARS);
+    if (text === undefined || text.trim() === "") {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, "find needs text: a few words of a name, summary or content");
+    }
+    const limit = checkInteger("limit", args.limit, 1, MAX_FIND_LIMIT) ?? 10;
+    const hits = await this.catalog.search(text, { limit });
+    return {
+      results: hits.map((hit) => ({
+        ...compactMetadata(hit.record),
+        summary: hit.record.summary,
+        snippet: hit.snippet,
+      })),
+    };
+  }
+
+  /**
+   * Metadata and an excerpt page of one ref, or of up to 16 (`{artifacts: [...]}`), from one catalog snapshot.
+   * Excerpts are cut on UTF-8 boundaries; `excerpt_bytes: 0` returns metadata only.
+   */
+  async inspect(input: InspectInput): Promise<Inspected | { artifacts: Inspected[] }> {
+    const args = checkObject("inspect", input);
+    const single = args.ref !== undefined && args.ref !== null;
+    const many = args.refs !== undefined && args.refs !== null;
+    if (single === many) throw new CairnError(ErrorCode.INVALID_ARGUMENT, "inspect takes ref or refs (one of them)");
+    let refs: string[];
+    if (single) refs = [checkRef(args.ref)];
+    else {
+      if (!Array.isArray(args.refs) || args.refs.length === 0) {
+        throw new CairnError(ErrorCode.INVALID_ARGUMENT, "refs must be a non-empty array of refs");
+      }
+      if (args.refs.length > MAX_INSPECT_REFS) {
+        throw new CairnError(ErrorCode.TOO_LARGE, `inspect reads at most ${MAX_INSPECT_REFS} refs at once`);
+      }
+      refs = args.refs.map((r, i) => checkRef(r, `refs[${i}]`));
+    }
+    const excerptBytes =
+      checkInteger("excerpt_bytes", args.excerpt_bytes, 0, MAX_EXCERPT_BYTES) ?? DEFAULT_EXCERPT_BYTES;
+    const offset = checkInteger("offset", args.offset, 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    const full = checkBoolean("full", args.full) ?? false;
+    const records = await this.resolveAll(refs);
+    const out: Inspected[] = [];
+    for (const record of records) {
+      const meta = metadata(record, full);
+      out.push(excerptBytes === 0 ? meta : { ...meta, ...(await this.excerpt(record, offset, excerptBytes)) });
+    }
+    return single ? (out[0] as Inspected) : { artifacts: out };
+  }
+
+  /**
+   * The checkpoint named or identified by `text`; else the single current checkpoint under the namespace `text/`;
+   * else candidates (several under the namespace, or the best search matches among checkpoints).
+   */
+  async resume(input: ResumeInput): Promise<ResumeResult> {
+    const args = checkObject("resume", input);
+    const text = checkText("text", args.text, MAX_QUERY_TEXT_CHARS)?.trim();
+    if (text === undefined || text === "") {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, "resume needs text: a checkpoint name, id or namespace");
+    }
+    const exact = isArtifactId(text) || isValidName(text) ? (await this.catalog.get([text]))[0] : undefined;
+    if (exact?.kind === "checkpoint") return this.resumed(exact);
+    const prefix = text.replace(/\/+$/, "");
+    const under = isValidName(prefix) ? await this.catalog.checkpointsUnder(prefix) : [];
+    if (under.length === 1) return this.resumed(under[0] as VersionRecord);
+    const candidates =
+      under.length > 0
+        ? under
+        : (await this.catalog.search(text, { limit: 10, kind: "checkpoint" })).map((h) => h.record);
+    const notCheckpoint = exact === undefined ? "" : `"${text}" is a ${exact.kind}, not a checkpoint. `;
+    return {
+      candidates: candidates.map((r) => ({
+        artifact_id: r.artifact_id,
+        name: r.name,
+        version: r.version,
+        created_at: r.created_at,
+        summary: r.summary,
+        objective: r.checkpoint?.objective ?? null,
+      })),
+      message:
+        candidates.length === 0
+          ? `${notCheckpoint}No checkpoint matches "${text}": use find to look for it`
+          : `${notCheckpoint}${candidates.length} checkpoints match "${text}": resume one by name or id`,
+    };
+  }
+
+  private async resumed(record: VersionRecord): Promise<ResumeResult> {
+    const pinned = await this.resolveAll(record.dependencies);
+    const artifacts: ArtifactPreview[] = [];
+    for (const dep of pinned) {
+      let preview: Excerpt;
+      try {
+        preview = await this.excerpt(dep, 0, PREVIEW_BYTES);
+      } catch (error) {
+        // One damaged artifact must not hide the handoff: report it in place of its preview.
+        if (!(error instanceof CairnError)) throw error;
+        preview = { excerpt: null, offset: 0, next_offset: null, note: `${error.code}: ${error.message}` };
+      }
+      artifacts.push({ ...compactMetadata(dep), summary: dep.summary, ...preview });
+    }
+    const fields = record.checkpoint ?? { objective: "" };
+    return {
+      checkpoint: {
+        artifact_id: record.artifact_id,
+        name: record.name,
+        version: record.version,
+        created_at: record.created_at,
+        summary: record.summary,
+        ...fields,
+        dependencies: record.dependencies,
+        stale: record.stale,
+        stale_inputs: record.stale_inputs,
+      },
+      artifacts,
+    };
+  }
+
+  /** The whole content of a version, hash-verified: text (UTF-8), parsed JSON, or bytes. */
+  read(ref: string, options: { as: "bytes" }): Promise<Uint8Array>;
+  read(ref: string, options?: { as?: "text" }): Promise<string>;
+  read(ref: string, options: { as: "json" }): Promise<unknown>;
+  read(ref: string, options?: { as?: "text" | "json" | "bytes" }): Promise<string | unknown | Uint8Array>;
+  async read(ref: string, options: { as?: "text" | "json" | "bytes" } = {}): Promise<unknown> {
+    const as = options.as ?? "text";
+    if (as !== "text" && as !== "json" && as !== "bytes") {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, 'as must be "text", "json" or "bytes"');
+    }
+    const [record] = await this.resolveAll([checkRef(ref)]);
+    const bytes = await this.blobs.read((record as VersionRecord).sha256, (record as VersionRecord).bytes);
+    if (as === "bytes") return bytes;
+    const text = decodeUtf8Strict(bytes);
+    if (text === undefined) {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `${ref} is not UTF-8 text: read it with as: "bytes"`);
+    }
+    if (as === "text") return text;
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${ref} is not JSON (${(error as Error).message}): read it as text`,
+      );
+    }
+  }
+
+  /** Copies a file (absolute path) into the workspace as a new version, streamed in its native format. */
+  async import(input: ImportInput, options: ImportOptions = {}): Promise<CompactMetadata> {
+    const args = checkObject("import", input);
+    const path = args.path;
+    if (typeof path !== "string" || path === "") throw importFailed(String(path), "path must be a non-empty string");
+    checkWellFormed("path", path);
+    if (!isAbsolute(path)) throw importFailed(path, "the path is relative: pass an absolute path");
+    const name = checkName(args.name);
+    const summary = checkText("summary", args.summary, MAX_LABEL_CHARS);
+    const expected = checkInteger("expected_version", args.expected_version, 1, Number.MAX_SAFE_INTEGER);
+
+    let handle: FileHandle;
+    try {
+      handle = await open(path, "r");
+    } catch (error) {
+      throw importFailed(path, (error as Error).message, error);
+    }
+    try {
+      const info = await handle.stat();
+      if (info.isDirectory()) throw importFailed(path, "it is a directory: import one file at a time");
+      if (!info.isFile()) throw importFailed(path, "it is not a regular file");
+      const head = Buffer.alloc(Math.min(info.size, Math.max(SNIFF_BYTES, this.indexBytes)));
+      await handle.read(head, 0, head.length, 0).catch((error: Error) => {
+        throw importFailed(path, error.message, error);
+      });
+      const type = inferType({ filename: basename(path) }, head, head.length === info.size);
+      const chunks = handle.createReadStream({ start: 0, highWaterMark: 1024 * 1024, autoClose: false });
+      const record = await this.commit(
+        chunks,
+        {
+          name,
+          kind: type.kind,
+          media_type: type.media_type,
+          filename: basename(path),
+          summary: summary ?? null,
+          source: path,
+          dependencies: [],
+          checkpoint: null,
+          sql: null,
+          parameters: null,
+          inputs: null,
+        },
+        (blob) => this.indexOf(type.media_type, head, blob.bytes),
+        expected,
+        options.onProgress === undefined ? undefined : (copied) => options.onProgress?.(copied, info.size),
+        (error) => (error instanceof CairnError ? error : importFailed(path, (error as Error).message, error)),
+      );
+      return compactMetadata(record);
+    } finally {
+      await handle.close().catch(() => {});
+    }
+  }
+
+  /**
+   * Stages bytes, leases their hash, publishes them, then commits the catalog row (releasing the lease in the
+   * same transaction). Anything that fails after publishing leaves a blob the clean-up below removes.
+   */
+  private async commit(
+    source: BlobSource,
+    fields: Omit<NewVersion, "bytes" | "sha256" | "index_text">,
+    indexText: (blob: { bytes: number }) => string,
+    expectedVersion: number | undefined,
+    onProgress?: (copied: number) => void,
+    mapSourceError: (error: unknown) => unknown = (error) => error,
+  ): Promise<VersionRecord> {
+    let staged: StagedBlob;
+    try {
+      staged = await this.blobs.stage(source, onProgress === undefined ? {} : { onProgress });
+    } catch (error) {
+      throw mapSourceError(error);
+    }
+    let lease: string | undefined;
+    let published = false;
+    try {
+      lease = await this.catalog.leaseBlob(staged.sha256);
+      await staged.commit();
+      published = true;
+      return await this.catalog.insertVersion(
+        { ...fields, bytes: staged.bytes, sha256: staged.sha256, index_text: indexText(staged) },
+        { expectedVersion, leaseToken: lease },
+      );
+    } catch (error) {
+      if (!published) await staged.discard();
+      if (lease !== undefined) await this.catalog.releaseLease(lease).catch(() => {});
+      if (published) await this.collect([staged.sha256]).catch(() => {});
+      throw error;
+    }
+  }
+
+  private indexOf(mediaType: string, head: Uint8Array, bytes: number): string {
+    if (!isTextual(mediaType) || this.indexBytes === 0) return "";
+    const window = head.subarray(0, Math.min(head.length, this.indexBytes));
+    const end = window.length < bytes ? alignBack(window, window.length) : window.length;
+    return decodeUtf8(window.subarray(0, end));
+  }
+
+  /** Writes a version's bytes to `path` (absolute): temp file beside it, synced, renamed; verified on the way. */
+  async export(ref: string, path: string): Promise<ExportResult> {
+    if (typeof path !== "string" || !isAbsolute(path)) {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, "export needs an absolute destination path");
+    }
+    checkWellFormed("path", path);
+    const [record] = (await this.resolveAll([checkRef(ref)])) as [VersionRecord];
+    const existing = await stat(path).catch(() => undefined);
+    if (existing?.isDirectory()) {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `${path} is a directory: give a file path to export to`);
+    }
+    const tmp = join(dirname(path), `.${basename(path)}.cairn-${randomBytes(6).toString("hex")}.tmp`);
+    let handle: FileHandle;
+    try {
+      handle = await open(tmp, "wx", 0o644);
+    } catch (error) {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `cannot write ${path}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    try {
+      try {
+        for await (const chunk of this.blobs.open(record.sha256, record.bytes)) {
+          let written = 0;
+          while (written < chunk.byteLength) {
+            written += (await handle.write(chunk, written, chunk.byteLength - written)).bytesWritten;
+          }
+        }
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(tmp, path);
+    } catch (error) {
+      await unlink(tmp).catch(() => {});
+      if (error instanceof CairnError) throw error;
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `cannot write ${path}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    return {
+      artifact_id: record.artifact_id,
+      name: record.name,
+      version: record.version,
+      path,
+      bytes: record.bytes,
+      sha256: record.sha256,
+    };
+  }
+
+  /**
+   * An id deletes that one superseded version; a name deletes all its versions and needs `expected_version` equal
+   * to the current one. Refused (`PINNED`) while another artifact pins a version. The catalog commits first.
+   */
+  async delete(input: DeleteInput): Promise<DeleteResult> {
+    const args = checkObject("delete", input);
+    const ref = checkRef(args.ref);
+    const expected = checkInteger("expected_version", args.expected_version, 1, Number.MAX_SAFE_INTEGER);
+    const removed = isArtifactId(ref)
+      ? await this.catalog.deleteVersion(ref, expected)
+      : await this.catalog.deleteName(ref, expected);
+    const report = await this.collect(removed.map((r) => r.sha256));
+    return { deleted: removed.map(({ artifact_id, name, version }) => ({ artifact_id, name, version })), ...report };
+  }
+
+  /**
+   * Removes superseded versions nothing pins, keeping the newest `keep` of each name, to a fixed point; then blobs
+   * nothing references (including earlier failures and orphans of crashed writers) and abandoned temp files.
+   */
+  async prune(input: PruneInput = {}): Promise<PruneResult> {
+    const args = checkObject("prune", input);
+    const keep = checkInteger("keep", args.keep, 1, 1_000_000) ?? 1;
+    const dryRun = checkBoolean("dry_run", args.dry_run) ?? false;
+    const removed = await this.catalog.prune({ keep, dryRun });
+    const listed = removed.map((r: RemovedVersion) => ({
+      artifact_id: r.artifact_id,
+      name: r.name,
+      version: r.version,
+      bytes: r.bytes,
+    }));
+    if (dryRun) {
+      return {
+        dry_run: true,
+        removed: listed,
+        blobs_removed: 0,
+        bytes_freed: 0,
+        cleanup_pending: await this.catalog.pendingCleanup(),
+        temp_files_removed: 0,
+      };
+    }
+    const candidates = [
+      ...removed.map((r) => r.sha256),
+      ...(await this.catalog.pendingCleanup()),
+      ...(await this.blobs.list()),
+    ];
+    const report = await this.collect(candidates);
+    const tempFilesRemoved = await this.blobs.cleanTemp();
+    return { dry_run: false, removed: listed, ...report, temp_files_removed: tempFilesRemoved };
+  }
+
+  async close(): Promise<void> {
+    await this.catalog.close();
+  }
+
+  private async collect(candidates: string[]): Promise<RemovalReport> {
+    if (candidates.length === 0) return { blobs_removed: 0, bytes_freed: 0, cleanup_pending: [] };
+    const result = await this.catalog.collectBlobs(candidates, async (sha256) => {
+      const size = (await this.blobs.size(sha256)) ?? 0;
+      await this.blobs.delete(sha256);
+      return size;
+    });
+    for (const failure of result.pending) {
+      this.log.warn("blob clean-up failed; the next prune retries it", { ...failure });
+    }
+    return {
+      blobs_removed: result.removed.length,
+      bytes_freed: result.removed.reduce((sum, r) => sum + r.bytes, 0),
+      cleanup_pending: await this.catalog.pendingCleanup(),
+    };
+  }
+
+  /** Resolves refs in one snapshot; NOT_FOUND names every ref that resolves to nothing. */
+  private async resolveAll(refs: string[]): Promise<VersionRecord[]> {
+    const records = await this.catalog.get(refs);
+    const missing = refs.filter((_, i) => records[i] === undefined);
+    if (missing.length > 0) {
+      throw new CairnError(
+        ErrorCode.NOT_FOUND,
+        `not found: ${missing.join(", ")}: use find to look up names, or inspect a name for its current id`,
+        { data: { missing } },
+      );
+    }
+    return records as VersionRecord[];
+  }
+
+  private async excerpt(record: VersionRecord, requested: number, excerptBytes: number): Promise<Excerpt> {
+    if (!isTextual(record.media_type)) {
+      const queryable = record.kind === "csv" || record.kind === "parquet" || record.kind === "json";
+      return {
+        excerpt: null,
+        offset: requested,
+        next_offset: null,
+        note: `binary content (${record.media_type}, ${record.bytes} bytes) has no text excerpt: export it to a file${queryable ? " or query it" : ""}`,
+      };
+    }
+    if (requested >= record.bytes) return { excerpt: "", offset: record.bytes, next_offset: null };
+    // Three bytes of slack each side find the code point boundaries around the window.
+    const readStart = Math.max(0, requested - 3);
+    const buffer = await this.blobs.readRange(
+      record.sha256,
+      readStart,
+      requested - readStart + excerptBytes + 3,
+      record.bytes,
+    );
+    const start = alignBack(buffer, requested - readStart);
+    const end = windowEnd(buffer, start, excerptBytes);
+    const next = readStart + end;
+    return {
+      excerpt: decodeUtf8(buffer.subarray(start, end)),
+      offset: readStart + start,
+      next_offset: next >= record.bytes ? null : next,
+    };
+  }
+}
+
+function isValidName(text: string): boolean {
+  try {
+    checkName(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isPathContent(value: unknown): value is { path: string } {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !(value instanceof Uint8Array) &&
+    typeof (value as { path?: unknown }).path === "string"
+  );
+}
+
+async function readHead(path: string, bytes: number): Promise<Uint8Array> {
+  const handle = await open(path, "r");
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+function checkMediaType(value: unknown): string | undefined {
+  const type = checkText("media_type", value, 255);
+  if (type !== undefined && !/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/.test(type)) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, `media_type "${type}" is not a media type such as text/csv`);
+  }
+  return type;
+}
+
+function checkKind(value: unknown): ArtifactKind | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || !(ARTIFACT_KINDS as readonly string[]).includes(value)) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, `kind must be one of ${ARTIFACT_KINDS.join(", ")}`);
+  }
+  return value as ArtifactKind;
+}
+
+function checkDependencies(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new CairnError(ErrorCode.INVALID_ARGUMENT, "dependencies must be an array of refs");
+  const refs = [...new Set(value.map((v, i) => checkRef(v, `dependencies[${i}]`)))];
+  if (refs.length > MAX_DEPENDENCIES) {
+    throw new CairnError(ErrorCode.TOO_LARGE, `a version may pin at most ${MAX_DEPENDENCIES} dependencies`, {
+      data: { limit: MAX_DEPENDENCIES },
+    });
+  }
+  return refs;
+}
+
+function checkCheckpoint(value: unknown): CheckpointFields {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      "checkpoint must be an object {objective, verified?, next_step?, notes?}",
+    );
+  }
+  const fields = value as Record<string, unknown>;
+  const unknown = Object.keys(fields).filter((k) => !["objective", "verified", "next_step", "notes"].includes(k));
+  if (unknown.length > 0) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `checkpoint has unknown fields ${unknown.join(", ")}: use objective, verified, next_step, notes`,
+    );
+  }
+  const objective = checkText("checkpoint.objective", fields.objective, MAX_CHECKPOINT_FIELD_CHARS);
+  if (objective === undefined || objective.trim() === "") {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "checkpoint.objective is required: say what the work is for");
+  }
+  const checkpoint: CheckpointFields = { objective };
+  for (const key of ["verified", "next_step", "notes"] as const) {
+    const text = checkText(`checkpoint.${key}`, fields[key], MAX_CHECKPOINT_FIELD_CHARS);
+    if (text !== undefined) checkpoint[key] = text;
+  }
+  return checkpoint;
+}
+
+function checkSavedQuery(args: Record<string, unknown>): {
+  sql: string | null;
+  parameters: unknown;
+  inputs: string[] | null;
+} {
+  const sql = checkText("sql", args.sql, 6000) ?? null;
+  if (sql === null) return { sql: null, parameters: null, inputs: null };
+  const inputs = Array.isArray(args.inputs) ? args.inputs.map((r, i) => checkRef(r, `inputs[${i}]`)) : [];
+  return { sql, parameters: args.parameters ?? null, inputs };
+}
+
+function tooLargeText(bytes: number): CairnError {
+  return new CairnError(
+    ErrorCode.TOO_LARGE,
+    `text content is ${bytes} bytes, more than ${MAX_TEXT_CONTENT_BYTES} (1 MiB): import the file instead, or save a smaller part`,
+    { data: { limit: MAX_TEXT_CONTENT_BYTES } },
+  );
+}
+
+function checkpointNeeded(): CairnError {
+  return new CairnError(
+    ErrorCode.INVALID_ARGUMENT,
+    'kind "checkpoint" is saved with checkpoint: {objective, ...}, not content',
+  );
+}
+
+function importFailed(path: string, reason: string, cause?: unknown): CairnError {
+  return new CairnError(ErrorCode.IMPORT_FAILED, `cannot import ${path}: ${reason}`, {
+    data: { path },
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
