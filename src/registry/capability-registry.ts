@@ -1,0 +1,171 @@
+// The searchable catalog of capabilities: exact lookup by canonical name, ranked keyword search, "did you mean".
+// Search is BM25 over name words, description and parameter names (minisearch); no embeddings, so synonyms miss.
+import { distance } from "fastest-levenshtein";
+import MiniSearch from "minisearch";
+import type { Capability } from "./capability.js";
+import { normalizeTerm, splitWords, tokenize } from "./tokenize.js";
+
+export interface SearchHit {
+  name: string;
+  description: string;
+  /** Relevance, higher is better; only comparable within one search. */
+  score: number;
+}
+
+/**
+ * The capabilities one Cairn process can call.
+ * - Names are unique: `add` replaces a capability of the same name.
+ * - Hidden capabilities are returned by `get` and `suggest` but never by `list` or `search`.
+ * - `search` ranks by keyword relevance; an exact canonical name always comes first.
+ */
+export interface CapabilityRegistry {
+  add(capability: Capability): void;
+  /** Replaces every capability of `server` by `capabilities` (an upstream's new tool list). */
+  replaceServer(server: string, capabilities: Capability[]): void;
+  remove(name: string): void;
+  get(name: string): Capability | undefined;
+  /** Visible capabilities, sorted by name. */
+  list(): Capability[];
+  /** Up to `limit` visible capabilities matching `query`, best first. @default limit 10 */
+  search(query: string, limit?: number): SearchHit[];
+  /** Up to `limit` canonical names close to a mistyped `name`, best first (hidden ones included). @default 3 */
+  suggest(name: string, limit?: number): string[];
+  readonly size: number;
+}
+
+interface IndexedDocument {
+  id: string;
+  name: string;
+  description: string;
+  params: string;
+}
+
+const MAX_LIMIT = 100;
+
+export function createCapabilityRegistry(initial: Capability[] = []): CapabilityRegistry {
+  const capabilities = new Map<string, Capability>();
+  const indexed = new Map<string, IndexedDocument>();
+  const index = new MiniSearch<IndexedDocument>({
+    fields: ["name", "description", "params"],
+    tokenize: splitWords,
+    processTerm: normalizeTerm,
+    searchOptions: {
+      boost: { name: 3, params: 1.2, description: 1 },
+      prefix: (term) => term.length >= 3,
+      // Edit distance 1 from 5 letters, 2 from 7 (a swapped pair of letters costs 2 in Levenshtein).
+      fuzzy: (term) => (term.length >= 7 ? 2 : term.length >= 5 ? 1 : false),
+      combineWith: "OR",
+    },
+  });
+
+  const unindex = (name: string) => {
+    const document = indexed.get(name);
+    if (!document) return;
+    index.remove(document);
+    indexed.delete(name);
+  };
+
+  const add = (capability: Capability) => {
+    unindex(capability.name);
+    capabilities.set(capability.name, capability);
+    if (capability.hidden) return;
+    const document: IndexedDocument = {
+      id: capability.name,
+      name: capability.name,
+      description: capability.description,
+      params: parameterNames(capability.inputSchema).join(" "),
+    };
+    index.add(document);
+    indexed.set(capability.name, document);
+  };
+
+  const remove = (name: string) => {
+    unindex(name);
+    capabilities.delete(name);
+  };
+
+  for (const capability of initial) add(capability);
+
+  return {
+    add,
+    remove,
+    replaceServer(server, replacements) {
+      for (const capability of [...capabilities.values()]) {
+        if (capability.server === server) remove(capability.name);
+      }
+      for (const capability of replacements) add(capability);
+    },
+    get: (name) => capabilities.get(name),
+    list: () => [...capabilities.values()].filter((c) => !c.hidden).sort((a, b) => a.name.localeCompare(b.name)),
+    get size() {
+      return capabilities.size;
+    },
+
+    search(query, limit = 10) {
+      const wanted = Math.max(1, Math.min(MAX_LIMIT, Math.floor(limit)));
+      const trimmed = query.trim();
+      if (trimmed === "") return [];
+      const hits: SearchHit[] = [];
+      const exact = capabilities.get(trimmed);
+      if (exact && !exact.hidden) hits.push({ name: exact.name, description: exact.description, score: Infinity });
+      for (const result of index.search(trimmed)) {
+        if (hits.length >= wanted) break;
+        if (result.id === exact?.name) continue;
+        const capability = capabilities.get(result.id as string);
+        if (capability) hits.push({ name: capability.name, description: capability.description, score: result.score });
+      }
+      return hits.slice(0, wanted);
+    },
+
+    suggest(name, limit = 3) {
+      const wanted = name.trim().toLowerCase();
+      if (wanted === "") return [];
+      const wantedTokens = new Set(tokenize(wanted));
+      const scored: { name: string; score: number }[] = [];
+      for (const capability of capabilities.values()) {
+        const candidate = capability.name.toLowerCase();
+        // A bare tool name ("list_issues") is compared with the tool part, so the missing namespace costs nothing.
+        const editScore = Math.max(
+          similarity(wanted, candidate),
+          capability.tool === undefined ? 0 : similarity(wanted, capability.tool.toLowerCase()),
+        );
+        const overlap = jaccard(wantedTokens, new Set(tokenize(capability.name)));
+        const score = Math.max(editScore, 0.5 * editScore + 0.5 * overlap);
+        if (score >= 0.5) scored.push({ name: capability.name, score });
+      }
+      scored.sort((a, b) => b.score - a.score || a.name.localeCompare(b.name));
+      return scored.slice(0, Math.max(0, limit)).map((s) => s.name);
+    },
+  };
+}
+
+/** Property names of an input schema, nested objects and array items included (`filter`, `ids`, `olderThan`). */
+function parameterNames(schema: unknown, depth = 0, names: string[] = []): string[] {
+  if (depth > 4 || schema === null || typeof schema !== "object") return names;
+  const node = schema as Record<string, unknown>;
+  const properties = node.properties;
+  if (properties !== null && typeof properties === "object") {
+    for (const [key, value] of Object.entries(properties)) {
+      names.push(key);
+      parameterNames(value, depth + 1, names);
+    }
+  }
+  if (node.items !== undefined) parameterNames(node.items, depth + 1, names);
+  for (const keyword of ["anyOf", "oneOf", "allOf"]) {
+    const variants = node[keyword];
+    if (Array.isArray(variants)) for (const variant of variants) parameterNames(variant, depth + 1, names);
+  }
+  return names;
+}
+
+function similarity(a: string, b: string): number {
+  const longest = Math.max(a.length, b.length);
+  return longest === 0 ? 1 : 1 - distance(a, b) / longest;
+}
+
+function jaccard(a: Set<string>, b: Set<string>): number {
+  if (a.size === 0 || b.size === 0) return 0;
+  let shared = 0;
+  for (const token of a) if (b.has(token)) shared++;
+  return shared / (a.size + b.size - shared);
+}
