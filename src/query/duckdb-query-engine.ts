@@ -1,0 +1,729 @@
+// DuckDB behind the QueryEngine contract: every call gets a fresh in-memory DuckDB locked to its input files.
+// The one file that loads @duckdb/node-api (lazily); calls run one at a time so memory and threads bound the engine.
+
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import type {
+  DuckDBConnection,
+  DuckDBDataChunk,
+  DuckDBInstance,
+  DuckDBPreparedStatement,
+  DuckDBType,
+  DuckDBValue,
+} from "@duckdb/node-api";
+import { CairnError, ErrorCode, isCairnError } from "../errors.js";
+import { createLogger, type Logger } from "../log.js";
+import type {
+  DescribedInput,
+  DescribeRequest,
+  QueryColumn,
+  QueryEngine,
+  QueryInput,
+  QueryRequest,
+  QueryResult,
+} from "./query-engine.js";
+import { checkDescribeRequest, checkQueryRequest } from "./query-request.js";
+import { ALLOWED_SQL_HINT, assertReadOnlyLeadingKeyword } from "./sql-guard.js";
+
+type DuckDb = typeof import("@duckdb/node-api");
+
+export interface DuckDbQueryEngineOptions {
+  /** DuckDB `memory_limit` of one call (DuckDB size syntax). @default "1GB" */
+  memory?: string;
+  /** DuckDB worker threads of one call. @default 2 */
+  threads?: number;
+  /** Directory under which each call gets a private spill directory, removed after it. @default os.tmpdir() */
+  tempDir?: string;
+  /** DuckDB `max_temp_directory_size` of one call: the disk a call may spill to. @default "4GB" */
+  maxTempSize?: string;
+  /** How long an interrupted call may take to stop before its caller gets the error anyway. @default 2000 */
+  interruptGraceMs?: number;
+  logger?: Logger;
+}
+
+const SIZE_PATTERN = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const BLOB_INLINE_BYTES = 256;
+const SAVED_TABLE = "cairn_saved_result";
+
+/** Loads DuckDB and returns a ready engine; fails fast when DuckDB cannot start with these options. */
+export async function createDuckDbQueryEngine(options: DuckDbQueryEngineOptions = {}): Promise<DuckDbQueryEngine> {
+  const duckdb = await import("@duckdb/node-api");
+  const engine = new DuckDbQueryEngine(duckdb, options);
+  await engine.warmUp();
+  return engine;
+}
+
+/** Why a call was stopped from outside DuckDB. */
+type StopReason = "timeout" | "cancel";
+
+/**
+ * One call's deadline and cancellation. DuckDB has no statement timeout, so the deadline interrupts every
+ * connection the call registered; a stop between two statements is caught by `throwIfStopped`.
+ */
+class CallControl {
+  reason: StopReason | undefined;
+  private readonly connections = new Set<DuckDBConnection>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly onAbort: () => void;
+  private stopNow: (error: CairnError) => void = () => {};
+  private abandon: (error: CairnError) => void = () => {};
+  private graceTimer: NodeJS.Timeout | undefined;
+  /** Rejects as soon as the call is stopped: used while nothing runs in DuckDB yet. */
+  readonly stopped: Promise<never>;
+  /** Rejects a grace period after a stop: DuckDB should have answered the interrupt by then. */
+  readonly abandoned: Promise<never>;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly signal: AbortSignal | undefined,
+    private readonly graceMs: number,
+  ) {
+    this.stopped = new Promise<never>((_, reject) => {
+      this.stopNow = reject;
+    });
+    this.abandoned = new Promise<never>((_, reject) => {
+      this.abandon = reject;
+    });
+    this.stopped.catch(() => {});
+    this.abandoned.catch(() => {});
+    this.timer = setTimeout(() => this.stop("timeout"), timeoutMs);
+    this.onAbort = () => this.stop("cancel");
+    if (signal?.aborted) this.stop("cancel");
+    else signal?.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  stopError(): CairnError {
+    return this.reason === "cancel"
+      ? new CairnError(ErrorCode.CANCELLED, "the query was cancelled before it finished")
+      : new CairnError(
+          ErrorCode.QUERY_TIMEOUT,
+          `the query did not finish within ${this.timeoutMs} ms and was interrupted: filter, aggregate or LIMIT ` +
+            "earlier, or raise query_timeout_ms",
+          { data: { timeout_ms: this.timeoutMs } },
+        );
+  }
+
+  private stop(reason: StopReason): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    for (const connection of this.connections) connection.interrupt();
+    const error = this.stopError();
+    this.stopNow(error);
+    this.graceTimer = setTimeout(() => this.abandon(error), this.graceMs);
+  }
+
+  register(connection: DuckDBConnection): DuckDBConnection {
+    this.connections.add(connection);
+    if (this.reason !== undefined) connection.interrupt();
+    return connection;
+  }
+
+  throwIfStopped(): void {
+    if (this.reason !== undefined) throw this.stopError();
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    clearTimeout(this.graceTimer);
+    this.signal?.removeEventListener("abort", this.onAbort);
+    this.connections.clear();
+  }
+}
+
+/** An in-memory DuckDB created ahead of use, with settings that do not depend on the call. */
+interface SpareDatabase {
+  instance: DuckDBInstance;
+  tempDir: string;
+}
+
+/** A database locked to one call's files: views `input1`..`inputN` over them, nothing else reachable. */
+interface LockedDatabase extends SpareDatabase {
+  connection: DuckDBConnection;
+}
+
+/** Paths a DuckDB message may mention, and what the caller sees instead. */
+type Redactions = [path: string, replacement: string][];
+
+/**
+ * The DuckDB QueryEngine. Isolation comes from DuckDB's own sandbox: before any user SQL is parsed, the call's
+ * instance gets `allowed_paths` = its inputs (and the save file), `enable_external_access=false` and
+ * `lock_configuration=true`, with extension auto-install and auto-load off from creation.
+ */
+export class DuckDbQueryEngine implements QueryEngine {
+  private readonly memory: string;
+  private readonly threads: number;
+  private readonly tempRoot: string;
+  private readonly maxTempSize: string;
+  private readonly graceMs: number;
+  private readonly log: Logger;
+  private spare: Promise<SpareDatabase> | undefined;
+  private queueTail: Promise<void> = Promise.resolve();
+  private closed = false;
+  /** Calls abandoned after an interrupt that DuckDB has not answered yet; `close()` waits for them. */
+  private readonly stragglers = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly duckdb: DuckDb,
+    options: DuckDbQueryEngineOptions = {},
+  ) {
+    this.memory = options.memory ?? "1GB";
+    this.threads = options.threads ?? 2;
+    this.tempRoot = options.tempDir ?? tmpdir();
+    this.maxTempSize = options.maxTempSize ?? "4GB";
+    this.graceMs = options.interruptGraceMs ?? 2000;
+    this.log = options.logger ?? createLogger("query");
+    if (!SIZE_PATTERN.test(this.memory)) {
+      throw new CairnError(ErrorCode.CONFIG_INVALID, `query memory "${this.memory}" is not a size like "1GB"`);
+    }
+    if (!SIZE_PATTERN.test(this.maxTempSize)) {
+      throw new CairnError(ErrorCode.CONFIG_INVALID, `query temp size "${this.maxTempSize}" is not a size like "4GB"`);
+    }
+    if (!Number.isInteger(this.threads) || this.threads < 1 || this.threads > 256) {
+      throw new CairnError(ErrorCode.CONFIG_INVALID, `query threads must be an integer from 1 to 256`);
+    }
+  }
+
+  /** Creates the first spare database, so start-up fails when DuckDB cannot run with these options. */
+  async warmUp(): Promise<void> {
+    this.spare ??= this.createSpare();
+    await this.spare;
+  }
+
+  async query(request: QueryRequest): Promise<QueryResult> {
+    this.assertOpen();
+    const checked = await checkQueryRequest(request);
+    assertReadOnlyLeadingKeyword(checked.sql);
+    const saveTemp =
+      checked.saveTo === undefined
+        ? undefined
+        : join(dirname(checked.saveTo), `.${basename(checked.saveTo)}.${randomBytes(6).toString("hex")}.tmp`);
+    const allowed = [...checked.inputs.map((i) => i.path), ...(saveTemp === undefined ? [] : [saveTemp])];
+    return this.call(checked.limits.timeoutMs, checked.signal, checked.inputs, allowed, (db, control, redactions) => {
+      if (checked.saveTo !== undefined && saveTemp !== undefined) {
+        redactions.push([saveTemp, "<save file>"], [checked.saveTo, "<save file>"]);
+      }
+      return this.runQuery(db, control, checked, saveTemp);
+    });
+  }
+
+  async describe(request: DescribeRequest): Promise<DescribedInput[]> {
+    this.assertOpen();
+    const checked = await checkDescribeRequest(request);
+    const allowed = checked.inputs.map((i) => i.path);
+    return this.call(checked.timeoutMs, checked.signal, checked.inputs, allowed, async (db) => {
+      const described: DescribedInput[] = [];
+      for (let i = 0; i < checked.inputs.length; i++) {
+        const prepared = await db.connection.prepare(`SELECT * FROM input${i + 1}`);
+        const count = prepared.columnCount;
+        const end = Math.min(count, checked.offset + checked.limit);
+        const columns: QueryColumn[] = [];
+        for (let c = checked.offset; c < end; c++) {
+          columns.push({ name: prepared.columnName(c), type: prepared.columnType(c).toString() });
+        }
+        prepared.destroySync();
+        described.push({
+          input: `input${i + 1}`,
+          columns,
+          column_count: count,
+          next_offset: end < count ? end : null,
+        });
+      }
+      return described;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queueTail;
+    await Promise.allSettled([...this.stragglers]);
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare) await this.disposeDatabase(await spare.catch(() => undefined));
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new CairnError(ErrorCode.INTERNAL, "the query engine is closed");
+  }
+
+  /**
+   * Runs one call: waits its turn, takes a database locked to `allowedPaths` with the inputs as views, and maps
+   * every failure to the contract's codes. The deadline counts from here, waiting included.
+   */
+  private async call<T>(
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    inputs: QueryInput[],
+    allowedPaths: string[],
+    work: (db: LockedDatabase, control: CallControl, redactions: Redactions) => Promise<T>,
+  ): Promise<T> {
+    const control = new CallControl(timeoutMs, signal, this.graceMs);
+    const redactions: Redactions = inputs.map((input, i) => [input.path, `input${i + 1}`]);
+    const turn = this.takeTurn();
+    let db: LockedDatabase | undefined;
+    let settled: Promise<unknown> = Promise.resolve();
+    try {
+      await Promise.race([turn.ready, control.stopped]);
+      const running = (async () => {
+        db = await this.lockDatabase(inputs, allowedPaths, control, redactions);
+        control.throwIfStopped();
+        return work(db, control, redactions);
+      })();
+      settled = running.catch(() => undefined);
+      return await Promise.race([running, control.abandoned]);
+    } catch (error) {
+      throw this.toQueryError(error, control, redactions);
+    } finally {
+      control.dispose();
+      // An abandoned call keeps its database until DuckDB lets go of it; the next call does not wait for that.
+      const cleanup = settled.then(() => this.disposeDatabase(db, db?.connection));
+      const tracked: Promise<void> = cleanup.finally(() => this.stragglers.delete(tracked));
+      this.stragglers.add(tracked);
+      turn.release();
+      if (!this.closed) this.spare ??= this.createSpare();
+    }
+  }
+
+  /** A place in the one-call-at-a-time queue. */
+  private takeTurn(): { ready: Promise<void>; release: () => void } {
+    let release: () => void = () => {};
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const ready = this.queueTail;
+    this.queueTail = ready.then(() => mine);
+    return { ready, release };
+  }
+
+  private async createSpare(): Promise<SpareDatabase> {
+    await mkdir(this.tempRoot, { recursive: true });
+    const tempDir = await mkdtemp(join(this.tempRoot, "cairn-duckdb-"));
+    try {
+      const instance = await this.duckdb.DuckDBInstance.create(":memory:", {
+        memory_limit: this.memory,
+        threads: String(this.threads),
+        temp_directory: tempDir,
+        max_temp_directory_size: this.maxTempSize,
+        // Only parquet, json and icu are built in; anything else would be fetched from the network.
+        autoinstall_known_extensions: "false",
+        autoload_known_extensions: "false",
+        allow_community_extensions: "false",
+        allow_unsigned_extensions: "false",
+        allow_persistent_secrets: "false",
+      });
+      return { instance, tempDir };
+    } catch (error) {
+      await rm(tempDir, { recursive: true, force: true });
+      throw new CairnError(ErrorCode.INTERNAL, `DuckDB could not start: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  private async disposeDatabase(db: SpareDatabase | undefined, connection?: DuckDBConnection): Promise<void> {
+    if (!db) return;
+    try {
+      connection?.closeSync();
+      db.instance.closeSync();
+    } catch (error) {
+      this.log.warn("closing a DuckDB instance failed", { error: (error as Error).message });
+    }
+    await rm(db.tempDir, { recursive: true, force: true }).catch(() => {});
+  }
+
+  /**
+   * Takes the spare database and locks it: the order matters, since `enable_external_access=false` only lets
+   * through what `allowed_paths` lists, and nothing can loosen it after `lock_configuration=true`. The views are
+   * created after the lock, so even the sniffing of the inputs happens inside the sandbox.
+   */
+  private async lockDatabase(
+    inputs: QueryInput[],
+    allowedPaths: string[],
+    control: CallControl,
+    redactions: Redactions,
+  ): Promise<LockedDatabase> {
+    const spare = this.spare ?? this.createSpare();
+    this.spare = undefined;
+    const db = await spare;
+    redactions.push([db.tempDir, "<temp>"]);
+    let connection: DuckDBConnection | undefined;
+    try {
+      connection = control.register(await db.instance.connect());
+      await connection.run(`SET allowed_paths = ${sqlList(allowedPaths)}`);
+      await connection.run("SET allowed_directories = []");
+      await connection.run("SET enable_external_access = false");
+      await connection.run("SET lock_configuration = true");
+      control.throwIfStopped();
+      for (const [i, input] of inputs.entries()) {
+        await connection.run(`CREATE VIEW input${i + 1} AS SELECT * FROM ${readerCall(input)}`);
+      }
+      return { ...db, connection };
+    } catch (error) {
+      await this.disposeDatabase(db, connection);
+      throw error;
+    }
+  }
+
+  private async runQuery(
+    db: LockedDatabase,
+    control: CallControl,
+    request: QueryRequest,
+    saveTemp: string | undefined,
+  ): Promise<QueryResult> {
+    const prepared = await this.prepareSelect(db.connection, request.sql);
+    bindParameters(this.duckdb, prepared, request.parameters ?? []);
+    control.throwIfStopped();
+    const result = await prepared.stream();
+    const names = result.deduplicatedColumnNames();
+    const types = result.columnTypes();
+    const columns = names.map((name, i) => ({ name, type: (types[i] as DuckDBType).toString() }));
+
+    let save:
+      | { connection: DuckDBConnection; append: (chunk: DuckDBDataChunk) => void; finish: () => void }
+      | undefined;
+    if (saveTemp !== undefined) save = await this.openSave(db, control, columns);
+
+    const preview = new PreviewBuilder(this.duckdb, names, types, request.limits);
+    let rowCount = 0;
+    try {
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        control.throwIfStopped();
+        rowCount += chunk.rowCount;
+        preview.add(chunk);
+        save?.append(chunk);
+      }
+      control.throwIfStopped();
+      save?.finish();
+    } catch (error) {
+      try {
+        save?.finish();
+      } catch {
+        // The query's own error is the one worth reporting.
+      }
+      throw error;
+    }
+
+    const answer: QueryResult = {
+      columns,
+      rows: preview.rows,
+      row_count: rowCount,
+      truncated: preview.rows.length < rowCount,
+    };
+    if (preview.integerStringColumns.size > 0) {
+      answer.integer_string_columns = names.filter((name) => preview.integerStringColumns.has(name));
+    }
+    if (save && saveTemp !== undefined && request.saveTo !== undefined) {
+      answer.saved = await this.writeParquet(save.connection, control, columns, saveTemp, request.saveTo, rowCount);
+    }
+    return answer;
+  }
+
+  /** Parses with DuckDB itself: exactly one statement, and the prepared plan must be a SELECT. */
+  private async prepareSelect(connection: DuckDBConnection, sql: string): Promise<DuckDBPreparedStatement> {
+    const extracted = await connection.extractStatements(sql);
+    if (extracted.count !== 1) {
+      throw new CairnError(
+        ErrorCode.SQL_REJECTED,
+        `the SQL holds ${extracted.count} statements, only one is allowed: ${ALLOWED_SQL_HINT}`,
+        { data: { statements: extracted.count } },
+      );
+    }
+    const prepared = await extracted.prepare(0);
+    if (prepared.statementType !== this.duckdb.StatementType.SELECT) {
+      const kind = this.duckdb.StatementType[prepared.statementType] ?? String(prepared.statementType);
+      prepared.destroySync();
+      throw new CairnError(ErrorCode.SQL_REJECTED, `a ${kind} statement is not allowed: ${ALLOWED_SQL_HINT}`, {
+        data: { statement_type: kind },
+      });
+    }
+    return prepared;
+  }
+
+  /**
+   * Opens the table the full result is appended to, on a second connection: the first one is busy streaming.
+   * Appending DuckDB's own chunks copies no value through JavaScript.
+   */
+  private async openSave(db: LockedDatabase, control: CallControl, columns: QueryColumn[]) {
+    const connection = control.register(await db.instance.connect());
+    const definition = columns.map((c) => `${quoteIdentifier(c.name)} ${c.type}`).join(", ");
+    try {
+      await connection.run(`CREATE TABLE ${SAVED_TABLE} (${definition})`);
+    } catch (error) {
+      connection.closeSync();
+      throw new CairnError(
+        ErrorCode.QUERY_FAILED,
+        `the result cannot be saved as a table (${(error as Error).message}): cast unusual column types in the SQL`,
+        { cause: error },
+      );
+    }
+    const appender = await connection.createAppender(SAVED_TABLE);
+    return {
+      connection,
+      append: (chunk: DuckDBDataChunk) => appender.appendDataChunk(chunk),
+      finish: () => appender.closeSync(),
+    };
+  }
+
+  /**
+   * Writes the saved table as Parquet beside the target, then renames it into place. Parquet has no 128-bit
+   * integer (DuckDB would write a lossy DOUBLE), so HUGEINT/UHUGEINT go through a checked cast to DECIMAL(38,0).
+   */
+  private async writeParquet(
+    connection: DuckDBConnection,
+    control: CallControl,
+    columns: QueryColumn[],
+    tempPath: string,
+    target: string,
+    rowCount: number,
+  ): Promise<{ path: string; row_count: number; bytes: number }> {
+    const select = columns
+      .map((c) => {
+        const exact = c.type.replace(/(?<!")\bU?HUGEINT\b(?!")/g, "DECIMAL(38,0)");
+        const name = quoteIdentifier(c.name);
+        return exact === c.type ? name : `CAST(${name} AS ${exact}) AS ${name}`;
+      })
+      .join(", ");
+    try {
+      control.throwIfStopped();
+      await connection.run(`COPY (SELECT ${select} FROM ${SAVED_TABLE}) TO ${sqlString(tempPath)} (FORMAT parquet)`);
+      control.throwIfStopped();
+      await rename(tempPath, target);
+    } catch (error) {
+      await rm(tempPath, { force: true });
+      const message = (error as Error).message ?? "";
+      if (/DECIMAL\(38,\s*0\)/.test(message) && /cast|overflow|range/i.test(message)) {
+        throw new CairnError(
+          ErrorCode.QUERY_FAILED,
+          "a 128-bit integer of the result does not fit Parquet's DECIMAL(38,0) (at most 38 digits), so it " +
+            "cannot be saved exactly: cast that column to VARCHAR in the SQL to save its digits as text",
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    const { size } = await stat(target);
+    return { path: target, row_count: rowCount, bytes: size };
+  }
+
+  private toQueryError(error: unknown, control: CallControl, redactions: Redactions): CairnError {
+    if (control.reason !== undefined) return control.stopError();
+    if (isCairnError(error)) {
+      if (error.code !== ErrorCode.QUERY_FAILED) return error;
+      return new CairnError(error.code, redact(error.message, redactions), { data: error.data, cause: error.cause });
+    }
+    const raw = error instanceof Error ? error.message : String(error);
+    let message = `the query failed: ${redact(raw, redactions)}`;
+    if (/out of memory/i.test(raw)) {
+      message += ` (the limit is ${this.memory} per query: filter or aggregate before joining, sorting or collecting)`;
+    }
+    return new CairnError(ErrorCode.QUERY_FAILED, message, { cause: error });
+  }
+}
+
+/** Builds the JSON preview: rows stop at the row or byte budget, whichever comes first. */
+class PreviewBuilder {
+  readonly rows: Record<string, unknown>[] = [];
+  readonly integerStringColumns = new Set<string>();
+  private bytes = 2; // the brackets of the JSON array
+  private full: boolean;
+  private readonly pendingStrings = new Set<string>();
+  private readonly converter: (value: DuckDBValue, type: DuckDBType, column: string) => unknown;
+
+  constructor(
+    duckdb: DuckDb,
+    private readonly names: string[],
+    private readonly types: DuckDBType[],
+    private readonly limits: QueryRequest["limits"],
+  ) {
+    this.full = limits.maxPreviewRows === 0;
+    this.converter = createJsonConverter(duckdb, (column) => this.pendingStrings.add(column));
+  }
+
+  add(chunk: DuckDBDataChunk): void {
+    for (let r = 0; r < chunk.rowCount && !this.full; r++) {
+      const entries: [string, unknown][] = [];
+      this.pendingStrings.clear();
+      chunk.visitRowValues(r, (value, _row, c) => {
+        const name = this.names[c] as string;
+        entries.push([name, this.converter(value, this.types[c] as DuckDBType, name)]);
+      });
+      // fromEntries defines own properties, so a column named __proto__ stays a column.
+      const row = Object.fromEntries(entries);
+      const size = Buffer.byteLength(JSON.stringify(row)) + (this.rows.length > 0 ? 1 : 0);
+      if (this.bytes + size > this.limits.maxPreviewBytes) {
+        this.full = true;
+        break;
+      }
+      this.bytes += size;
+      this.rows.push(row);
+      for (const column of this.pendingStrings) this.integerStringColumns.add(column);
+      if (this.rows.length >= this.limits.maxPreviewRows) this.full = true;
+    }
+  }
+}
+
+/**
+ * DuckDB values to plain JSON (see QueryResult): never a bigint, exact decimals and big integers as strings.
+ * `onIntegerString` hears of every integer that had to become a string, by top-level column.
+ */
+function createJsonConverter(
+  duckdb: DuckDb,
+  onIntegerString: (column: string) => void,
+): (value: DuckDBValue, type: DuckDBType, column: string) => unknown {
+  const T = duckdb.DuckDBTypeId;
+  const convert = (value: DuckDBValue, type: DuckDBType, column: string): unknown => {
+    if (value === null || value === undefined) return null;
+    switch (type.typeId) {
+      case T.BOOLEAN:
+      case T.TINYINT:
+      case T.SMALLINT:
+      case T.INTEGER:
+      case T.UTINYINT:
+      case T.USMALLINT:
+      case T.UINTEGER:
+      case T.VARCHAR:
+        return value;
+      case T.BIGINT:
+      case T.UBIGINT:
+      case T.HUGEINT:
+      case T.UHUGEINT:
+      case T.BIGNUM: {
+        const n = value as bigint;
+        if (n <= MAX_SAFE && n >= -MAX_SAFE) return Number(n);
+        onIntegerString(column);
+        return n.toString();
+      }
+      case T.FLOAT:
+      case T.DOUBLE:
+        return Number.isFinite(value) ? value : String(value);
+      case T.TIMESTAMP:
+      case T.TIMESTAMP_S:
+      case T.TIMESTAMP_MS:
+      case T.TIMESTAMP_NS:
+        return isoTimestamp(String(value), false);
+      case T.TIMESTAMP_TZ:
+        return isoTimestamp(String(value), true);
+      case T.BLOB: {
+        const bytes = (value as InstanceType<DuckDb["DuckDBBlobValue"]>).bytes;
+        return bytes.length <= BLOB_INLINE_BYTES
+          ? Buffer.from(bytes).toString("base64")
+          : `[BLOB of ${bytes.length} bytes]`;
+      }
+      default:
+        break;
+    }
+    if (value instanceof duckdb.DuckDBListValue || value instanceof duckdb.DuckDBArrayValue) {
+      const itemType = (type as InstanceType<DuckDb["DuckDBListType"]>).valueType;
+      return value.items.map((item) => convert(item, itemType, column));
+    }
+    if (value instanceof duckdb.DuckDBStructValue && type instanceof duckdb.DuckDBStructType) {
+      return Object.fromEntries(
+        type.entryNames.map((name, i) => [
+          name,
+          convert(value.entries[name] ?? null, type.entryTypes[i] as DuckDBType, column),
+        ]),
+      );
+    }
+    if (value instanceof duckdb.DuckDBMapValue && type instanceof duckdb.DuckDBMapType) {
+      return value.entries.map((e) => ({
+        key: convert(e.key, type.keyType, column),
+        value: convert(e.value, type.valueType, column),
+      }));
+    }
+    if (value instanceof duckdb.DuckDBUnionValue && type instanceof duckdb.DuckDBUnionType) {
+      return { tag: value.tag, value: convert(value.value, type.memberTypeForTag(value.tag), column) };
+    }
+    // DECIMAL, DATE, TIME, INTERVAL, UUID, ENUM, BIT, ...: DuckDB's exact text form.
+    return String(value);
+  };
+  return convert;
+}
+
+/** `2024-01-02 03:04:05.5+00` -> `2024-01-02T03:04:05.5Z`; infinite and BC values keep DuckDB's text. */
+function isoTimestamp(text: string, utc: boolean): string {
+  const match = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}(?:\.\d+)?)(\+00)?$/.exec(text);
+  if (!match) return text;
+  return `${match[1]}T${match[2]}${utc ? "Z" : ""}`;
+}
+
+function bindParameters(duckdb: DuckDb, prepared: DuckDBPreparedStatement, parameters: unknown[]): void {
+  if (prepared.parameterCount !== parameters.length) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `the SQL has ${prepared.parameterCount} parameter placeholder(s) but ${parameters.length} parameter(s) were ` +
+        "given: pass one value per ?",
+    );
+  }
+  const toValue = (value: unknown, path: string): { value: DuckDBValue; type?: DuckDBType } => {
+    if (value === null) return { value: null };
+    if (typeof value === "boolean" || typeof value === "string") return { value };
+    if (typeof value === "number") {
+      if (!Number.isFinite(value)) throw badParameter(path, "a non-finite number");
+      // Whole numbers bind as BIGINT so `LIMIT ?` and integer comparisons keep integer semantics.
+      return Number.isSafeInteger(value)
+        ? { value: BigInt(value), type: duckdb.BIGINT }
+        : { value, type: duckdb.DOUBLE };
+    }
+    if (typeof value === "bigint") {
+      const fits64 = value >= -(2n ** 63n) && value < 2n ** 63n;
+      return { value, type: fits64 ? duckdb.BIGINT : duckdb.HUGEINT };
+    }
+    if (Array.isArray(value)) {
+      return { value: duckdb.listValue(value.map((item, i) => toValue(item, `${path}[${i}]`).value)) };
+    }
+    throw badParameter(path, typeof value === "object" ? "an object" : `a ${typeof value}`);
+  };
+  parameters.forEach((parameter, i) => {
+    const { value, type } = toValue(parameter, `parameters[${i}]`);
+    try {
+      prepared.bindValue(i + 1, value, type);
+    } catch (error) {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `parameters[${i}] cannot be bound: ${(error as Error).message}`);
+    }
+  });
+}
+
+function badParameter(path: string, what: string): CairnError {
+  return new CairnError(
+    ErrorCode.INVALID_ARGUMENT,
+    `${path} is ${what}: parameters must be null, booleans, finite numbers, strings or arrays of these`,
+  );
+}
+
+function readerCall(input: QueryInput): string {
+  const path = sqlString(input.path);
+  switch (input.format) {
+    case "csv":
+      return `read_csv(${path})`;
+    case "parquet":
+      return `read_parquet(${path})`;
+    case "json":
+      return `read_json(${path})`;
+  }
+}
+
+function sqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+function sqlList(items: string[]): string {
+  return `[${items.map(sqlString).join(", ")}]`;
+}
+
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Replaces known paths by their names (`input1`, `<temp>`), then any other absolute path by `<path>`, so an error
+ * never tells the caller where Cairn keeps things.
+ */
+export function redact(message: string, redactions: Redactions): string {
+  let text = message;
+  const longestFirst = [...redactions].sort((a, b) => b[0].length - a[0].length);
+  for (const [path, replacement] of longestFirst) text = text.replaceAll(path, replacement);
+  return text.replace(/(^|["'\s(=,[])\/(?=[^\s/*])[^\s"',)\]]*/g, "$1<path>");
+}

@@ -1,0 +1,109 @@
+// Checks of QueryEngine arguments done before any engine work: shapes, limits, and that input files exist.
+// Errors are INVALID_ARGUMENT naming the field and the allowed range; SQL content is judged elsewhere.
+
+import { stat } from "node:fs/promises";
+import { dirname, isAbsolute } from "node:path";
+import { CairnError, ErrorCode } from "../errors.js";
+import {
+  type DescribeRequest,
+  MAX_QUERY_INPUTS,
+  MAX_SQL_CHARS,
+  type QueryInput,
+  type QueryInputFormat,
+  type QueryRequest,
+} from "./query-engine.js";
+
+const FORMATS: ReadonlySet<string> = new Set<QueryInputFormat>(["csv", "parquet", "json"]);
+// DuckDB's readers expand these as globs: an input must name one file, never a pattern.
+const GLOB_CHARS = /[*?[\]{}]/;
+
+export const DEFAULT_DESCRIBE_LIMIT = 200;
+export const DEFAULT_DESCRIBE_TIMEOUT_MS = 15_000;
+
+function invalid(message: string): CairnError {
+  return new CairnError(ErrorCode.INVALID_ARGUMENT, message);
+}
+
+function assertAbsoluteFilePath(path: unknown, field: string): asserts path is string {
+  if (typeof path !== "string" || path.length === 0 || !isAbsolute(path)) {
+    throw invalid(`${field} must be an absolute file path`);
+  }
+  if (path.includes("\0") || GLOB_CHARS.test(path)) {
+    throw invalid(`${field} must name one file: NUL and glob characters (* ? [ ] { }) are not allowed in it`);
+  }
+}
+
+function assertInteger(value: unknown, field: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw invalid(`${field} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/** Checks the inputs' shape and that each names an existing regular file. */
+export async function checkInputs(inputs: unknown): Promise<QueryInput[]> {
+  if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_QUERY_INPUTS) {
+    throw invalid(`inputs must list 1 to ${MAX_QUERY_INPUTS} files`);
+  }
+  const checked: QueryInput[] = [];
+  for (const [i, input] of inputs.entries()) {
+    const field = `inputs[${i}] (input${i + 1})`;
+    const { path, format } = (input ?? {}) as Partial<QueryInput>;
+    assertAbsoluteFilePath(path, `${field}.path`);
+    if (typeof format !== "string" || !FORMATS.has(format)) {
+      throw invalid(`${field}.format must be "csv", "parquet" or "json"`);
+    }
+    const info = await stat(path).catch(() => undefined);
+    if (!info?.isFile()) {
+      throw invalid(`${field} is not a readable file: check that the artifact's content still exists`);
+    }
+    checked.push({ path, format });
+  }
+  return checked;
+}
+
+/** Validates a query request; the SQL's text is bounded here, its meaning is checked by the engine. */
+export async function checkQueryRequest(request: QueryRequest): Promise<QueryRequest> {
+  if (request === null || typeof request !== "object") throw invalid("a query request must be an object");
+  const inputs = await checkInputs(request.inputs);
+  const { sql, parameters, limits, saveTo, signal } = request;
+  if (typeof sql !== "string") throw invalid("sql must be a string");
+  if (sql.length > MAX_SQL_CHARS) {
+    throw invalid(`sql is ${sql.length} characters, over the limit of ${MAX_SQL_CHARS}: shorten it`);
+  }
+  if (parameters !== undefined && !Array.isArray(parameters)) throw invalid("parameters must be an array");
+  if (limits === null || typeof limits !== "object") throw invalid("limits must be an object");
+  assertInteger(limits.maxPreviewRows, "limits.maxPreviewRows", 0);
+  assertInteger(limits.maxPreviewBytes, "limits.maxPreviewBytes", 2);
+  assertInteger(limits.timeoutMs, "limits.timeoutMs", 1, 2_147_483_647);
+  if (saveTo !== undefined) {
+    assertAbsoluteFilePath(saveTo, "saveTo");
+    const dir = await stat(dirname(saveTo)).catch(() => undefined);
+    if (!dir?.isDirectory()) throw invalid(`saveTo's directory does not exist: create it first`);
+    if (inputs.some((input) => input.path === saveTo)) throw invalid("saveTo must not be one of the inputs");
+  }
+  return {
+    inputs,
+    sql,
+    parameters: parameters ?? [],
+    limits: {
+      maxPreviewRows: limits.maxPreviewRows,
+      maxPreviewBytes: limits.maxPreviewBytes,
+      timeoutMs: limits.timeoutMs,
+    },
+    ...(saveTo === undefined ? {} : { saveTo }),
+    ...(signal === undefined ? {} : { signal }),
+  };
+}
+
+/** Validates a describe request and fills its defaults. */
+export async function checkDescribeRequest(
+  request: DescribeRequest,
+): Promise<Required<Omit<DescribeRequest, "signal">> & Pick<DescribeRequest, "signal">> {
+  if (request === null || typeof request !== "object") throw invalid("a describe request must be an object");
+  const inputs = await checkInputs(request.inputs);
+  const offset = assertInteger(request.offset ?? 0, "offset", 0);
+  const limit = assertInteger(request.limit ?? DEFAULT_DESCRIBE_LIMIT, "limit", 1, 10_000);
+  const timeoutMs = assertInteger(request.timeoutMs ?? DEFAULT_DESCRIBE_TIMEOUT_MS, "timeoutMs", 1, 2_147_483_647);
+  return { inputs, offset, limit, timeoutMs, ...(request.signal === undefined ? {} : { signal: request.signal }) };
+}
