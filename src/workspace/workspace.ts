@@ -185,6 +185,7 @@ const MAX_INSPECT_REFS = 16;
 const PREVIEW_BYTES = 512;
 const MAX_FIND_LIMIT = 100;
 const SNIFF_BYTES = 8192;
+const VERIFY_WHOLE_BYTES = 4 * 1024 * 1024;
 
 /**
  * Opens (creating with mode 0700 if missing) the workspace in `dir`: `catalog.db` (SQLite) and `blobs/`.
@@ -329,6 +330,9 @@ export class Workspace {
    * Metadata and an excerpt page of one ref, or of up to 16 (`{artifacts: [...]}`), from one catalog snapshot.
    * Excerpts are cut on UTF-8 boundaries; `excerpt_bytes: 0` returns metadata only.
    */
+  inspect(input: InspectInput & { ref: string; refs?: undefined }): Promise<Inspected>;
+  inspect(input: InspectInput & { refs: string[]; ref?: undefined }): Promise<{ artifacts: Inspected[] }>;
+  inspect(input: InspectInput): Promise<Inspected | { artifacts: Inspected[] }>;
   async inspect(input: InspectInput): Promise<Inspected | { artifacts: Inspected[] }> {
     const args = checkObject("inspect", input);
     const single = args.ref !== undefined && args.ref !== null;
@@ -697,12 +701,12 @@ export class Workspace {
     if (requested >= record.bytes) return { excerpt: "", offset: record.bytes, next_offset: null };
     // Three bytes of slack each side find the code point boundaries around the window.
     const readStart = Math.max(0, requested - 3);
-    const buffer = await this.blobs.readRange(
-      record.sha256,
-      readStart,
-      requested - readStart + excerptBytes + 3,
-      record.bytes,
-    );
+    const length = requested - readStart + excerptBytes + 3;
+    // Small blobs are hash-verified on every page; big ones only size-checked (hashing 1 GB per page is no option).
+    const buffer =
+      record.bytes <= VERIFY_WHOLE_BYTES
+        ? (await this.blobs.read(record.sha256, record.bytes)).subarray(readStart, readStart + length)
+        : await this.blobs.readRange(record.sha256, readStart, length, record.bytes);
     const start = alignBack(buffer, requested - readStart);
     const end = windowEnd(buffer, start, excerptBytes);
     const next = readStart + end;
