@@ -421,7 +421,7 @@ export class DuckDbQueryEngine implements QueryEngine {
     return answer;
   }
 
-  /** Parses with DuckDB itself: exactly one statement, and the prepared plan must be a SELECT. */
+  /** Parses with DuckDB itself: exactly one statement, a SELECT for the parser, and a SELECT plan once bound. */
   private async prepareSelect(connection: DuckDBConnection, sql: string): Promise<DuckDBPreparedStatement> {
     const extracted = await connection.extractStatements(sql);
     if (extracted.count !== 1) {
@@ -430,6 +430,13 @@ export class DuckDbQueryEngine implements QueryEngine {
         `the SQL holds ${extracted.count} statements, only one is allowed: ${ALLOWED_SQL_HINT}`,
         { data: { statements: extracted.count } },
       );
+    }
+    // Parse-only check, before binding: a non-SELECT (e.g. `WITH ... INSERT`) is refused even when binding it
+    // would fail first. Other serializer errors are left to `prepare`, which reports them precisely.
+    const ast = await connection.runAndReadAll("SELECT json_serialize_sql(?::VARCHAR)", [sql]);
+    const parsed = JSON.parse(String(ast.getRows()[0]?.[0] ?? "{}")) as { error?: boolean; error_message?: string };
+    if (parsed.error && /only select statements/i.test(parsed.error_message ?? "")) {
+      throw new CairnError(ErrorCode.SQL_REJECTED, `the statement is not a SELECT: ${ALLOWED_SQL_HINT}`);
     }
     const prepared = await extracted.prepare(0);
     if (prepared.statementType !== this.duckdb.StatementType.SELECT) {
