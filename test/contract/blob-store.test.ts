@@ -1,0 +1,176 @@
+// The BlobStore contract, one suite run against every implementation (today FsBlobStore).
+// Real files in a temp dir; damage is done on disk the way an outside process would.
+
+import { createHash } from "node:crypto";
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import { CairnError } from "../../src/errors.js";
+import type { BlobStore } from "../../src/workspace/blobs/blob-store.js";
+import { createFsBlobStore } from "../../src/workspace/blobs/fs-blob-store.js";
+
+interface Harness {
+  store: BlobStore;
+  /** Overwrites a stored blob's bytes behind the store's back. */
+  damage(sha256: string, bytes: Uint8Array): void;
+  remove(sha256: string): void;
+  /** Files in the store's temp area. */
+  temps(): string[];
+  /** Plants a temp file as a crashed writer would leave it. */
+  plantAbandonedTemp(): void;
+}
+
+const root = mkdtempSync(join(tmpdir(), "cairn-blobs-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+let n = 0;
+const implementations: [string, () => Promise<Harness>][] = [
+  [
+    "FsBlobStore",
+    async () => {
+      const dir = join(root, `fs${n++}`);
+      const store = await createFsBlobStore(dir);
+      const path = (sha: string) => store.pathOf(sha);
+      return {
+        store,
+        damage: (sha, bytes) => writeFileSync(path(sha), bytes),
+        remove: (sha) => rmSync(path(sha)),
+        temps: () => readdirSync(join(dir, "tmp")),
+        plantAbandonedTemp: () => writeFileSync(join(dir, "tmp", "4194305-0badc0de.tmp"), "partial"),
+      };
+    },
+  ],
+];
+
+const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
+
+async function code(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof CairnError) return error.code;
+    throw error;
+  }
+  return "OK";
+}
+
+async function drain(iterable: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of iterable) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+for (const [label, create] of implementations) {
+  describe(`BlobStore contract: ${label}`, () => {
+    it("stores bytes, streams and files under the same SHA-256 and reads them back verified", async () => {
+      const h = await create();
+      const content = Buffer.from("content-addressed ✓");
+      const fromBytes = await h.store.put(content);
+      expect(fromBytes).toEqual({ sha256: sha(content), bytes: content.length });
+      const fromStream = await h.store.put(Readable.from([content.subarray(0, 5), content.subarray(5)]));
+      const file = join(root, `file${n++}`);
+      writeFileSync(file, content);
+      const fromFile = await h.store.put({ path: file });
+      expect(fromStream).toEqual(fromBytes);
+      expect(fromFile).toEqual(fromBytes);
+      expect(Buffer.from(await h.store.read(fromBytes.sha256, content.length))).toEqual(content);
+      expect(await h.store.list()).toEqual([fromBytes.sha256]);
+      expect(h.temps()).toEqual([]);
+    });
+
+    it("reads ranges and streams whole blobs", async () => {
+      const h = await create();
+      const content = Buffer.from("0123456789");
+      const { sha256 } = await h.store.put(content);
+      expect(Buffer.from(await h.store.readRange(sha256, 3, 4, 10)).toString()).toBe("3456");
+      expect(Buffer.from(await h.store.readRange(sha256, 8, 100, 10)).toString()).toBe("89");
+      expect((await drain(h.store.open(sha256, 10))).toString()).toBe("0123456789");
+    });
+
+    it("reports changed bytes as CORRUPT on whole reads and streams, and a changed size on any read", async () => {
+      const h = await create();
+      const { sha256 } = await h.store.put(Buffer.from("original"));
+      h.damage(sha256, Buffer.from("tampered"));
+      expect(await code(h.store.read(sha256, 8))).toBe("CORRUPT");
+      expect(await code(drain(h.store.open(sha256, 8)))).toBe("CORRUPT");
+      h.damage(sha256, Buffer.from("short"));
+      expect(await code(h.store.readRange(sha256, 0, 2, 8))).toBe("CORRUPT");
+      expect(await code(h.store.read(sha256, 8))).toBe("CORRUPT");
+    });
+
+    it("reports a missing blob as NOT_FOUND", async () => {
+      const h = await create();
+      const { sha256 } = await h.store.put(Buffer.from("here"));
+      h.remove(sha256);
+      expect(await h.store.has(sha256)).toBe(false);
+      expect(await code(h.store.read(sha256))).toBe("NOT_FOUND");
+      expect(await code(h.store.readRange(sha256, 0, 1, 4))).toBe("NOT_FOUND");
+      expect(await code(drain(h.store.open(sha256)))).toBe("NOT_FOUND");
+    });
+
+    it("restores a damaged blob when the same content is put again", async () => {
+      const h = await create();
+      const content = Buffer.from("heal me");
+      const { sha256 } = await h.store.put(content);
+      h.damage(sha256, Buffer.from("broken!"));
+      await h.store.put(Readable.from([content]));
+      expect(Buffer.from(await h.store.read(sha256)).toString()).toBe("heal me");
+      h.remove(sha256);
+      await h.store.put(content);
+      expect(await h.store.has(sha256)).toBe(true);
+    });
+
+    it("publishes nothing for a discarded stage or a source over maxBytes", async () => {
+      const h = await create();
+      const staged = await h.store.stage(Readable.from([Buffer.from("not yet")]));
+      expect(await h.store.has(staged.sha256)).toBe(false);
+      await staged.discard();
+      expect(h.temps()).toEqual([]);
+      expect(await code(h.store.put(Readable.from([Buffer.alloc(10), Buffer.alloc(10)]), { maxBytes: 15 }))).toBe(
+        "TOO_LARGE",
+      );
+      expect(await code(h.store.put(Buffer.alloc(16), { maxBytes: 15 }))).toBe("TOO_LARGE");
+      expect(h.temps()).toEqual([]);
+      expect(await h.store.list()).toEqual([]);
+    });
+
+    it("deletes blobs and says whether one was there", async () => {
+      const h = await create();
+      const { sha256 } = await h.store.put(Buffer.from("bye"));
+      expect(await h.store.delete(sha256)).toBe(true);
+      expect(await h.store.delete(sha256)).toBe(false);
+      expect(await h.store.list()).toEqual([]);
+    });
+
+    it("removes temp files whose writer is gone", async () => {
+      const h = await create();
+      h.plantAbandonedTemp();
+      expect(await h.store.cleanTemp()).toBe(1);
+      expect(h.temps()).toEqual([]);
+    });
+
+    it("refuses a hash that is not a SHA-256 hex digest", async () => {
+      const h = await create();
+      expect(await code(h.store.read("../../etc/passwd"))).toBe("INVALID_ARGUMENT");
+    });
+
+    it("streams a 256 MiB file without holding it in memory", async () => {
+      const h = await create();
+      const file = join(root, `big${n++}`);
+      closeSync(openSync(file, "w"));
+      truncateSync(file, 256 * 1024 * 1024);
+      const before = process.memoryUsage().rss;
+      let peak = before;
+      const info = await h.store.put(
+        { path: file },
+        { onProgress: () => void (peak = Math.max(peak, process.memoryUsage().rss)) },
+      );
+      rmSync(file);
+      expect(info.bytes).toBe(256 * 1024 * 1024);
+      expect(peak - before).toBeLessThan(64 * 1024 * 1024);
+      await h.store.delete(info.sha256);
+    });
+  });
+}

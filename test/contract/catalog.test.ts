@@ -1,0 +1,208 @@
+// The Catalog contract, one suite run against every implementation (today SqliteCatalog on a real file).
+// Blob bytes are not involved: versions carry made-up hashes, and collection removes nothing but what it is told.
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { CairnError } from "../../src/errors.js";
+import type { Catalog, NewVersion } from "../../src/workspace/catalog/catalog.js";
+import { createSqliteCatalog } from "../../src/workspace/catalog/sqlite-catalog.js";
+
+const root = mkdtempSync(join(tmpdir(), "cairn-catalog-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+let n = 0;
+const implementations: [string, () => Promise<Catalog>][] = [
+  ["SqliteCatalog", () => createSqliteCatalog(join(root, `catalog${n++}.db`))],
+];
+
+function version(name: string, extra: Partial<NewVersion> = {}): NewVersion {
+  const body = extra.index_text ?? `content of ${name}`;
+  return {
+    name,
+    kind: "note",
+    media_type: "text/plain",
+    bytes: body.length,
+    sha256: (extra.sha256 ?? name.replace(/[^a-f0-9]/g, "")).padEnd(64, "0").slice(0, 64),
+    filename: null,
+    summary: null,
+    source: null,
+    dependencies: [],
+    checkpoint: null,
+    sql: null,
+    parameters: null,
+    inputs: null,
+    index_text: body,
+    ...extra,
+  };
+}
+
+async function failure(promise: Promise<unknown>): Promise<CairnError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof CairnError) return error;
+    throw error;
+  }
+  throw new Error("expected a CairnError");
+}
+
+for (const [label, create] of implementations) {
+  describe(`Catalog contract: ${label}`, () => {
+    it("inserts versions and resolves names and ids in one call", async () => {
+      const catalog = await create();
+      const v1 = await catalog.insertVersion(version("notes/a", { summary: "first" }));
+      expect(v1).toMatchObject({ name: "notes/a", version: 1, current: true, stale: false, summary: "first" });
+      const v2 = await catalog.insertVersion(version("notes/a"), { expectedVersion: 1 });
+      const [byName, byId, missing] = await catalog.get(["notes/a", v1.artifact_id, "nope"]);
+      expect(byName?.artifact_id).toBe(v2.artifact_id);
+      expect(byId).toMatchObject({ version: 1, current: false });
+      expect(missing).toBeUndefined();
+      await catalog.close();
+    });
+
+    it("requires the current expected_version and none for a new name", async () => {
+      const catalog = await create();
+      expect((await failure(catalog.insertVersion(version("x"), { expectedVersion: 1 }))).code).toBe(
+        "VERSION_CONFLICT",
+      );
+      await catalog.insertVersion(version("x"));
+      const missing = await failure(catalog.insertVersion(version("x")));
+      expect(missing.code).toBe("VERSION_CONFLICT");
+      expect(missing.data).toMatchObject({ current_version: 1 });
+      expect((await failure(catalog.insertVersion(version("x"), { expectedVersion: 2 }))).code).toBe(
+        "VERSION_CONFLICT",
+      );
+      await catalog.close();
+    });
+
+    it("never repeats a version number after the name is deleted", async () => {
+      const catalog = await create();
+      await catalog.insertVersion(version("n"));
+      await catalog.insertVersion(version("n"), { expectedVersion: 1 });
+      await catalog.deleteName("n", 2);
+      expect((await catalog.insertVersion(version("n"))).version).toBe(3);
+      await catalog.close();
+    });
+
+    it("resolves dependencies inside the write and names the missing ones", async () => {
+      const catalog = await create();
+      const a = await catalog.insertVersion(version("a"));
+      const error = await failure(
+        catalog.insertVersion(version("b", { dependencies: ["a", "ghost", "ws_".padEnd(35, "x")] })),
+      );
+      expect(error.code).toBe("NOT_FOUND");
+      expect(error.data).toMatchObject({ missing: ["ghost", "ws_".padEnd(35, "x")] });
+      const b = await catalog.insertVersion(version("b", { dependencies: ["a", a.artifact_id] }));
+      expect(b.dependencies).toEqual([a.artifact_id]);
+      await catalog.close();
+    });
+
+    it("computes staleness transitively with the current version of each stale input", async () => {
+      const catalog = await create();
+      const a = await catalog.insertVersion(version("a"));
+      const b = await catalog.insertVersion(version("b", { dependencies: [a.artifact_id] }));
+      await catalog.insertVersion(version("c", { dependencies: [b.artifact_id] }));
+      await catalog.insertVersion(version("a"), { expectedVersion: 1 });
+      const [c] = await catalog.get(["c"]);
+      expect(c?.stale).toBe(true);
+      expect(c?.stale_inputs).toEqual([{ artifact_id: a.artifact_id, name: "a", version: 1, current_version: 2 }]);
+      await catalog.close();
+    });
+
+    it("searches current versions only, ranked, with snippets, optionally by kind", async () => {
+      const catalog = await create();
+      await catalog.insertVersion(version("report/q3", { summary: "quarterly revenue" }));
+      await catalog.insertVersion(version("misc", { index_text: "the revenue was mentioned here in passing" }));
+      await catalog.insertVersion(version("gone", { index_text: "revenue revenue" }));
+      await catalog.insertVersion(version("gone", { index_text: "something else" }), { expectedVersion: 1 });
+      await catalog.insertVersion(version("cp", { kind: "checkpoint", index_text: "revenue handoff" }));
+      const hits = await catalog.search("revenue", { limit: 10 });
+      expect(hits.map((h) => h.record.name)).toEqual(["report/q3", "cp", "misc"]);
+      expect(hits.find((h) => h.record.name === "misc")?.snippet).toContain("[revenue]");
+      const checkpoints = await catalog.search("revenue", { limit: 10, kind: "checkpoint" });
+      expect(checkpoints.map((h) => h.record.name)).toEqual(["cp"]);
+      expect(await catalog.search("*** OR NEAR(", { limit: 10 })).toEqual([]);
+      await catalog.close();
+    });
+
+    it("lists current checkpoints under a namespace", async () => {
+      const catalog = await create();
+      await catalog.insertVersion(version("p/one", { kind: "checkpoint" }));
+      await catalog.insertVersion(version("p/sub/two", { kind: "checkpoint" }));
+      await catalog.insertVersion(version("p/note"));
+      await catalog.insertVersion(version("px/three", { kind: "checkpoint" }));
+      const under = await catalog.checkpointsUnder("p");
+      expect(under.map((r) => r.name).sort()).toEqual(["p/one", "p/sub/two"]);
+      await catalog.close();
+    });
+
+    it("refuses to delete a current version by id or a pinned version, naming the blockers", async () => {
+      const catalog = await create();
+      const a1 = await catalog.insertVersion(version("a"));
+      const b = await catalog.insertVersion(version("b", { dependencies: [a1.artifact_id] }));
+      const a2 = await catalog.insertVersion(version("a"), { expectedVersion: 1 });
+      expect((await failure(catalog.deleteVersion(a2.artifact_id))).code).toBe("INVALID_ARGUMENT");
+      const pinned = await failure(catalog.deleteVersion(a1.artifact_id));
+      expect(pinned.code).toBe("PINNED");
+      expect(pinned.data).toMatchObject({ blockers: [{ artifact_id: b.artifact_id, name: "b", version: 1 }] });
+      expect((await failure(catalog.deleteName("a", 2))).code).toBe("PINNED");
+      expect((await failure(catalog.deleteName("missing", 1))).code).toBe("NOT_FOUND");
+      await catalog.close();
+    });
+
+    it("prunes to a fixed point, and a dry run changes nothing", async () => {
+      const catalog = await create();
+      const a1 = await catalog.insertVersion(version("a"));
+      const b1 = await catalog.insertVersion(version("b", { dependencies: [a1.artifact_id] }));
+      await catalog.insertVersion(version("a"), { expectedVersion: 1 });
+      await catalog.insertVersion(version("b"), { expectedVersion: 1 });
+      const dry = await catalog.prune({ keep: 1, dryRun: true });
+      expect(dry.map((r) => r.artifact_id).sort()).toEqual([a1.artifact_id, b1.artifact_id].sort());
+      expect((await catalog.get([a1.artifact_id]))[0]).toBeDefined();
+      const done = await catalog.prune({ keep: 1, dryRun: false });
+      expect(done).toHaveLength(2);
+      expect(await catalog.get([a1.artifact_id, b1.artifact_id])).toEqual([undefined, undefined]);
+      await catalog.close();
+    });
+
+    it("collects only unreferenced, unleased blobs and records failures as pending", async () => {
+      const catalog = await create();
+      const used = "a".repeat(64);
+      const leased = "b".repeat(64);
+      const free = "c".repeat(64);
+      const stuck = "d".repeat(64);
+      await catalog.insertVersion(version("u", { sha256: used }));
+      const token = await catalog.leaseBlob(leased);
+      const removed: string[] = [];
+      const result = await catalog.collectBlobs([used, leased, free, stuck], async (sha) => {
+        if (sha === stuck) throw new Error("EBUSY");
+        removed.push(sha);
+        return 1;
+      });
+      expect(removed).toEqual([free]);
+      expect(result.pending).toEqual([{ sha256: stuck, reason: "EBUSY" }]);
+      expect(await catalog.pendingCleanup()).toEqual([stuck]);
+      await catalog.releaseLease(token);
+      await catalog.collectBlobs([leased, stuck], async () => 1);
+      expect(await catalog.pendingCleanup()).toEqual([]);
+      await catalog.close();
+    });
+
+    it("releases a lease in the transaction that commits the version", async () => {
+      const catalog = await create();
+      const sha = "e".repeat(64);
+      const token = await catalog.leaseBlob(sha);
+      await catalog.insertVersion(version("leased", { sha256: sha }), { leaseToken: token });
+      await catalog.deleteName("leased", 1);
+      const removed: string[] = [];
+      await catalog.collectBlobs([sha], async (s) => {
+        removed.push(s);
+        return 0;
+      });
+      expect(removed).toEqual([sha]);
+      await catalog.close();
+    });
+  });
+}
