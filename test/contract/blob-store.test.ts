@@ -165,7 +165,11 @@ for (const [label, create] of implementations) {
       let peak = before;
       const info = await h.store.put(
         { path: file },
-        { onProgress: () => void (peak = Math.max(peak, process.memoryUsage().rss)) },
+        {
+          onProgress: () => {
+            peak = Math.max(peak, process.memoryUsage().rss);
+          },
+        },
       );
       rmSync(file);
       expect(info.bytes).toBe(256 * 1024 * 1024);
