@@ -12,7 +12,6 @@ export const ErrorCode = {
   ENTRY_TOO_LARGE: "ENTRY_TOO_LARGE",
   NOT_JSON: "NOT_JSON",
   STORE_DISABLED: "STORE_DISABLED",
-  SPILL_TOO_LARGE: "SPILL_TOO_LARGE",
   // Capabilities
   TOOL_NOT_FOUND: "TOOL_NOT_FOUND",
   TOOL_FAILED: "TOOL_FAILED",
@@ -55,7 +54,6 @@ export const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   ENTRY_TOO_LARGE: "ResultStoreError",
   NOT_JSON: "ResultStoreError",
   STORE_DISABLED: "ResultStoreError",
-  SPILL_TOO_LARGE: "ArtifactStoreError",
   TOOL_NOT_FOUND: "ToolNotFoundError",
   TOOL_FAILED: "ToolCallError",
   UPSTREAM_UNAVAILABLE: "ToolCallError",

@@ -62,6 +62,7 @@ export const PRELUDE_SOURCE = String.raw`
       return ctor ? "an instance of " + ctor : "an object with an unusual prototype";
     }
     if (t === "number") return String(v);
+    if (t === "undefined") return "undefined";
     return "a " + t;
   };
   const hints = {
@@ -94,7 +95,7 @@ export const PRELUDE_SOURCE = String.raw`
         case "number":
           if (!Number.isFinite(v)) fail(path, v, hints.number);
           parts.push(JSON.stringify(v)); return;
-        case "undefined": fail(path, v, hints.undefined); return;
+        case "undefined": fail(path, v, depth === 0 ? "undefined is not JSON; pass null or a value" : hints.undefined); return;
         case "function": fail(path, v, hints.function); return;
         case "bigint": fail(path, v, hints.bigint); return;
         case "symbol": fail(path, v, hints.symbol); return;
@@ -154,10 +155,25 @@ export const PRELUDE_SOURCE = String.raw`
   };
 
   // Host calls: every exposed function sends its arguments as JSON text and receives JSON text.
+  // Parameter names of the built-ins, so a refusal names "value.rows[3]" rather than an argument index.
+  const PARAMS = { save_result: ["value", "label"], save_artifact: ["data", "options"], call_tool: ["name", "args"] };
+  const STORE_ERRORS = { save_result: "ResultStoreError", "cairn:results/save": "ResultStoreError",
+    save_artifact: "ArtifactStoreError", "cairn:artifacts/save": "ArtifactStoreError" };
   const callHost = (name, args) => {
     let argsJson;
     try {
-      argsJson = serialize(args, "argument", { errorName: "ArgumentError", allowBytes: true });
+      const target = name === "call_tool" && typeof args[0] === "string" ? args[0] : name;
+      const errorName = STORE_ERRORS[target] || "ArgumentError";
+      const names = PARAMS[name] || [];
+      const parts = [];
+      for (let i = 0; i < args.length; i++) {
+        const root = names[i] || "argument " + (i + 1);
+        if (args[i] === undefined && name === "save_result" && i === 0) {
+          throw makeError(errorName, "NOT_JSON", "value is undefined: undefined is not JSON; save null or a value");
+        }
+        parts.push(args[i] === undefined ? "null" : serialize(args[i], root, { errorName, allowBytes: true }));
+      }
+      argsJson = "[" + parts.join(",") + "]";
     } catch (error) {
       return Promise.reject(error);
     }

@@ -1,0 +1,141 @@
+// Composition root: config -> executor -> bindings -> tools -> sessions. The ONE place that picks backends; every
+// command of the CLI builds the app here and talks to it, never to the parts directly.
+import { readFileSync } from "node:fs";
+import { Bindings } from "./codemode/bindings.js";
+import { type CodeRunner, createCodeRunner } from "./codemode/execute-code.js";
+import { defineStoreBindings } from "./codemode/store-bindings.js";
+import type { LoadedConfig } from "./config/load.js";
+import type { Config } from "./config/schema.js";
+import { CairnError, ErrorCode } from "./errors.js";
+import { createLogger, type Logger } from "./log.js";
+import type { Executor } from "./sandbox/executor.js";
+import { NodeExecutor } from "./sandbox/node-executor.js";
+import { QuickJsExecutor } from "./sandbox/quickjs-executor.js";
+import type { ServerDeps } from "./server/create-server.js";
+import type { ToolDefinition } from "./server/tool.js";
+import { executeCodeTool } from "./server/tools/execute-code.js";
+import { readOutputTool } from "./server/tools/read-output.js";
+import { Session } from "./session/session.js";
+
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+/** Tools a host sees only when `cairn serve --tools` names them. */
+export const OPT_IN_TOOLS = new Set(["import", "delete"]);
+
+export interface App {
+  readonly config: Config;
+  readonly configPath: string | null;
+  readonly workspaceDir: string;
+  readonly logger: Logger;
+  readonly executor: Executor;
+  readonly runner: CodeRunner;
+  /** Every tool this build offers, by name. */
+  allTools(): ToolDefinition[];
+  /** The tools a host sees: `selected` exactly, else the defaults (every tool but the opt-in ones). */
+  selectTools(selected?: readonly string[]): ToolDefinition[];
+  serverDeps(tools: readonly ToolDefinition[]): ServerDeps;
+  newSession(id: string): Session;
+  close(): Promise<void>;
+}
+
+export interface CreateAppOptions {
+  logger?: Logger;
+}
+
+export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): App {
+  const { config } = loaded;
+  const logger = options.logger ?? createLogger();
+  const executor: Executor =
+    config.sandbox.backend === "node" && config.sandbox.allow_unsafe ? new NodeExecutor() : new QuickJsExecutor();
+  const bindings = new Bindings();
+  defineStoreBindings(bindings);
+  const runner = createCodeRunner(executor, bindings, config.sandbox);
+  const mayDestroy = Object.keys(config.servers).length > 0 || config.cli.mode !== "disabled";
+  const tools: ToolDefinition[] = [executeCodeTool(runner, config, { mayDestroy }), readOutputTool()];
+  const sessions = new Set<Session>();
+
+  const namespace = () => ({
+    server: "cairn",
+    version: VERSION,
+    namespaces: [],
+    builtins: [
+      { name: "call_tool", signature: "call_tool(name: string, args?: object): Promise<unknown>" },
+      { name: "save_result", signature: "save_result(value: JSON, label?: string): Promise<string /* res_... */>" },
+      { name: "load_result", signature: "load_result(handle: string): Promise<JSON>" },
+      {
+        name: "save_artifact",
+        signature:
+          "save_artifact(data: string | Uint8Array, options?: {filename?: string, media_type?: string, label?: string}): Promise<string /* art_... */>",
+      },
+      {
+        name: "load_artifact",
+        signature:
+          'load_artifact(handle: string, options?: {as?: "bytes" | "text" | "json"}): Promise<Uint8Array | string | JSON>',
+      },
+      { name: "inputs", signature: "inputs: object (the inputs argument of execute_code)" },
+      { name: "console", signature: "console.log / info / warn / error / debug: captured into logs" },
+      { name: "setTimeout", signature: "setTimeout(fn, ms) / clearTimeout(id): never past the run's deadline" },
+    ],
+    uris: {
+      results: config.results.enabled ? "cairn://results/{handle}" : null,
+      artifacts: config.artifacts.enabled ? "cairn://artifacts/{handle}" : null,
+    },
+    limits: {
+      sandbox: {
+        backend: executor.kind,
+        ...pick(config.sandbox, ["timeout_ms", "memory_mb", "max_tool_calls", "max_log_chars"]),
+      },
+      output: config.output,
+      results: config.results,
+      artifacts: config.artifacts,
+    },
+  });
+
+  return {
+    config,
+    configPath: loaded.configPath,
+    workspaceDir: loaded.workspaceDir,
+    logger,
+    executor,
+    runner,
+    allTools: () => tools,
+    selectTools(selected) {
+      if (selected === undefined || selected.length === 0) return tools.filter((t) => !OPT_IN_TOOLS.has(t.name));
+      const byName = new Map(tools.map((t) => [t.name, t]));
+      const unknown = selected.filter((name) => !byName.has(name));
+      if (unknown.length > 0) {
+        throw new CairnError(
+          ErrorCode.INVALID_ARGUMENT,
+          `unknown tool(s) ${unknown.join(", ")} in --tools: choose from ${[...byName.keys()].join(", ")}`,
+        );
+      }
+      return [...new Set(selected)].map((name) => byName.get(name) as ToolDefinition);
+    },
+    serverDeps: (selected) => ({
+      version: VERSION,
+      tools: selected,
+      namespace,
+      resultsEnabled: config.results.enabled,
+      artifactsEnabled: config.artifacts.enabled,
+      logger,
+    }),
+    newSession(id) {
+      const session = new Session(id, config);
+      sessions.add(session);
+      return session;
+    },
+    async close() {
+      await Promise.allSettled([...sessions].map((s) => s.close()));
+      sessions.clear();
+      await executor.close();
+    },
+  };
+}
+
+function pick<T extends object, K extends keyof T>(object: T, keys: K[]): Pick<T, K> {
+  const out = {} as Pick<T, K>;
+  for (const key of keys) out[key] = object[key];
+  return out;
+}

@@ -1,0 +1,53 @@
+// What every command shares: loading the app from the global options, exit codes, and printing errors.
+import type { Command } from "commander";
+import { type App, createApp } from "../app.js";
+import { loadConfig } from "../config/load.js";
+import { CairnError, ErrorCode, toCairnError } from "../errors.js";
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+export interface GlobalOptions {
+  config?: string;
+  workspace?: string;
+}
+
+/** Raised by commands to end with an exit code after printing. */
+export class ExitError extends Error {
+  constructor(readonly exitCode: number) {
+    super(`exit ${exitCode}`);
+  }
+}
+
+export function globalOptions(command: Command): GlobalOptions {
+  return command.optsWithGlobals() as GlobalOptions;
+}
+
+export function openApp(command: Command): App {
+  const options = globalOptions(command);
+  try {
+    return createApp(loadConfig({ configPath: options.config, workspace: options.workspace }));
+  } catch (error) {
+    const cairnError = toCairnError(error);
+    if (cairnError.code === ErrorCode.CONFIG_INVALID) {
+      process.stderr.write(`cairn: invalid configuration\n${cairnError.message}\n`);
+      throw new ExitError(EXIT_USAGE);
+    }
+    throw error;
+  }
+}
+
+/** Prints a failure as text, or as `{"error":{code,message}}` with --json, and returns its exit code. */
+export function reportFailure(error: unknown, json: boolean): number {
+  const cairnError = error instanceof CairnError ? error : toCairnError(error);
+  const usage = cairnError.code === ErrorCode.CONFIG_INVALID || cairnError.code === ErrorCode.INVALID_ARGUMENT;
+  if (json) process.stdout.write(`${JSON.stringify({ error: cairnError.toJSON() })}\n`);
+  else process.stderr.write(`cairn: ${cairnError.code}: ${cairnError.message}\n`);
+  return usage && !json ? EXIT_USAGE : EXIT_FAILURE;
+}
+
+/** Closes the app, then lets the process exit on its own (temp directories are removed by the exit hook). */
+export async function closeApp(app: App): Promise<void> {
+  await app.close();
+}

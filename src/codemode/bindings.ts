@@ -1,0 +1,128 @@
+// The bridge's host side: which functions a snippet sees and what answers them. Sugar functions (`save_result`,
+// `workspace.save`, `linear.list_issues`) and capabilities reached by canonical name through `call_tool` are
+// registered here; the executor only ever sees dotted paths and JSON text.
+import { CairnError, ErrorCode } from "../errors.js";
+import { BYTES_TAG } from "../sandbox/prelude.js";
+import type { ArtifactInfo } from "../session/artifact-store.js";
+import type { Session } from "../session/session.js";
+
+/** JSON text produced on the host, passed to the sandbox as it is (no parse and re-serialize of stored values). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/** What a run's host calls can reach. One per run: it collects the artifacts saved during the run. */
+export interface RunContext {
+  session: Session;
+  signal: AbortSignal;
+  /** Every artifact saved during the run, in order; listed in the run's reply. */
+  savedArtifacts: ArtifactInfo[];
+}
+
+/** A sugar function: positional arguments as the snippet passed them. */
+export type SugarFunction = (args: unknown[], ctx: RunContext) => Promise<unknown>;
+/** A capability reached by canonical name: one arguments object. */
+export type CapabilityFunction = (args: Record<string, unknown>, ctx: RunContext) => Promise<unknown>;
+
+/** Answers `call_tool` for names the table does not hold (the upstream gateway). */
+export type FallbackDispatcher = (name: string, args: Record<string, unknown>, ctx: RunContext) => Promise<unknown>;
+
+export class Bindings {
+  private readonly sugar = new Map<string, SugarFunction>();
+  private readonly capabilities = new Map<string, CapabilityFunction>();
+  private fallback: FallbackDispatcher | undefined;
+
+  /** Adds a function a snippet calls by `path` ("save_result", "workspace.save", "linear.list_issues"). */
+  defineFunction(path: string, fn: SugarFunction): this {
+    this.sugar.set(path, fn);
+    return this;
+  }
+
+  /** Adds a capability `call_tool(name, args)` reaches. */
+  defineCapability(name: string, fn: CapabilityFunction): this {
+    this.capabilities.set(name, fn);
+    return this;
+  }
+
+  setFallback(dispatcher: FallbackDispatcher): this {
+    this.fallback = dispatcher;
+    return this;
+  }
+
+  /** Paths to expose in the sandbox, `call_tool` included. */
+  functionPaths(): string[] {
+    return ["call_tool", ...this.sugar.keys()];
+  }
+
+  /** Answers one host call with JSON text; throws CairnError for the snippet to catch. */
+  async answer(path: string, argsJson: string, ctx: RunContext): Promise<string> {
+    const args = parseArgs(argsJson);
+    let value: unknown;
+    if (path === "call_tool") {
+      const [name, callArgs] = args;
+      value = await this.callTool(name, callArgs, ctx);
+    } else {
+      const fn = this.sugar.get(path);
+      if (!fn) throw new CairnError(ErrorCode.TOOL_NOT_FOUND, `no function ${path} in this sandbox`);
+      value = await fn(args, ctx);
+    }
+    return toJsonText(value);
+  }
+
+  async callTool(name: unknown, args: unknown, ctx: RunContext): Promise<unknown> {
+    if (typeof name !== "string" || name.length === 0) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        'call_tool needs a capability name, e.g. call_tool("server.tool", {...})',
+      );
+    }
+    if (args !== undefined && args !== null && (typeof args !== "object" || Array.isArray(args))) {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `call_tool("${name}", args): args must be an object`);
+    }
+    const object = (args ?? {}) as Record<string, unknown>;
+    const capability = this.capabilities.get(name);
+    if (capability) return capability(object, ctx);
+    if (this.fallback) return this.fallback(name, object, ctx);
+    throw new CairnError(
+      ErrorCode.TOOL_NOT_FOUND,
+      `no capability named "${name}": use search_tools to find capabilities, and their canonical names (server.tool)`,
+    );
+  }
+}
+
+function parseArgs(argsJson: string): unknown[] {
+  const parsed: unknown = argsJson.includes(BYTES_TAG)
+    ? JSON.parse(argsJson, (_key, value: unknown) => {
+        if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+          const tagged = (value as Record<string, unknown>)[BYTES_TAG];
+          if (typeof tagged === "string" && Object.keys(value).length === 1) return Buffer.from(tagged, "latin1");
+        }
+        return value;
+      })
+    : JSON.parse(argsJson);
+  if (!Array.isArray(parsed)) throw new CairnError(ErrorCode.INVALID_ARGUMENT, "malformed host call");
+  return parsed;
+}
+
+/** Host values to JSON text for the sandbox: bytes are tagged, RawJson passes through. */
+export function toJsonText(value: unknown): string {
+  if (value instanceof RawJson) return value.text;
+  if (value === undefined) return "null";
+  if (value instanceof Uint8Array) return bytesJson(value);
+  return JSON.stringify(value, (_key, item: unknown) => {
+    if (item instanceof Uint8Array) return { [BYTES_TAG]: Buffer.from(item).toString("latin1") };
+    if (
+      item !== null &&
+      typeof item === "object" &&
+      (item as { type?: unknown }).type === "Buffer" &&
+      Array.isArray((item as { data?: unknown }).data)
+    ) {
+      return { [BYTES_TAG]: Buffer.from((item as { data: number[] }).data).toString("latin1") };
+    }
+    return item;
+  });
+}
+
+export function bytesJson(bytes: Uint8Array): string {
+  return `{${JSON.stringify(BYTES_TAG)}:${JSON.stringify(Buffer.from(bytes).toString("latin1"))}}`;
+}

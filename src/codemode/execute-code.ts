@@ -1,0 +1,97 @@
+// execute_code: transpile, run in the executor with the session's bindings, and shape the one JSON reply of SPEC.
+// The reply is built around the value's JSON text as the sandbox produced it: the host never re-parses it.
+import type { SandboxConfig } from "../config/schema.js";
+import { CairnError, ErrorCode } from "../errors.js";
+import type { ExecutionError, ExecutionResult, Executor } from "../sandbox/executor.js";
+import type { ArtifactInfo } from "../session/artifact-store.js";
+import type { Session } from "../session/session.js";
+import type { Bindings, RunContext } from "./bindings.js";
+import { transpileSnippet } from "./transpile.js";
+
+export interface ExecuteCodeInput {
+  code: string;
+  inputs?: Record<string, unknown> | undefined;
+  timeout_ms?: number | undefined;
+}
+
+export interface ExecuteCodeReply {
+  /** Compact JSON text of `{ok, value | error, logs?, artifacts?, stats}`. */
+  text: string;
+  isError: boolean;
+}
+
+export interface CodeRunner {
+  run(session: Session, input: ExecuteCodeInput, signal?: AbortSignal): Promise<ExecuteCodeReply>;
+}
+
+export function createCodeRunner(executor: Executor, bindings: Bindings, sandbox: SandboxConfig): CodeRunner {
+  return {
+    async run(session, input, signal) {
+      const started = Date.now();
+      if (input.timeout_ms !== undefined && input.timeout_ms > sandbox.timeout_ms) {
+        throw new CairnError(
+          ErrorCode.INVALID_ARGUMENT,
+          `timeout_ms ${input.timeout_ms} is over the configured sandbox.timeout_ms = ${sandbox.timeout_ms}: pass a smaller value or omit it`,
+        );
+      }
+      let transpiled: Awaited<ReturnType<typeof transpileSnippet>>;
+      try {
+        transpiled = await transpileSnippet(input.code);
+      } catch (error) {
+        if (error instanceof CairnError && error.code === ErrorCode.SYNTAX) {
+          const line = error.data?.line as number | undefined;
+          const failure: ExecutionError = { name: "SandboxError", code: error.code, message: error.message };
+          if (line !== undefined) failure.line = line;
+          return reply({ ok: false, error: failure, logs: [], stats: { ms: Date.now() - started, tool_calls: 0 } }, []);
+        }
+        throw error;
+      }
+      const controller = new AbortController();
+      const ctx: RunContext = { session, signal: controller.signal, savedArtifacts: [] };
+      const result = await executor.execute({
+        code: transpiled.code,
+        inputsJson: JSON.stringify(input.inputs ?? {}),
+        functions: bindings.functionPaths(),
+        limits: {
+          timeoutMs: input.timeout_ms ?? sandbox.timeout_ms,
+          memoryMb: sandbox.memory_mb,
+          maxToolCalls: sandbox.max_tool_calls,
+          maxLogChars: sandbox.max_log_chars,
+        },
+        signal,
+        onHostCall: (name, argsJson, callSignal) => {
+          const onAbort = () => controller.abort();
+          callSignal.addEventListener("abort", onAbort, { once: true });
+          return bindings.answer(name, argsJson, ctx).finally(() => callSignal.removeEventListener("abort", onAbort));
+        },
+      });
+      controller.abort();
+      if (!result.ok && result.error.line !== undefined) {
+        const line = transpiled.originalLine(result.error.line);
+        if (line === undefined) delete result.error.line;
+        else result.error.line = line;
+      }
+      result.stats.ms = Date.now() - started;
+      return reply(result, ctx.savedArtifacts);
+    },
+  };
+}
+
+function reply(result: ExecutionResult, artifacts: ArtifactInfo[]): ExecuteCodeReply {
+  const parts: string[] = [];
+  if (result.ok) parts.push(`"ok":true,"value":${result.valueJson}`);
+  else parts.push(`"ok":false,"error":${JSON.stringify(result.error)}`);
+  if (result.logs.length > 0) parts.push(`"logs":${JSON.stringify(result.logs)}`);
+  if (artifacts.length > 0) {
+    const listed = artifacts.map(({ handle, uri, filename, media_type, bytes }) => ({
+      handle,
+      uri,
+      filename,
+      media_type,
+      bytes,
+    }));
+    parts.push(`"artifacts":${JSON.stringify(listed)}`);
+  }
+  parts.push(`"stats":${JSON.stringify(result.stats)}`);
+  return { text: `{${parts.join(",")}}`, isError: !result.ok };
+}

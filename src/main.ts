@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// The `cairn` binary: parse argv, dispatch to a command, map the outcome to an exit code (0 ok, 1 failure, 2 usage).
+import { Command, CommanderError } from "commander";
+import { VERSION } from "./app.js";
+import { EXIT_FAILURE, EXIT_USAGE, ExitError } from "./cli/common.js";
+import { registerRun } from "./cli/run.js";
+import { registerServe } from "./cli/serve.js";
+
+const program = new Command("cairn")
+  .description("Code mode over every tool, handles instead of values, and a durable workspace, for AI agents (MCP)")
+  .version(VERSION)
+  .option("--config <file>", "cairn.toml to use (else $CAIRN_CONFIG, else ./cairn.toml, else built-in defaults)")
+  .option("--workspace <dir>", "workspace directory (else $CAIRN_HOME, else ~/.cairn/workspace)")
+  .showHelpAfterError()
+  .exitOverride();
+
+registerServe(program);
+registerRun(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof ExitError) process.exitCode = error.exitCode;
+  else if (error instanceof CommanderError) {
+    process.exitCode = error.exitCode === 0 ? 0 : EXIT_USAGE;
+  } else {
+    process.stderr.write(`cairn: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exitCode = EXIT_FAILURE;
+  }
+}

@@ -1,0 +1,185 @@
+// The MCP facade: one SDK Server per MCP session, answering tools/list, tools/call and the cairn:// resources. This is
+// the one place where arguments are validated, errors become tool results, and long text is spilled.
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ErrorCode as McpErrorCode,
+  ReadResourceRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { CairnError, ErrorCode, toCairnError } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { Session } from "../session/session.js";
+import type { ToolDefinition } from "./tool.js";
+
+export interface ServerDeps {
+  version: string;
+  tools: readonly ToolDefinition[];
+  /** The content of cairn://namespace: namespaces, built-ins, URI shapes and limits in force. */
+  namespace(): unknown;
+  resultsEnabled: boolean;
+  artifactsEnabled: boolean;
+  logger: Logger;
+}
+
+const NAMESPACE_URI = "cairn://namespace";
+
+export function createMcpServer(deps: ServerDeps, session: Session): Server {
+  const server = new Server(
+    { name: "cairn", version: deps.version },
+    {
+      capabilities: { tools: {}, resources: {} },
+      instructions:
+        "Cairn runs JavaScript snippets over your tools and keeps big data behind handles. Use search_tools / describe_tools to find capabilities, execute_code to run logic that calls them, and return small summaries plus handles (res_/art_) instead of raw data.",
+    },
+  );
+  const tools = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  const listed = deps.tools.map((tool) => ({
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: toInputSchema(tool.inputSchema),
+    annotations: { title: tool.title, ...tool.annotations },
+  }));
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const tool = tools.get(request.params.name);
+    if (!tool) {
+      return errorResult(
+        new CairnError(
+          ErrorCode.TOOL_NOT_FOUND,
+          `no tool named "${request.params.name}": this server offers ${[...tools.keys()].join(", ")}`,
+        ),
+      );
+    }
+    const parsed = tool.inputSchema.safeParse(request.params.arguments ?? {});
+    if (!parsed.success) return errorResult(invalidArguments(tool.name, parsed.error));
+    let text: string;
+    let isError = false;
+    try {
+      const reply = await tool.handler(parsed.data, { session, signal: extra.signal });
+      text = reply.text;
+      isError = reply.isError ?? false;
+    } catch (error) {
+      const cairnError = toCairnError(error);
+      if (cairnError.code === ErrorCode.INTERNAL) {
+        deps.logger.error(`tool ${tool.name} failed`, { error: String((error as Error)?.stack ?? error) });
+      }
+      return errorResult(cairnError);
+    }
+    try {
+      text = await session.spill(text);
+    } catch (error) {
+      return errorResult(toCairnError(error));
+    }
+    return isError ? { content: [{ type: "text", text }], isError: true } : { content: [{ type: "text", text }] };
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: [
+      {
+        uri: NAMESPACE_URI,
+        name: "namespace",
+        title: "Cairn namespace",
+        description: "What snippets can call, the handle URI shapes and the limits in force.",
+        mimeType: "application/json",
+      },
+    ],
+  }));
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+    const resourceTemplates = [];
+    if (deps.resultsEnabled) {
+      resourceTemplates.push({
+        uriTemplate: "cairn://results/{handle}",
+        name: "result",
+        title: "Saved result",
+        description: "A value saved with save_result in this session, as JSON.",
+        mimeType: "application/json",
+      });
+    }
+    if (deps.artifactsEnabled) {
+      resourceTemplates.push({
+        uriTemplate: "cairn://artifacts/{handle}",
+        name: "artifact",
+        title: "Saved artifact",
+        description: "Bytes saved with save_artifact, or a spilled output, in this session.",
+      });
+    }
+    return { resourceTemplates };
+  });
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const uri = request.params.uri;
+    if (uri === NAMESPACE_URI) {
+      return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(deps.namespace(), null, 2) }] };
+    }
+    const result = /^cairn:\/\/results\/(res_[A-Za-z0-9_-]+)$/.exec(uri);
+    if (result && deps.resultsEnabled) {
+      const text = readOrThrow(() => session.results.loadJson(result[1] as string));
+      return { contents: [{ uri, mimeType: "application/json", text }] };
+    }
+    const artifact = /^cairn:\/\/artifacts\/(art_[A-Za-z0-9_-]+)$/.exec(uri);
+    if (artifact) {
+      const handle = artifact[1] as string;
+      const info = readOrThrow(() => session.artifacts.info(handle, { allowDisabled: true }));
+      if (info.lane === "artifact" && !deps.artifactsEnabled)
+        throw new McpError(McpErrorCode.InvalidParams, "artifact store is disabled");
+      const bytes = await session.artifacts.read(handle, { allowDisabled: true });
+      if (/^text\/|json|xml/.test(info.media_type)) {
+        return { contents: [{ uri, mimeType: info.media_type, text: bytes.toString("utf8") }] };
+      }
+      return { contents: [{ uri, mimeType: info.media_type, blob: bytes.toString("base64") }] };
+    }
+    throw new McpError(
+      McpErrorCode.InvalidParams,
+      `unknown resource ${uri}: Cairn serves ${NAMESPACE_URI}, cairn://results/{handle} and cairn://artifacts/{handle}`,
+    );
+  });
+
+  return server;
+}
+
+function readOrThrow<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    // Resource reads have no tool-result channel: the store's own message travels as the protocol error.
+    const cairnError = toCairnError(error);
+    throw new McpError(McpErrorCode.InvalidParams, `${cairnError.code}: ${cairnError.message}`);
+  }
+}
+
+function errorResult(error: CairnError): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify({ error: error.toJSON() }) }], isError: true };
+}
+
+function invalidArguments(tool: string, error: z.ZodError): CairnError {
+  const problems = error.issues.map((issue) => {
+    const path = issue.path.length > 0 ? issue.path.join(".") : "(arguments)";
+    if (issue.code === "unrecognized_keys") return `${path}: unknown argument(s) ${issue.keys.join(", ")}`;
+    return `${path}: ${issue.message}`;
+  });
+  return new CairnError(ErrorCode.INVALID_ARGUMENT, `invalid arguments for ${tool}: ${problems.join("; ")}`, {
+    data: { problems },
+  });
+}
+
+const schemaCache = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+function toInputSchema(schema: z.ZodType): { type: "object"; [key: string]: unknown } {
+  let json = schemaCache.get(schema);
+  if (!json) {
+    json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    delete json.$schema;
+    schemaCache.set(schema, json);
+  }
+  return json as { type: "object"; [key: string]: unknown };
+}

@@ -1,0 +1,41 @@
+// What a Cairn MCP tool is: a zod input schema (sent to clients as JSON Schema), a description that states its
+// limits, truthful annotations, and a handler. The server validates, dispatches, maps errors and spills in one place.
+import type { z } from "zod";
+import type { Session } from "../session/session.js";
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export interface ToolContext {
+  session: Session;
+  /** Aborted when the client cancels the request (notifications/cancelled) or the session ends. */
+  signal: AbortSignal;
+}
+
+/** A handler's answer: the text the client reads (spilled by the server when too long) and whether it failed. */
+export interface ToolReply {
+  text: string;
+  isError?: boolean;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: S;
+  annotations: ToolAnnotations;
+  handler(args: z.infer<S>, ctx: ToolContext): Promise<ToolReply>;
+}
+
+/** Compact JSON reply of a value. */
+export function jsonReply(value: unknown): ToolReply {
+  return { text: JSON.stringify(value) };
+}
+
+export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition {
+  return tool as unknown as ToolDefinition;
+}

@@ -1,0 +1,314 @@
+// The session artifact store: bytes in a private temp directory (0700; files created exclusively, 0600, never
+// following links) for the life of the process, reached by unguessable `art_` handles. Two lanes share the handles:
+// artifacts saved by snippets (caps of [artifacts]) and spilled output (caps of [output]).
+import { constants, mkdtempSync, rmSync } from "node:fs";
+import { open, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { extname, join } from "node:path";
+import type { OutputConfig, StoreConfig } from "../config/schema.js";
+import { CairnError, ErrorCode } from "../errors.js";
+import { ARTIFACT_PREFIX, artifactUri, newHandle } from "./handles.js";
+import { checkLabel } from "./result-store.js";
+
+const NAME = "ArtifactStoreError";
+const MAX_FILENAME_CHARS = 255;
+const WRITE_FLAGS = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW;
+
+export type ArtifactLane = "artifact" | "spill";
+
+export interface ArtifactInfo {
+  handle: string;
+  uri: string;
+  path: string;
+  filename?: string;
+  media_type: string;
+  bytes: number;
+  label?: string;
+  lane: ArtifactLane;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface SaveArtifactOptions {
+  filename?: string | undefined;
+  media_type?: string | undefined;
+  label?: string | undefined;
+}
+
+interface Entry extends ArtifactInfo {
+  expiresAtMs: number;
+}
+
+// Directories of every live store, removed when the process exits however it exits (main.ts turns SIGINT/SIGTERM
+// into an orderly exit, which runs this hook).
+const liveDirectories = new Set<string>();
+process.on("exit", () => {
+  for (const dir of liveDirectories) rmSync(dir, { recursive: true, force: true });
+});
+
+export class ArtifactStore {
+  readonly directory: string;
+  private readonly entries = new Map<string, Entry>();
+  private readonly used: Record<ArtifactLane, number> = { artifact: 0, spill: 0 };
+  private readonly counts: Record<ArtifactLane, number> = { artifact: 0, spill: 0 };
+  private closed = false;
+
+  constructor(
+    private readonly config: StoreConfig,
+    private readonly output: OutputConfig,
+    private readonly now: () => number = Date.now,
+  ) {
+    // mkdtemp creates the directory with mode 0700 and an unpredictable name.
+    this.directory = mkdtempSync(join(tmpdir(), "cairn-artifacts-"));
+    liveDirectories.add(this.directory);
+  }
+
+  get enabled(): boolean {
+    return this.config.enabled;
+  }
+
+  /** Saves bytes as a snippet artifact. Throws STORE_DISABLED, ENTRY_TOO_LARGE, STORE_FULL, INVALID_ARGUMENT. */
+  async save(bytes: Uint8Array, options: SaveArtifactOptions = {}): Promise<ArtifactInfo> {
+    this.requireEnabled();
+    return this.write("artifact", bytes, options);
+  }
+
+  /**
+   * Saves a spilled copy of output. Always available (spill protects the context window even when the artifact store
+   * is disabled); capped by output.max_file_bytes and output.max_total_bytes; a refused spill leaves no file.
+   */
+  async saveSpill(text: string, mediaType: string): Promise<ArtifactInfo> {
+    return this.write("spill", Buffer.from(text, "utf8"), { media_type: mediaType, filename: "output.txt" });
+  }
+
+  info(handle: string, options: { allowDisabled?: boolean } = {}): ArtifactInfo {
+    const entry = this.get(handle, options.allowDisabled ?? false);
+    const { expiresAtMs: _expires, ...info } = entry;
+    return info;
+  }
+
+  /** The whole content. Throws HANDLE_NOT_FOUND or STORE_DISABLED (spill copies stay readable). */
+  async read(handle: string, options: { allowDisabled?: boolean } = {}): Promise<Buffer> {
+    const entry = this.get(handle, options.allowDisabled ?? false);
+    const file = await open(entry.path, READ_FLAGS);
+    try {
+      return await readFile(file);
+    } finally {
+      await file.close();
+    }
+  }
+
+  list(): ArtifactInfo[] {
+    this.sweep();
+    return [...this.entries.keys()].map((handle) => this.info(handle, { allowDisabled: true }));
+  }
+
+  usage(): Record<ArtifactLane, { entries: number; bytes: number }> {
+    return {
+      artifact: { entries: this.counts.artifact, bytes: this.used.artifact },
+      spill: { entries: this.counts.spill, bytes: this.used.spill },
+    };
+  }
+
+  /** Deletes every file and the directory. The store refuses further use. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.entries.clear();
+    await rm(this.directory, { recursive: true, force: true });
+    liveDirectories.delete(this.directory);
+  }
+
+  private async write(lane: ArtifactLane, bytes: Uint8Array, options: SaveArtifactOptions): Promise<ArtifactInfo> {
+    if (this.closed) throw new CairnError(ErrorCode.HANDLE_NOT_FOUND, "the artifact store is closed", { name: NAME });
+    const filename = checkFilename(options.filename);
+    if (options.label !== undefined) checkLabel(options.label, NAME);
+    const mediaType = checkMediaType(options.media_type) ?? guessMediaType(filename);
+    this.sweep();
+    const size = bytes.byteLength;
+    this.checkCaps(lane, size);
+    const handle = newHandle(ARTIFACT_PREFIX);
+    const ext = filename ? extname(filename) : lane === "spill" ? ".txt" : "";
+    const path = join(this.directory, handle + (/^\.[A-Za-z0-9]{1,10}$/.test(ext) ? ext : ""));
+    // Reserve the bytes before the first await so that concurrent saves cannot overshoot a cap together.
+    this.used[lane] += size;
+    this.counts[lane] += 1;
+    try {
+      const file = await open(path, WRITE_FLAGS, 0o600);
+      try {
+        await file.writeFile(bytes);
+      } finally {
+        await file.close();
+      }
+    } catch (error) {
+      this.used[lane] -= size;
+      this.counts[lane] -= 1;
+      await rm(path, { force: true });
+      throw new CairnError(ErrorCode.INTERNAL, `could not write the artifact file: ${(error as Error).message}`, {
+        name: NAME,
+        cause: error,
+      });
+    }
+    const createdAt = this.now();
+    const expiresAtMs = createdAt + this.config.ttl_seconds * 1000;
+    const entry: Entry = {
+      handle,
+      uri: artifactUri(handle),
+      path,
+      media_type: mediaType,
+      bytes: size,
+      lane,
+      created_at: new Date(createdAt).toISOString(),
+      expires_at: new Date(expiresAtMs).toISOString(),
+      expiresAtMs,
+    };
+    if (filename !== undefined) entry.filename = filename;
+    if (options.label !== undefined) entry.label = options.label;
+    this.entries.set(handle, entry);
+    return this.info(handle, { allowDisabled: true });
+  }
+
+  private checkCaps(lane: ArtifactLane, size: number): void {
+    const data = { bytes: size };
+    if (lane === "spill") {
+      const { max_file_bytes, max_total_bytes } = this.output;
+      if (size > max_file_bytes) {
+        throw new CairnError(
+          ErrorCode.ENTRY_TOO_LARGE,
+          `output is ${size} bytes, over output.max_file_bytes = ${max_file_bytes}, so no copy was kept: return a smaller projection, or save the data with save_result / save_artifact and return its handle`,
+          { name: NAME, data: { ...data, limit: max_file_bytes } },
+        );
+      }
+      if (this.used.spill + size > max_total_bytes) {
+        throw new CairnError(
+          ErrorCode.STORE_FULL,
+          `spilled output of this process would pass output.max_total_bytes = ${max_total_bytes} (${this.used.spill} used, ${size} more), so no copy was kept: return a smaller projection`,
+          { name: NAME, data: { ...data, used: this.used.spill, limit: max_total_bytes } },
+        );
+      }
+      return;
+    }
+    const { max_entry_bytes, max_entries, max_total_bytes } = this.config;
+    if (size > max_entry_bytes) {
+      throw new CairnError(
+        ErrorCode.ENTRY_TOO_LARGE,
+        `artifact is ${size} bytes, over artifacts.max_entry_bytes = ${max_entry_bytes}: save a smaller part, or import the file into the workspace`,
+        { name: NAME, data: { ...data, limit: max_entry_bytes } },
+      );
+    }
+    if (this.counts.artifact >= max_entries) {
+      throw new CairnError(
+        ErrorCode.STORE_FULL,
+        `artifact store is full (${this.counts.artifact} entries, artifacts.max_entries = ${max_entries}): reuse a handle you already have or wait for entries to expire (ttl ${this.config.ttl_seconds} s)`,
+        { name: NAME, data: { entries: this.counts.artifact, limit: max_entries } },
+      );
+    }
+    if (this.used.artifact + size > max_total_bytes) {
+      throw new CairnError(
+        ErrorCode.STORE_FULL,
+        `artifact store is full (${this.used.artifact} of artifacts.max_total_bytes = ${max_total_bytes} bytes used, this needs ${size}): save a smaller part or reuse a handle`,
+        { name: NAME, data: { ...data, used: this.used.artifact, limit: max_total_bytes } },
+      );
+    }
+  }
+
+  private get(handle: string, allowDisabled: boolean): Entry {
+    this.sweep();
+    const entry = typeof handle === "string" ? this.entries.get(handle) : undefined;
+    if (entry && !allowDisabled && entry.lane === "artifact") this.requireEnabled();
+    if (!entry) {
+      if (!allowDisabled) this.requireEnabled();
+      throw new CairnError(
+        ErrorCode.HANDLE_NOT_FOUND,
+        `artifact handle ${JSON.stringify(String(handle).slice(0, 80))} is unknown or expired (artifacts live ${this.config.ttl_seconds} s, and only in the session that saved them)`,
+        { name: NAME },
+      );
+    }
+    return entry;
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [handle, entry] of this.entries) {
+      if (entry.expiresAtMs > now) continue;
+      this.entries.delete(handle);
+      this.used[entry.lane] -= entry.bytes;
+      this.counts[entry.lane] -= 1;
+      // TTL deletes the bytes, not just the entry.
+      void rm(entry.path, { force: true });
+    }
+  }
+
+  private requireEnabled(): void {
+    if (!this.config.enabled) {
+      throw new CairnError(
+        ErrorCode.STORE_DISABLED,
+        "the artifact store is disabled (artifacts.enabled = false in cairn.toml): enable it to save or load artifacts",
+        { name: NAME },
+      );
+    }
+  }
+}
+
+function checkFilename(filename: unknown): string | undefined {
+  if (filename === undefined || filename === null) return undefined;
+  if (typeof filename !== "string" || filename.length === 0 || filename.length > MAX_FILENAME_CHARS) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `filename must be a string of 1 to ${MAX_FILENAME_CHARS} characters`,
+      {
+        name: NAME,
+      },
+    );
+  }
+  // The filename is metadata only (the file on disk is named by its handle), but it is shown to people and hosts.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\u0000-\u001f\u007f/\\]/.test(filename)) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "filename must not contain slashes or control characters", {
+      name: NAME,
+    });
+  }
+  return filename;
+}
+
+function checkMediaType(mediaType: unknown): string | undefined {
+  if (mediaType === undefined || mediaType === null) return undefined;
+  if (typeof mediaType !== "string" || !/^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+-]+)*$/.test(mediaType)) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, 'media_type must look like "type/subtype", e.g. "text/csv"', {
+      name: NAME,
+    });
+  }
+  return mediaType;
+}
+
+const MEDIA_TYPES: Record<string, string> = {
+  ".txt": "text/plain",
+  ".md": "text/markdown",
+  ".csv": "text/csv",
+  ".tsv": "text/tab-separated-values",
+  ".json": "application/json",
+  ".html": "text/html",
+  ".xml": "application/xml",
+  ".parquet": "application/vnd.apache.parquet",
+  ".pdf": "application/pdf",
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".svg": "image/svg+xml",
+  ".wav": "audio/wav",
+  ".mp3": "audio/mpeg",
+  ".zip": "application/zip",
+  ".patch": "text/x-diff",
+  ".diff": "text/x-diff",
+};
+
+export function guessMediaType(filename: string | undefined): string {
+  if (!filename) return "application/octet-stream";
+  return MEDIA_TYPES[extname(filename).toLowerCase()] ?? "application/octet-stream";
+}
+
+export function isTextMediaType(mediaType: string): boolean {
+  return /^text\/|^application\/(json|xml|x-ndjson|csv)|\+json|\+xml/.test(mediaType);
+}

@@ -1,0 +1,162 @@
+// The session result store: JSON values kept in memory for one MCP session, reached only by unguessable `res_`
+// handles. Caps are enforced at save and fail loudly; nothing is ever evicted silently. TTL is checked lazily.
+import type { StoreConfig } from "../config/schema.js";
+import { CairnError, ErrorCode } from "../errors.js";
+import { newHandle, RESULT_PREFIX, resultUri } from "./handles.js";
+
+const NAME = "ResultStoreError";
+/** Labels are metadata for people reading a listing; they are kept short. */
+export const MAX_LABEL_CHARS = 256;
+
+interface Entry {
+  json: string;
+  label: string | undefined;
+  bytes: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface ResultInfo {
+  handle: string;
+  uri: string;
+  label?: string;
+  bytes: number;
+  created_at: string;
+  expires_at: string;
+}
+
+export class ResultStore {
+  private readonly entries = new Map<string, Entry>();
+  private totalBytes = 0;
+
+  constructor(
+    private readonly config: StoreConfig,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get enabled(): boolean {
+    return this.config.enabled;
+  }
+
+  /**
+   * Stores a value given as its JSON text (already produced by the sandbox serializer, re-serialized compactly
+   * here so that what is kept is exactly what `load` returns). Throws STORE_DISABLED, ENTRY_TOO_LARGE, STORE_FULL.
+   */
+  save(json: string, label?: string): ResultInfo {
+    this.requireEnabled();
+    if (label !== undefined) checkLabel(label, NAME);
+    this.sweep();
+    const bytes = Buffer.byteLength(json, "utf8") + (label === undefined ? 0 : Buffer.byteLength(label, "utf8"));
+    const { max_entry_bytes, max_entries, max_total_bytes } = this.config;
+    if (bytes > max_entry_bytes) {
+      throw new CairnError(
+        ErrorCode.ENTRY_TOO_LARGE,
+        `value is ${bytes} bytes as JSON, over results.max_entry_bytes = ${max_entry_bytes}: save a projection (the fields or rows you need), or save the full data with save_artifact`,
+        { name: NAME, data: { bytes, limit: max_entry_bytes } },
+      );
+    }
+    if (this.entries.size >= max_entries) {
+      throw new CairnError(
+        ErrorCode.STORE_FULL,
+        `result store is full (${this.entries.size} entries, results.max_entries = ${max_entries}): save a smaller projection, reuse a handle you already have, or wait for entries to expire (ttl ${this.config.ttl_seconds} s)`,
+        { name: NAME, data: { entries: this.entries.size, limit: max_entries } },
+      );
+    }
+    if (this.totalBytes + bytes > max_total_bytes) {
+      throw new CairnError(
+        ErrorCode.STORE_FULL,
+        `result store is full (${this.totalBytes} of results.max_total_bytes = ${max_total_bytes} bytes used, this value needs ${bytes}): save a smaller projection or reuse a handle you already have`,
+        { name: NAME, data: { used: this.totalBytes, bytes, limit: max_total_bytes } },
+      );
+    }
+    const handle = newHandle(RESULT_PREFIX);
+    const createdAt = this.now();
+    const entry: Entry = { json, label, bytes, createdAt, expiresAt: createdAt + this.config.ttl_seconds * 1000 };
+    this.entries.set(handle, entry);
+    this.totalBytes += bytes;
+    return info(handle, entry);
+  }
+
+  /** The stored JSON text. Throws HANDLE_NOT_FOUND (unknown or expired) or STORE_DISABLED. */
+  loadJson(handle: string): string {
+    return this.get(handle).json;
+  }
+
+  info(handle: string): ResultInfo {
+    return info(handle, this.get(handle));
+  }
+
+  list(): ResultInfo[] {
+    this.requireEnabled();
+    this.sweep();
+    return [...this.entries].map(([handle, entry]) => info(handle, entry));
+  }
+
+  usage(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.totalBytes };
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.totalBytes = 0;
+  }
+
+  private get(handle: string): Entry {
+    this.requireEnabled();
+    this.sweep();
+    const entry = typeof handle === "string" ? this.entries.get(handle) : undefined;
+    if (!entry) {
+      throw new CairnError(
+        ErrorCode.HANDLE_NOT_FOUND,
+        `result handle ${JSON.stringify(String(handle).slice(0, 80))} is unknown or expired (entries live ${this.config.ttl_seconds} s, and only in the session that saved them): save the value again`,
+        { name: NAME },
+      );
+    }
+    return entry;
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [handle, entry] of this.entries) {
+      if (entry.expiresAt <= now) {
+        this.entries.delete(handle);
+        this.totalBytes -= entry.bytes;
+      }
+    }
+  }
+
+  private requireEnabled(): void {
+    if (!this.config.enabled) {
+      throw new CairnError(
+        ErrorCode.STORE_DISABLED,
+        "the result store is disabled (results.enabled = false in cairn.toml): return the value instead, or enable the store",
+        { name: NAME },
+      );
+    }
+  }
+}
+
+export function checkLabel(label: unknown, name: string): void {
+  if (typeof label !== "string") {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "label must be a string", { name });
+  }
+  if (label.length > MAX_LABEL_CHARS) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `label is ${label.length} characters, over ${MAX_LABEL_CHARS}: labels are short notes, not data`,
+      { name },
+    );
+  }
+}
+
+function info(handle: string, entry: Entry): ResultInfo {
+  const out: ResultInfo = {
+    handle,
+    uri: resultUri(handle),
+    bytes: entry.bytes,
+    created_at: new Date(entry.createdAt).toISOString(),
+    expires_at: new Date(entry.expiresAt).toISOString(),
+  };
+  if (entry.label !== undefined) out.label = entry.label;
+  return out;
+}

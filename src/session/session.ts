@@ -1,0 +1,30 @@
+// A Session is what survives between runs of one MCP session: its result store and artifact store. On stdio that is
+// the process; over HTTP each MCP session has its own. Nothing else outlives a run: every run is a fresh sandbox.
+import type { Config } from "../config/schema.js";
+import { ArtifactStore } from "./artifact-store.js";
+import { ResultStore } from "./result-store.js";
+import { spill } from "./spill.js";
+
+export class Session {
+  readonly results: ResultStore;
+  readonly artifacts: ArtifactStore;
+
+  constructor(
+    readonly id: string,
+    private readonly config: Config,
+  ) {
+    this.results = new ResultStore(config.results);
+    this.artifacts = new ArtifactStore(config.artifacts, config.output);
+  }
+
+  /** The text a client receives for `text`: itself, or the spilled view. */
+  spill(text: string): Promise<string> {
+    return spill(text, this.config.output, this.artifacts);
+  }
+
+  /** Frees the session's memory and deletes its temp files. */
+  async close(): Promise<void> {
+    this.results.clear();
+    await this.artifacts.close();
+  }
+}
