@@ -77,13 +77,19 @@ export function toIdentifier(name: string): string {
   return /^[0-9]/.test(replaced) || RESERVED.has(replaced) ? `_${replaced}` : replaced;
 }
 
-/** PascalCase type name from any name (`get-user` -> `GetUser`, `2fa.check` -> `_2faCheck`). */
+/**
+ * PascalCase type name from any name (`get-user` -> `GetUser`, `2fa.check` -> `_2FaCheck`). A letter after digits
+ * is upper-cased, as json-schema-to-typescript does, so the names Cairn refers to are the names it emits.
+ */
 export function toTypeName(name: string): string {
   const words = name
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .split(/[^A-Za-z0-9]+/)
     .filter((word) => word !== "");
-  const pascal = words.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join("");
+  const pascal = words
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join("")
+    .replace(/([0-9])([a-z])/g, (_, digit: string, letter: string) => digit + letter.toUpperCase());
   if (pascal === "") return "_";
   return /^[0-9]/.test(pascal) ? `_${pascal}` : pascal;
 }

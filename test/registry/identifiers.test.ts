@@ -22,7 +22,8 @@ describe("toIdentifier and toTypeName", () => {
     expect(toIdentifier("")).toBe("_");
     expect(toTypeName("get-user")).toBe("GetUser");
     expect(toTypeName("list_issues")).toBe("ListIssues");
-    expect(toTypeName("2fa.check")).toBe("_2faCheck");
+    expect(toTypeName("2fa.check")).toBe("_2FaCheck");
+    expect(toTypeName("oauth2_token")).toBe("Oauth2Token");
     expect(toTypeName("getUser")).toBe("GetUser");
     for (const name of ["get-user", "2fa.check", "delete", "class", "x y z", "é"]) {
       expect(isSafeIdentifier(toIdentifier(name))).toBe(true);
