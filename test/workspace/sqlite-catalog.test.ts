@@ -1,0 +1,68 @@
+// What only the SQLite catalog promises: versioned migrations, WAL, lazy loading, refusal of a newer schema.
+// The behaviour every Catalog shares is in test/contract/catalog.test.ts.
+
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { MIGRATIONS } from "../../src/workspace/catalog/migrations.js";
+import { createSqliteCatalog } from "../../src/workspace/catalog/sqlite-catalog.js";
+
+const require = createRequire(import.meta.url);
+const Database = require("better-sqlite3") as typeof import("better-sqlite3");
+
+const root = mkdtempSync(join(tmpdir(), "cairn-sqlite-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe("SqliteCatalog", () => {
+  it("records each migration once in schema_migrations and runs in WAL mode", async () => {
+    const path = join(root, "migrated.db");
+    await (await createSqliteCatalog(path)).close();
+    await (await createSqliteCatalog(path)).close();
+    const db = new Database(path, { readonly: true });
+    const applied = db.prepare("SELECT version, name FROM schema_migrations ORDER BY version").all();
+    expect(applied).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+    db.close();
+  });
+
+  it("refuses a catalog whose schema is newer than this Cairn", async () => {
+    const path = join(root, "future.db");
+    await (await createSqliteCatalog(path)).close();
+    const db = new Database(path);
+    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', '')").run();
+    db.close();
+    await expect(createSqliteCatalog(path)).rejects.toThrow(/newer than this Cairn/);
+  });
+
+  it("rejects a reused version number in the database itself", async () => {
+    const path = join(root, "trigger.db");
+    await (await createSqliteCatalog(path)).close();
+    const db = new Database(path);
+    db.prepare("INSERT INTO name_counters (name, last_version) VALUES ('n', 3)").run();
+    expect(() =>
+      db
+        .prepare(
+          `INSERT INTO versions (id, name, version, kind, media_type, bytes, sha256, created_at)
+           VALUES ('ws_x', 'n', 2, 'note', 'text/plain', 0, 'x', '')`,
+        )
+        .run(),
+    ).toThrow(/already used/);
+    db.close();
+  });
+
+  it("is the only source file that imports better-sqlite3, and only lazily", () => {
+    const files = readdirSync(join(process.cwd(), "src"), { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".ts"))
+      .filter((f) =>
+        /from "better-sqlite3"|import\("better-sqlite3"\)/.test(readFileSync(join(process.cwd(), "src", f), "utf8")),
+      );
+    expect(files).toEqual([join("workspace", "catalog", "sqlite-catalog.ts")]);
+    const source = readFileSync(join(process.cwd(), "src", files[0] as string), "utf8");
+    const imports = source.match(/^import .*better-sqlite3.*$/gm) ?? [];
+    expect(imports.every((line) => line.startsWith("import type "))).toBe(true);
+    expect(source).toContain('await import("better-sqlite3")');
+  });
+});
