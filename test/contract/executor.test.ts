@@ -1,0 +1,231 @@
+// One suite, every Executor: the behaviour SPEC promises for snippets holds on QuickJS and on the trusted node backend.
+import { afterAll, describe, expect, it } from "vitest";
+import { CairnError, ErrorCode } from "../../src/errors.js";
+import type { Executor } from "../../src/sandbox/executor.js";
+import { NodeExecutor } from "../../src/sandbox/node-executor.js";
+import { QuickJsExecutor } from "../../src/sandbox/quickjs-executor.js";
+import { hostErrorJson } from "../../src/sandbox/worker-host.js";
+import { runSnippet, value } from "../helpers/run-snippet.js";
+
+const backends: [string, () => Executor][] = [
+  ["QuickJsExecutor", () => new QuickJsExecutor({ maxWorkers: 2 })],
+  ["NodeExecutor", () => new NodeExecutor()],
+];
+
+describe.each(backends)("%s", (_name, create) => {
+  const executor = create();
+  afterAll(() => executor.close());
+
+  it("returns the value of a top-level return as JSON text", async () => {
+    expect(value(await runSnippet(executor, "return { n: 1, s: 'x', list: [1, 2], nested: { ok: true } }"))).toEqual({
+      n: 1,
+      s: "x",
+      list: [1, 2],
+      nested: { ok: true },
+    });
+  });
+
+  it("returns the value of a lone expression", async () => {
+    expect(value(await runSnippet(executor, "1 + 1"))).toBe(2);
+  });
+
+  it("returns null when the snippet returns nothing", async () => {
+    expect(value(await runSnippet(executor, "const x = 1;"))).toBeNull();
+  });
+
+  it("strips TypeScript syntax", async () => {
+    const code =
+      "interface Row { id: number }\nconst rows: Row[] = [{ id: 2 }];\nfunction f<T>(x: T): T { return x }\nreturn f<number>(rows[0]!.id) as number";
+    expect(value(await runSnippet(executor, code))).toBe(2);
+  });
+
+  it("exposes inputs", async () => {
+    expect(
+      value(await runSnippet(executor, "return inputs.a + inputs.b.length", { inputs: { a: 1, b: [1, 2] } })),
+    ).toBe(3);
+  });
+
+  it("captures console output in order with levels", async () => {
+    const result = await runSnippet(
+      executor,
+      "console.log('a', 1, {x: [1]}); console.warn('w'); console.error(new Error('e')); return 0",
+    );
+    expect(result.logs).toEqual(["a 1 {x: [1]}", "[warn] w", "[error] Error: e"]);
+  });
+
+  it("keeps the head and tail of logs past max_log_chars and says what was cut", async () => {
+    const result = await runSnippet(executor, "for (let i = 0; i < 1000; i++) console.log('line ' + i); return 0", {
+      limits: { maxLogChars: 200 },
+    });
+    expect(result.logs[0]).toBe("line 0");
+    expect(result.logs.at(-1)).toBe("line 999");
+    expect(result.logs.join("\n")).toMatch(/log lines \(\d+ chars\) cut: over max_log_chars = 200/);
+    expect(result.logs.join("").length).toBeLessThan(400);
+  });
+
+  it("bridges host functions as promises, nested namespaces included", async () => {
+    expect(value(await runSnippet(executor, "return await math.add({ x: 2, y: 3 })"))).toBe(5);
+  });
+
+  it("runs host calls concurrently under Promise.all", async () => {
+    // A barrier: no call is answered until all four are in flight, so sequential calls would time out.
+    const waiting: (() => void)[] = [];
+    const result = await runSnippet(
+      executor,
+      "return await Promise.all([1, 2, 3, 4].map((i) => math.add({ x: i, y: i })))",
+      {
+        onHostCall: async (_name, argsJson) => {
+          await new Promise<void>((resolve) => {
+            waiting.push(resolve);
+            if (waiting.length === 4) for (const release of waiting) release();
+          });
+          const [{ x, y }] = JSON.parse(argsJson) as [{ x: number; y: number }];
+          return JSON.stringify(x + y);
+        },
+      },
+    );
+    expect(value(result)).toEqual([2, 4, 6, 8]);
+    expect(result.stats.tool_calls).toBe(4);
+  });
+
+  it("rethrows host errors with their name and code, catchable by code", async () => {
+    const result = await runSnippet(
+      executor,
+      "try { await fail() } catch (e) { return [e.name, e.code, e.message, e instanceof ToolCallError] }",
+      {
+        onHostCall: async () => {
+          throw new CairnError(ErrorCode.TOOL_FAILED, "upstream said no");
+        },
+      },
+    );
+    expect(value(result)).toEqual(["ToolCallError", "TOOL_FAILED", "upstream said no", true]);
+  });
+
+  it("reports an uncaught error with name, code, message and the snippet's line", async () => {
+    const result = await runSnippet(executor, "const a = 1;\nconst b = 2;\nthrow new TypeError('bad ' + (a + b));");
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error).toMatchObject({ name: "TypeError", code: "RUNTIME", message: "bad 3", line: 3 });
+  });
+
+  it("reports a thrown non-Error value", async () => {
+    const result = await runSnippet(executor, "throw 'plain'");
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.message).toContain("plain");
+  });
+
+  it.each([
+    ["return { f: () => 1 }", "return value.f is a function"],
+    ["return [1, undefined]", "return value[1] is undefined"],
+    ["return { n: NaN }", "return value.n is NaN"],
+    ["return { n: 1 / 0 }", "return value.n is Infinity"],
+    ["return 10n", "return value is a bigint"],
+    ["return { m: new Map() }", "return value.m is an instance of Map"],
+    ["const a = { b: {} }; a.b.c = a; return a", "return value.b.c is an instance of Object: it refers back to itself"],
+    ["return Symbol('s')", "return value is a symbol"],
+    ["return new Uint8Array(2)", "return value is an instance of Uint8Array"],
+  ])("refuses a return value that is not JSON: %s", async (code, message) => {
+    const result = await runSnippet(executor, code);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.code).toBe("NOT_JSON");
+    expect(result.error.message).toContain(message);
+  });
+
+  it("serializes Date as an ISO string and omits undefined object keys", async () => {
+    expect(value(await runSnippet(executor, "return { d: new Date(0), gone: undefined }"))).toEqual({
+      d: "1970-01-01T00:00:00.000Z",
+    });
+  });
+
+  it("moves bytes to and from the host", async () => {
+    const result = await runSnippet(
+      executor,
+      "const b = await echo(new Uint8Array([0, 1, 200, 255])); return Array.from(b[0])",
+    );
+    expect(value(result)).toEqual([0, 1, 200, 255]);
+  });
+
+  it("stops a synchronous infinite loop at the deadline", async () => {
+    const result = await runSnippet(executor, "while (true) {}", { limits: { timeoutMs: 300 } });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.code).toBe("TIMEOUT");
+  });
+
+  it("stops an infinite loop that starts after an await", async () => {
+    const result = await runSnippet(executor, "await math.add({ x: 1, y: 1 }); while (true) {}", {
+      limits: { timeoutMs: 300 },
+    });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.code).toBe("TIMEOUT");
+  });
+
+  it("stops a run waiting on a host call at the deadline", async () => {
+    const result = await runSnippet(executor, "await echo(1)", {
+      limits: { timeoutMs: 200 },
+      onHostCall: () => new Promise<string>(() => {}),
+    });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.code).toBe("TIMEOUT");
+  });
+
+  it("fails a run past max_tool_calls with TOO_MANY_CALLS even when the snippet catches", async () => {
+    const code = "for (let i = 0; i < 100; i++) { try { await math.add({ x: i, y: 0 }) } catch {} } return 'done'";
+    const result = await runSnippet(executor, code, { limits: { maxToolCalls: 10 } });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.code).toBe("TOO_MANY_CALLS");
+  });
+
+  it("fails a memory bomb with MEMORY_LIMIT or TIMEOUT and stays usable", async () => {
+    const result = await runSnippet(
+      executor,
+      "const a = []; while (true) a.push({ i: a.length, s: 'x' + a.length });",
+      {
+        limits: { memoryMb: 32, timeoutMs: 5000 },
+      },
+    );
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(["MEMORY_LIMIT", "TIMEOUT"]).toContain(result.error.code);
+    expect(value(await runSnippet(executor, "return 'next'"))).toBe("next");
+  });
+
+  it("cancels a run when the signal aborts", async () => {
+    const controller = new AbortController();
+    const pending = runSnippet(executor, "while (true) {}", {
+      signal: controller.signal,
+      limits: { timeoutMs: 10_000 },
+    });
+    setTimeout(() => controller.abort(), 100);
+    const result = await pending;
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.code).toBe("CANCELLED");
+  });
+
+  it("starts every run from fresh globals", async () => {
+    await runSnippet(executor, "globalThis.leak = 42; Object.prototype.polluted = true; return 0");
+    expect(value(await runSnippet(executor, "return [typeof leak, ({}).polluted === undefined]"))).toEqual([
+      "undefined",
+      true,
+    ]);
+  });
+
+  it("offers timers that settle within the run", async () => {
+    expect(value(await runSnippet(executor, "await new Promise((r) => setTimeout(r, 20)); return 'slept'"))).toBe(
+      "slept",
+    );
+  });
+
+  it("reports a promise that can never settle instead of hanging", async () => {
+    const result = await runSnippet(executor, "await new Promise(() => {})", { limits: { timeoutMs: 1000 } });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(["RUNTIME", "TIMEOUT"]).toContain(result.error.code);
+  });
+
+  it("sends host errors as the JSON the prelude rebuilds", () => {
+    expect(JSON.parse(hostErrorJson(new CairnError(ErrorCode.HANDLE_NOT_FOUND, "gone")))).toEqual({
+      name: "ResultStoreError",
+      code: "HANDLE_NOT_FOUND",
+      message: "gone",
+    });
+  });
+});

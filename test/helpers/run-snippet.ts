@@ -1,0 +1,49 @@
+// Test helper: transpile a snippet and run it on an executor with small limits and simple host functions.
+import { transpileSnippet } from "../../src/codemode/transpile.js";
+import type { ExecutionLimits, ExecutionResult, Executor, HostCallHandler } from "../../src/sandbox/executor.js";
+
+export const TEST_LIMITS: ExecutionLimits = { timeoutMs: 3000, memoryMb: 64, maxToolCalls: 50, maxLogChars: 2000 };
+
+export interface SnippetOptions {
+  inputs?: unknown;
+  functions?: string[];
+  onHostCall?: HostCallHandler;
+  limits?: Partial<ExecutionLimits>;
+  signal?: AbortSignal;
+}
+
+/** Host functions every test can use: echo (returns its arguments) and math.add({x, y}). */
+export const defaultHost: HostCallHandler = async (name, argsJson) => {
+  const args = JSON.parse(argsJson) as unknown[];
+  if (name === "math.add") {
+    const { x, y } = args[0] as { x: number; y: number };
+    return JSON.stringify(x + y);
+  }
+  if (name === "fail") {
+    throw Object.assign(new Error("upstream said no"), {});
+  }
+  return argsJson;
+};
+
+export async function runSnippet(executor: Executor, source: string, options: SnippetOptions = {}) {
+  const snippet = await transpileSnippet(source);
+  const result: ExecutionResult = await executor.execute({
+    code: snippet.code,
+    inputsJson: JSON.stringify(options.inputs ?? {}),
+    functions: options.functions ?? ["echo", "math.add", "fail"],
+    onHostCall: options.onHostCall ?? defaultHost,
+    limits: { ...TEST_LIMITS, ...options.limits },
+    signal: options.signal,
+  });
+  if (!result.ok && result.error.line !== undefined) {
+    const line = snippet.originalLine(result.error.line);
+    if (line === undefined) delete result.error.line;
+    else result.error.line = line;
+  }
+  return result;
+}
+
+export function value(result: ExecutionResult): unknown {
+  if (!result.ok) throw new Error(`run failed: ${JSON.stringify(result.error)}`);
+  return JSON.parse(result.valueJson);
+}
