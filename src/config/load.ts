@@ -166,11 +166,12 @@ function parseTomlText(text: string, file: string): unknown {
 /** Replaces `${VAR}` in every string; a missing variable is one problem naming it and the key. */
 function expandVariables(value: unknown, path: string[], env: NodeJS.ProcessEnv, problems: string[]): unknown {
   if (typeof value === "string") {
-    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (match, name: string) => {
       const found = env[name];
       if (found === undefined) {
         problems.push(`${path.join(".")}: environment variable \${${name}} is not set; export it or remove it`);
-        return "";
+        // Left as written so that the same key is not reported a second time as empty.
+        return match;
       }
       return found;
     });

@@ -236,7 +236,7 @@ export class ArtifactStore {
       this.used[entry.lane] -= entry.bytes;
       this.counts[entry.lane] -= 1;
       // TTL deletes the bytes, not just the entry.
-      void rm(entry.path, { force: true });
+      rmSync(entry.path, { force: true });
     }
   }
 

@@ -1,0 +1,212 @@
+// The session result store, artifact store and spill, against their caps, TTLs and file rules.
+import { existsSync, lstatSync, readFileSync, statSync, symlinkSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../src/config/schema.js";
+import { ArtifactStore } from "../../src/session/artifact-store.js";
+import { ResultStore } from "../../src/session/result-store.js";
+import { spill } from "../../src/session/spill.js";
+
+const defaults = ConfigSchema.parse({});
+const stores: ArtifactStore[] = [];
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((s) => s.close()));
+});
+function artifactStore(
+  overrides: Partial<typeof defaults.artifacts> = {},
+  output: Partial<typeof defaults.output> = {},
+  now = Date.now,
+) {
+  const store = new ArtifactStore({ ...defaults.artifacts, ...overrides }, { ...defaults.output, ...output }, now);
+  stores.push(store);
+  return store;
+}
+
+describe("ResultStore", () => {
+  it("issues unguessable res_ handles: 43 base64url chars, all distinct", () => {
+    const store = new ResultStore({ ...defaults.results, max_entries: 1000 });
+    const handles = new Set(Array.from({ length: 500 }, () => store.save("1").handle));
+    expect(handles.size).toBe(500);
+    for (const h of handles) expect(h).toMatch(/^res_[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("counts the JSON bytes plus the label's UTF-8 bytes", () => {
+    const store = new ResultStore(defaults.results);
+    expect(store.save('"é"', "ü").bytes).toBe(4 + 2);
+  });
+
+  it("refuses a save past max_entries and names the limit", () => {
+    const store = new ResultStore({ ...defaults.results, max_entries: 2 });
+    store.save("1");
+    store.save("2");
+    expect(() => store.save("3")).toThrow(
+      expect.objectContaining({ code: "STORE_FULL", message: expect.stringContaining("max_entries = 2") }),
+    );
+  });
+
+  it("refuses a save past max_total_bytes and suggests a projection", () => {
+    const store = new ResultStore({ ...defaults.results, max_total_bytes: 1024 });
+    store.save(JSON.stringify("x".repeat(900)));
+    expect(() => store.save(JSON.stringify("y".repeat(200)))).toThrow(
+      expect.objectContaining({
+        code: "STORE_FULL",
+        message: expect.stringMatching(/max_total_bytes = 1024.*projection/),
+      }),
+    );
+  });
+
+  it("refuses an entry past max_entry_bytes with ENTRY_TOO_LARGE", () => {
+    const store = new ResultStore({ ...defaults.results, max_entry_bytes: 10 });
+    expect(() => store.save('"0123456789"')).toThrow(
+      expect.objectContaining({ code: "ENTRY_TOO_LARGE", name: "ResultStoreError" }),
+    );
+  });
+
+  it("forgets an entry after its TTL and frees its bytes, without evicting anything else early", () => {
+    let now = 0;
+    const store = new ResultStore({ ...defaults.results, ttl_seconds: 10 }, () => now);
+    const old = store.save("1").handle;
+    now = 5000;
+    const young = store.save("2").handle;
+    now = 10_000;
+    expect(() => store.loadJson(old)).toThrow(expect.objectContaining({ code: "HANDLE_NOT_FOUND" }));
+    expect(store.loadJson(young)).toBe("2");
+    expect(store.usage()).toEqual({ entries: 1, bytes: 1 });
+  });
+
+  it("refuses everything when disabled", () => {
+    const store = new ResultStore({ ...defaults.results, enabled: false });
+    expect(() => store.save("1")).toThrow(expect.objectContaining({ code: "STORE_DISABLED" }));
+    expect(() => store.loadJson("res_x")).toThrow(expect.objectContaining({ code: "STORE_DISABLED" }));
+  });
+
+  it("names the handle it does not know", () => {
+    expect(() => new ResultStore(defaults.results).loadJson("res_missing")).toThrow(/res_missing/);
+  });
+});
+
+describe("ArtifactStore", () => {
+  it("keeps bytes in a private 0700 directory as exclusive 0600 files named by handle", async () => {
+    const store = artifactStore();
+    const info = await store.save(Buffer.from("hi"), {
+      filename: "../../etc/passwd.txt".replace(/\//g, "_"),
+      label: "l",
+    });
+    expect(statSync(store.directory).mode & 0o777).toBe(0o700);
+    expect(statSync(info.path).mode & 0o777).toBe(0o600);
+    expect(info.path.startsWith(`${store.directory}/art_`)).toBe(true);
+    expect((await store.read(info.handle)).toString()).toBe("hi");
+  });
+
+  it("refuses filenames with slashes or control characters", async () => {
+    const store = artifactStore();
+    await expect(store.save(Buffer.from("x"), { filename: "../x" })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
+    await expect(store.save(Buffer.from("x"), { filename: "a\nb" })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
+  });
+
+  it("never follows a link planted in place of an artifact file", async () => {
+    const store = artifactStore();
+    const info = await store.save(Buffer.from("original"));
+    const { rmSync } = await import("node:fs");
+    rmSync(info.path);
+    symlinkSync("/etc/hostname", info.path);
+    expect(lstatSync(info.path).isSymbolicLink()).toBe(true);
+    await expect(store.read(info.handle)).rejects.toThrow(/ELOOP|symbolic/i);
+  });
+
+  it("enforces entries, total and per-entry caps loudly", async () => {
+    const store = artifactStore({ max_entries: 2, max_total_bytes: 2048, max_entry_bytes: 1500 });
+    await expect(store.save(Buffer.alloc(1600))).rejects.toMatchObject({ code: "ENTRY_TOO_LARGE" });
+    await store.save(Buffer.alloc(1000));
+    await expect(store.save(Buffer.alloc(1100))).rejects.toMatchObject({
+      code: "STORE_FULL",
+      message: expect.stringContaining("max_total_bytes"),
+    });
+    await store.save(Buffer.alloc(10));
+    await expect(store.save(Buffer.alloc(1))).rejects.toMatchObject({
+      code: "STORE_FULL",
+      message: expect.stringContaining("max_entries = 2"),
+    });
+  });
+
+  it("deletes the bytes when the TTL passes", async () => {
+    let now = 0;
+    const store = artifactStore({ ttl_seconds: 1 }, {}, () => now);
+    const info = await store.save(Buffer.from("bye"));
+    now = 1000;
+    expect(() => store.info(info.handle)).toThrow(expect.objectContaining({ code: "HANDLE_NOT_FOUND" }));
+    for (let i = 0; i < 50 && existsSync(info.path); i++) await new Promise((r) => setImmediate(r));
+    expect(existsSync(info.path)).toBe(false);
+  });
+
+  it("refuses saves when disabled but keeps spill copies readable", async () => {
+    const store = artifactStore({ enabled: false });
+    await expect(store.save(Buffer.from("x"))).rejects.toMatchObject({ code: "STORE_DISABLED" });
+    const spilled = await store.saveSpill("text", "text/plain");
+    expect((await store.read(spilled.handle, { allowDisabled: true })).toString()).toBe("text");
+  });
+
+  it("removes its directory on close", async () => {
+    const store = artifactStore();
+    await store.save(Buffer.from("x"));
+    await store.close();
+    expect(existsSync(store.directory)).toBe(false);
+  });
+});
+
+describe("spill", () => {
+  const output = defaults.output;
+
+  it("sends 40,000 characters as they are", async () => {
+    const store = artifactStore();
+    const text = "a".repeat(40_000);
+    expect(await spill(text, output, store)).toBe(text);
+    expect(store.list()).toHaveLength(0);
+  });
+
+  it("cuts 40,001 characters to the exact first 20,000 and last 20,000 plus the pointer line", async () => {
+    const store = artifactStore();
+    const text = `${"h".repeat(20_000)}M${"t".repeat(20_000)}`;
+    const view = await spill(text, output, store);
+    const [saved] = store.list();
+    expect(view.split("\n")).toEqual([
+      "h".repeat(20_000),
+      "[... 1 chars omitted ...]",
+      "t".repeat(20_000),
+      `[Full output: 40,001 chars saved as ${saved?.handle} | cairn://artifacts/${saved?.handle} | ${saved?.path}]`,
+    ]);
+    expect(readFileSync(saved?.path as string, "utf8")).toBe(text);
+    expect(saved?.media_type).toBe("text/plain");
+  });
+
+  it("never splits a surrogate pair at the cut", async () => {
+    const store = artifactStore();
+    const view = await spill(`${"a".repeat(19_999)}😀${"b".repeat(30_000)}`, output, store);
+    expect(view).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+  });
+
+  it("fails past max_file_bytes and leaves no file", async () => {
+    const store = artifactStore({}, { max_file_bytes: 50_000 });
+    await expect(spill("x".repeat(60_000), { ...output, max_file_bytes: 50_000 }, store)).rejects.toMatchObject({
+      code: "ENTRY_TOO_LARGE",
+      message: expect.stringContaining("max_file_bytes = 50000"),
+    });
+    const { readdirSync } = await import("node:fs");
+    expect(readdirSync(store.directory)).toEqual([]);
+  });
+
+  it("fails past max_total_bytes of the process and leaves no file", async () => {
+    const limits = { ...output, max_total_bytes: 100_000 };
+    const store = artifactStore({}, limits);
+    await spill("x".repeat(60_000), limits, store);
+    await expect(spill("y".repeat(60_000), limits, store)).rejects.toMatchObject({
+      code: "STORE_FULL",
+      message: expect.stringContaining("max_total_bytes = 100000"),
+    });
+    const { readdirSync } = await import("node:fs");
+    expect(readdirSync(store.directory)).toHaveLength(1);
+  });
+});
