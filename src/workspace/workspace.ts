@@ -483,7 +483,7 @@ export class Workspace {
         throw importFailed(path, error.message, error);
       });
       const type = inferType({ filename: basename(path) }, head, head.length === info.size);
-      const chunks = handle.createReadStream({ start: 0, highWaterMark: 1024 * 1024, autoClose: false });
+      const chunks = handle.createReadStream({ start: 0, highWaterMark: 4 * 1024 * 1024, autoClose: false });
       const record = await this.commit(
         chunks,
         {

@@ -9,7 +9,8 @@ export interface BlobInfo {
 
 /**
  * Where the bytes of a `put` come from: bytes in memory, any async iterable of chunks (a Node `Readable` is one),
- * or a file by path (streamed, never loaded whole).
+ * or a file by path (streamed, never loaded whole). Chunks of an iterable must not be changed after they are
+ * yielded: the store may still be writing one while it reads the next.
  */
 export type BlobSource = Uint8Array | AsyncIterable<Uint8Array> | { path: string };
 

@@ -15,7 +15,7 @@ import {
   type StagedBlob,
 } from "./blob-store.js";
 
-const CHUNK_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 4 * 1024 * 1024;
 /** A temp file this old is abandoned whatever its writer's pid says (pids are reused). */
 const TEMP_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
@@ -89,16 +89,21 @@ export class FsBlobStore implements BlobStore {
     const hash = createHash("sha256");
     let bytes = 0;
     const handle = await open(tmp, "wx", 0o600);
+    // One write in flight while the next chunk is read and hashed: hashing and disk I/O overlap.
+    let inFlight: Promise<void> = Promise.resolve();
     try {
       for await (const chunk of chunks) {
         bytes += chunk.byteLength;
         checkMax(bytes, options.maxBytes);
         hash.update(chunk);
-        await writeAll(handle, chunk);
+        await inFlight;
+        inFlight = writeAll(handle, chunk);
         options.onProgress?.(bytes);
       }
+      await inFlight;
       await handle.sync();
     } catch (error) {
+      await inFlight.catch(() => {});
       await handle.close().catch(() => {});
       await unlink(tmp).catch(() => {});
       throw error;
