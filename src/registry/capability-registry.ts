@@ -44,6 +44,8 @@ const MAX_LIMIT = 100;
 
 export function createCapabilityRegistry(initial: Capability[] = []): CapabilityRegistry {
   const capabilities = new Map<string, Capability>();
+  // Precomputed for suggest(), which compares a name with every capability.
+  const spellings = new Map<string, { name: string; tool: string | undefined; tokens: Set<string> }>();
   const indexed = new Map<string, IndexedDocument>();
   const index = new MiniSearch<IndexedDocument>({
     fields: ["name", "description", "params"],
@@ -52,8 +54,8 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
     searchOptions: {
       boost: { name: 3, params: 1.2, description: 1 },
       prefix: (term) => term.length >= 3,
-      // Edit distance 1 from 5 letters, 2 from 7 (a swapped pair of letters costs 2 in Levenshtein).
-      fuzzy: (term) => (term.length >= 7 ? 2 : term.length >= 5 ? 1 : false),
+      // Edit distance 1 from 4 letters, 2 from 5: a swapped pair of letters costs 2 in Levenshtein.
+      fuzzy: (term) => (term.length >= 5 ? 2 : term.length >= 4 ? 1 : false),
       combineWith: "OR",
     },
   });
@@ -68,6 +70,11 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
   const add = (capability: Capability) => {
     unindex(capability.name);
     capabilities.set(capability.name, capability);
+    spellings.set(capability.name, {
+      name: capability.name.toLowerCase(),
+      tool: capability.tool?.toLowerCase(),
+      tokens: new Set(tokenize(capability.name)),
+    });
     if (capability.hidden) return;
     const document: IndexedDocument = {
       id: capability.name,
@@ -82,6 +89,7 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
   const remove = (name: string) => {
     unindex(name);
     capabilities.delete(name);
+    spellings.delete(name);
   };
 
   for (const capability of initial) add(capability);
@@ -122,16 +130,15 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
       if (wanted === "") return [];
       const wantedTokens = new Set(tokenize(wanted));
       const scored: { name: string; score: number }[] = [];
-      for (const capability of capabilities.values()) {
-        const candidate = capability.name.toLowerCase();
+      for (const [name, spelling] of spellings) {
         // A bare tool name ("list_issues") is compared with the tool part, so the missing namespace costs nothing.
         const editScore = Math.max(
-          similarity(wanted, candidate),
-          capability.tool === undefined ? 0 : similarity(wanted, capability.tool.toLowerCase()),
+          similarity(wanted, spelling.name),
+          spelling.tool === undefined ? 0 : similarity(wanted, spelling.tool),
         );
-        const overlap = jaccard(wantedTokens, new Set(tokenize(capability.name)));
+        const overlap = jaccard(wantedTokens, spelling.tokens);
         const score = Math.max(editScore, 0.5 * editScore + 0.5 * overlap);
-        if (score >= 0.5) scored.push({ name: capability.name, score });
+        if (score >= 0.5) scored.push({ name, score });
       }
       scored.sort((a, b) => b.score - a.score || a.name.localeCompare(b.name));
       return scored.slice(0, Math.max(0, limit)).map((s) => s.name);
