@@ -287,6 +287,8 @@ export function createUpstreamManager(
       if (!conn.client) await connect(conn);
       const client = conn.client;
       if (!client) throw unavailable(conn);
+      // A server that never sends list_changed may have gained the tool since: list again once before refusing.
+      if (!conn.tools.some((t) => t.name === tool)) await refreshTools(conn, client);
       if (!conn.tools.some((t) => t.name === tool)) {
         throw new CairnError(
           ErrorCode.TOOL_NOT_FOUND,

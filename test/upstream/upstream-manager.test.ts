@@ -197,6 +197,15 @@ describe("UpstreamManager over stdio", () => {
     manager = undefined;
   });
 
+  it("refreshes a stale tool list once before answering TOOL_NOT_FOUND", async () => {
+    manager = createUpstreamManager({ odd: stdio([fixture("odd-names.mjs")]) });
+    await manager.start();
+    await manager.callTool("odd", "add_tool_silently", {});
+    expect(manager.list()[0]?.tools.map((t) => t.name)).not.toContain("silent_tool");
+    expect(textOf(await manager.callTool("odd", "silent_tool", {}))).toBe("silent");
+    expect(manager.list()[0]?.tools.map((t) => t.name)).toContain("silent_tool");
+  });
+
   it("follows notifications/tools/list_changed", async () => {
     manager = createUpstreamManager({ odd: stdio([fixture("odd-names.mjs")]) });
     await manager.start();
@@ -217,38 +226,49 @@ describe("UpstreamManager over stdio", () => {
   });
 });
 
+/** Starts server-everything in streamableHttp mode on 127.0.0.1 and a free port; resolves once it listens. */
+async function startEverythingHttp(): Promise<{ child: ChildProcess; url: string }> {
+  const probe = createServer();
+  probe.listen(0, "127.0.0.1");
+  await once(probe, "listening");
+  const port = (probe.address() as { port: number }).port;
+  probe.close();
+  await once(probe, "close");
+  const child = spawn(process.execPath, ["--import", fixture("loopback-only.mjs"), everythingEntry, "streamableHttp"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  // The server announces readiness on stderr; the listener stays attached so the pipe keeps draining.
+  await new Promise<void>((resolve, reject) => {
+    let seen = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes("listening on port")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`server-everything exited (${code}): ${seen}`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+async function stop(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGKILL");
+  await once(child, "exit");
+}
+
+const http = (url: string): ServerConfig => ({ url, headers: {}, timeout_ms: 30_000, allow: [], deny: [] });
+
 describe("UpstreamManager over Streamable HTTP", () => {
-  let child: ChildProcess;
-  let port: number;
+  let server: { child: ChildProcess; url: string };
 
   beforeAll(async () => {
-    const probe = createServer();
-    probe.listen(0, "127.0.0.1");
-    await once(probe, "listening");
-    port = (probe.address() as { port: number }).port;
-    probe.close();
-    await once(probe, "close");
-    child = spawn(process.execPath, [everythingEntry, "streamableHttp"], {
-      env: { ...process.env, PORT: String(port) },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    // The server announces readiness on stderr; waiting for that line is the deadline-free way to know.
-    let seen = "";
-    for await (const chunk of child.stderr as NodeJS.ReadableStream) {
-      seen += String(chunk);
-      if (seen.includes("listening on port")) break;
-    }
+    server = await startEverythingHttp();
   });
 
-  afterAll(async () => {
-    child.kill("SIGTERM");
-    if (child.exitCode === null) await once(child, "exit");
-  });
+  afterAll(() => stop(server.child));
 
   it("lists and calls the tools of server-everything, then closes the session", async () => {
-    manager = createUpstreamManager({
-      everything: { url: `http://127.0.0.1:${port}/mcp`, headers: {}, timeout_ms: 30_000, allow: [], deny: [] },
-    });
+    manager = createUpstreamManager({ everything: http(server.url) });
     await manager.start();
     const [status] = manager.list();
     expect(status?.status).toBe("ready");
@@ -258,12 +278,21 @@ describe("UpstreamManager over Streamable HTTP", () => {
   });
 
   it("reports an HTTP endpoint that refuses connections as unavailable", async () => {
-    manager = createUpstreamManager({
-      gone: { url: "http://127.0.0.1:9/mcp", headers: {}, timeout_ms: 30_000, allow: [], deny: [] },
-    });
+    manager = createUpstreamManager({ gone: http("http://127.0.0.1:9/mcp") });
     await manager.start();
     expect(manager.list()[0]?.status).toBe("unavailable");
     expect((await caught(manager.callTool("gone", "echo", {}))).code).toBe("UPSTREAM_UNAVAILABLE");
+  });
+
+  it("turns an HTTP server that went away into UPSTREAM_UNAVAILABLE", async () => {
+    const doomed = await startEverythingHttp();
+    manager = createUpstreamManager({ doomed: http(doomed.url) });
+    await manager.start();
+    expect(manager.list()[0]?.status).toBe("ready");
+    await stop(doomed.child);
+    const error = await caught(manager.callTool("doomed", "echo", { message: "anyone?" }));
+    expect(error.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(manager.list()[0]?.status).toBe("unavailable");
   });
 });
 
