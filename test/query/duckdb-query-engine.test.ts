@@ -109,6 +109,42 @@ describe("DuckDbQueryEngine", () => {
     expect(back.rows).toEqual([{ n: result.row_count, origins: 1 }]);
   });
 
+  it("reads a CSV whose header names hold quotes and braces, exactly", async () => {
+    const odd = { path: writeFixture(dir, "odd.csv", `a'b,"c""d",e}f\n1,x,2024-01-02\n`), format: "csv" as const };
+    const [described] = await engine.describe({ inputs: [odd] });
+    expect(described?.columns).toEqual([
+      { name: "a'b", type: "BIGINT" },
+      { name: 'c"d', type: "VARCHAR" },
+      { name: "e}f", type: "DATE" },
+    ]);
+    const result = await engine.query({
+      inputs: [odd],
+      sql: `SELECT "a'b", "c""d", "e}f" FROM input1`,
+      limits: LIMITS,
+    });
+    expect(result.rows).toEqual([{ "a'b": 1, 'c"d': "x", "e}f": "2024-01-02" }]);
+  });
+
+  it("sees a rewritten input file anew, columns included", async () => {
+    const path = writeFixture(dir, "changing.csv", "a\n1\n");
+    const first = await engine.query({
+      inputs: [{ path, format: "csv" }],
+      sql: "SELECT * FROM input1",
+      limits: LIMITS,
+    });
+    expect(first.rows).toEqual([{ a: 1 }]);
+    writeFixture(dir, "changing.csv", "a,b\n1,2\n3,4\n");
+    const second = await engine.query({
+      inputs: [{ path, format: "csv" }],
+      sql: "SELECT * FROM input1",
+      limits: LIMITS,
+    });
+    expect(second.rows).toEqual([
+      { a: 1, b: 2 },
+      { a: 3, b: 4 },
+    ]);
+  });
+
   it("leaves no spill directory behind once closed", async () => {
     const own = await createDuckDbQueryEngine({ tempDir: join(dir, "own-spill") });
     await own.query({ inputs: [input], sql: "SELECT 1 AS x", limits: LIMITS });

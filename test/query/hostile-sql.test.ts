@@ -159,6 +159,16 @@ describe("DuckDbQueryEngine under hostile SQL", () => {
     expect(error.message).toMatch(/one read-only SELECT/);
   });
 
+  it("never lets a query read the files of an earlier query", async () => {
+    const other = { path: writeFixture(dir, "other.csv", "c\n7\n"), format: "csv" as const };
+    await engine.query({ inputs: [input, other], sql: "SELECT count(*) FROM input2", limits: LIMITS });
+    await engine.query({ inputs: [input], sql: "SELECT count(*) FROM input1", limits: LIMITS });
+    const error = await refused(`SELECT * FROM read_csv('${other.path}')`, [ErrorCode.QUERY_FAILED]);
+    expect(error.message).toMatch(/<path>/);
+    await refused("SELECT * FROM input2", [ErrorCode.QUERY_FAILED]);
+    rmSync(other.path);
+  });
+
   it("writes nothing anywhere", () => {
     expect(existsSync(outside)).toBe(false);
     expect(existsSync("/tmp/cairn-attack.duckdb")).toBe(false);
