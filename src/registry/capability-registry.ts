@@ -41,6 +41,7 @@ interface IndexedDocument {
 }
 
 const MAX_LIMIT = 100;
+const MAX_QUERY_WORDS = 32;
 
 export function createCapabilityRegistry(initial: Capability[] = []): CapabilityRegistry {
   const capabilities = new Map<string, Capability>();
@@ -116,7 +117,9 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
       const hits: SearchHit[] = [];
       const exact = capabilities.get(trimmed);
       if (exact && !exact.hidden) hits.push({ name: exact.name, description: exact.description, score: Infinity });
-      for (const result of index.search(trimmed)) {
+      // A pasted paragraph must not cost a fuzzy pass per word: the first words carry the intent.
+      const words = splitWords(trimmed).slice(0, MAX_QUERY_WORDS).join(" ");
+      for (const result of index.search(words)) {
         if (hits.length >= wanted) break;
         if (result.id === exact?.name) continue;
         const capability = capabilities.get(result.id as string);

@@ -65,6 +65,7 @@ export interface UpstreamManager {
 
 const CLIENT_INFO = { name: "cairn", version: "0.1.0" };
 const STDERR_TAIL_LINES = 20;
+const MAX_STDERR_LINE = 8192;
 
 interface Connection {
   readonly name: string;
@@ -143,6 +144,11 @@ export function createUpstreamManager(
       pending += chunk.toString("utf8");
       const lines = pending.split("\n");
       pending = lines.pop() ?? "";
+      // A server that never ends a line (progress bars) must not grow this buffer without bound.
+      if (pending.length > MAX_STDERR_LINE) {
+        lines.push(pending.slice(0, MAX_STDERR_LINE));
+        pending = "";
+      }
       for (const line of lines) {
         if (line.trim() === "") continue;
         stderrLog.info(line);

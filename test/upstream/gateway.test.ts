@@ -1,0 +1,92 @@
+// The gateway end to end against real fixture servers: name resolution, argument checks, results and errors.
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ServerConfig } from "../../src/config/schema.js";
+import { CairnError } from "../../src/errors.js";
+import { createCapabilityRegistry } from "../../src/registry/capability-registry.js";
+import { createArgsValidator } from "../../src/registry/validate-args.js";
+import { createGateway, type Gateway } from "../../src/upstream/gateway.js";
+import { followUpstreams } from "../../src/upstream/upstream-capabilities.js";
+import { createUpstreamManager, type UpstreamManager } from "../../src/upstream/upstream-manager.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const node = (file: string): ServerConfig =>
+  ({
+    command: process.execPath,
+    args: [join(here, "../fixtures/servers", file)],
+    env: {},
+    timeout_ms: 30_000,
+    allow: [],
+    deny: [],
+  }) as ServerConfig;
+
+const saved: { mediaType: string; bytes: number }[] = [];
+const saveBinary = async (bytes: Buffer, mediaType: string) => {
+  saved.push({ mediaType, bytes: bytes.length });
+  return { handle: `art_${saved.length}` };
+};
+
+async function caught(promise: Promise<unknown>): Promise<CairnError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof CairnError) return error;
+    throw error;
+  }
+  throw new Error("expected a CairnError");
+}
+
+let manager: UpstreamManager;
+let gateway: Gateway;
+
+beforeAll(async () => {
+  manager = createUpstreamManager({
+    odd: node("odd-names.mjs"),
+    media: node("media.mjs"),
+    crash: node("crashing.mjs"),
+    down: { ...node("nothing.mjs"), command: "cairn-no-such-command" } as ServerConfig,
+  });
+  await manager.start();
+  const registry = createCapabilityRegistry();
+  followUpstreams(manager, registry);
+  gateway = createGateway({ manager, registry, validator: createArgsValidator() });
+});
+afterAll(() => manager.close());
+
+describe("Gateway", () => {
+  it("returns structuredContent, parsed JSON text and saved binaries", async () => {
+    expect(await gateway.call("odd.get-user", { id: "usr_9" }, { saveBinary })).toMatchObject({ id: "usr_9" });
+    expect(await gateway.call("odd.2fa.check", { code: "000000", user: "u" }, { saveBinary })).toEqual({
+      valid: false,
+    });
+    expect(await gateway.call("media.tiny_image", {}, { saveBinary })).toMatchObject({
+      type: "image",
+      handle: "art_1",
+    });
+  });
+
+  it("answers an unknown name with TOOL_NOT_FOUND and did-you-mean candidates", async () => {
+    const error = await caught(gateway.call("odd.get_user", {}, { saveBinary }));
+    expect(error.code).toBe("TOOL_NOT_FOUND");
+    expect(error.message).toContain('did you mean "odd.get-user"');
+    expect(error.data?.candidates).toContain("odd.get-user");
+  });
+
+  it("checks arguments before calling the upstream", async () => {
+    const error = await caught(gateway.call("odd.get-user", { id: 1 }, { saveBinary }));
+    expect(error.code).toBe("INVALID_ARGUMENT");
+    expect(error.message).toContain("/id: must be string");
+  });
+
+  it("throws TOOL_FAILED for an upstream error result", async () => {
+    const error = await caught(gateway.call("crash.fail", {}, { saveBinary }));
+    expect(error).toMatchObject({ code: "TOOL_FAILED", name: "ToolCallError" });
+    expect(error.message).toBe("crash.fail failed: quota exceeded for project demo");
+  });
+
+  it("answers UPSTREAM_UNAVAILABLE, not TOOL_NOT_FOUND, for a tool of a server that is down", async () => {
+    const error = await caught(gateway.call("down.anything", {}, { saveBinary }));
+    expect(error.code).toBe("UPSTREAM_UNAVAILABLE");
+  });
+});
