@@ -1,0 +1,158 @@
+// Shared pieces of Cairn's benchmarks: start a real server over stdio, time calls, summarise, print tables.
+// Everything is measured through the official MCP client on purpose: slower than calling internals, but it is what a host pays.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const QUICK = process.env.CAIRN_BENCH_QUICK === "1";
+// Big cases can take tens of seconds; the SDK's 60 s default would turn a slow answer into a false failure.
+const REQUEST_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** One line per step, on a TTY only, so piped output and saved logs hold just the tables. */
+export function progress(message) {
+  if (process.stderr.isTTY) process.stderr.write(`  .. ${message}\n`);
+}
+
+/**
+ * Starts any stdio MCP server and connects a client. The server's stderr is kept (last 8 KB) so that a crash
+ * can be reported with the server's own words instead of a bare "connection closed".
+ */
+export async function startStdio({ command = process.execPath, args, cwd, name = "cairn-bench" }) {
+  const transport = new StdioClientTransport({ command, args, cwd, stderr: "pipe" });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk) => {
+    stderr = (stderr + chunk.toString()).slice(-8192);
+  });
+  let exited = false;
+  const client = new Client({ name, version: "1.0.0" });
+  client.onclose = () => {
+    exited = true;
+  };
+  await client.connect(transport);
+  const pid = transport.pid;
+  const call = async (tool, args) => {
+    try {
+      const r = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS });
+      const text = (r.content ?? [])
+        .filter((c) => c.type === "text")
+        .map((c) => c.text)
+        .join("\n");
+      return { isError: !!r.isError, text };
+    } catch (e) {
+      const tail = stderr.trim() ? `; server stderr: ${stderr.trim().slice(-1500)}` : "";
+      throw new Error(
+        `${tool} failed at the protocol level (${e?.message ?? e})${exited ? ", server exited" : ""}${tail}`,
+      );
+    }
+  };
+  const close = async () => {
+    await client.close().catch(() => {});
+  };
+  return { client, pid, call, close, stderrTail: () => stderr };
+}
+
+/**
+ * Starts `cairn serve` from dist/ with its own temp config and workspace, so runs never share state or touch
+ * the user's ~/.cairn. `toml` is the config text (empty = the SPEC defaults).
+ */
+export async function startCairn({ toml = "" } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-"));
+  const config = join(dir, "cairn.toml");
+  writeFileSync(config, toml);
+  const server = await startStdio({
+    args: [join(ROOT, "dist", "main.js"), "serve", "--config", config, "--workspace", join(dir, "ws")],
+    cwd: dir,
+  });
+  /** execute_code; the parsed JSON when the reply is whole JSON, else null (a spilled reply is not). */
+  const exec = async (code, inputs) => {
+    const r = await server.call("execute_code", inputs === undefined ? { code } : { code, inputs });
+    let json = null;
+    try {
+      json = JSON.parse(r.text);
+    } catch {}
+    return { ...r, json };
+  };
+  const close = async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { ...server, exec, close, dir };
+}
+
+/** The reply of a run must be ok with this value; anything else is a server fault the bench must not hide. */
+export function expectValue(reply, expected, what) {
+  const got = reply.json?.value;
+  if (reply.isError || reply.json?.ok !== true || JSON.stringify(got) !== JSON.stringify(expected)) {
+    throw new Error(`${what}: wrong reply: ${reply.text.slice(0, 300)}`);
+  }
+}
+
+/** Parses the spill pointer line `[Full output: N chars saved as art_... | cairn://... | /path]`, or null. */
+export function spillPointer(text) {
+  const m = text.trimEnd().match(/\[Full output: ([\d,]+) chars saved as (art_[A-Za-z0-9_-]+) \| (\S+) \| ([^\]]+)\]$/);
+  return m ? { chars: Number(m[1].replaceAll(",", "")), handle: m[2], uri: m[3], path: m[4] } : null;
+}
+
+/** Wall-clock milliseconds of `fn`, `warmup` untimed calls first. */
+export async function measure(fn, { warmup = 0, runs = 1 } = {}) {
+  for (let i = 0; i < warmup; i++) await fn(i);
+  const samples = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    samples.push(performance.now() - t0);
+  }
+  return samples;
+}
+
+/** One timed call: its wall-clock milliseconds and its value. */
+export async function timed(fn) {
+  const t0 = performance.now();
+  const value = await fn();
+  return { ms: performance.now() - t0, value };
+}
+
+/** Nearest-rank percentiles: every figure reported is a sample that was actually observed. */
+export function summary(samples) {
+  const s = [...samples].sort((a, b) => a - b);
+  const n = s.length;
+  if (n === 0) return { median: Number.NaN, p95: Number.NaN, min: Number.NaN, max: Number.NaN, n: 0 };
+  const rank = (p) => s[Math.max(0, Math.ceil(p * n) - 1)];
+  const median = n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  return { median, p95: rank(0.95), min: s[0], max: s[n - 1], n };
+}
+
+/**
+ * Peak resident set of a live process in bytes: VmHWM is the kernel's high-water mark, so one read at the end
+ * sees the peak without polling (polling would miss short spikes). Worker threads share the process, so they count.
+ */
+export function peakRss(pid) {
+  const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmHWM:\s+(\d+)\s+kB/m);
+  if (!m) throw new Error(`no VmHWM in /proc/${pid}/status`);
+  return Number(m[1]) * 1024;
+}
+
+/** Prints rows (objects with the same keys) as an aligned table; numbers align right. Returns the text. */
+export function table(rows) {
+  if (rows.length === 0) return "";
+  const keys = Object.keys(rows[0]);
+  const cells = rows.map((r) => keys.map((k) => (r[k] === undefined || r[k] === null ? "" : String(r[k]))));
+  const widths = keys.map((k, i) => Math.max(k.length, ...cells.map((c) => c[i].length)));
+  const right = keys.map((k) => rows.every((r) => typeof r[k] === "number" || r[k] === "" || r[k] == null));
+  const line = (c) =>
+    c
+      .map((v, i) => (right[i] ? v.padStart(widths[i]) : v.padEnd(widths[i])))
+      .join("  ")
+      .trimEnd();
+  const text = [line(keys), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
+  console.log(text);
+  return text;
+}
+
+export const ms = (x) => Math.round(x * 100) / 100;
+export const mb = (bytes) => Math.round((bytes / 1048576) * 10) / 10;
