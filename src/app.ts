@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { Bindings } from "./codemode/bindings.js";
 import { type CodeRunner, createCodeRunner } from "./codemode/execute-code.js";
 import { defineStoreBindings } from "./codemode/store-bindings.js";
+import { defineWorkspaceBindings } from "./codemode/workspace-bindings.js";
 import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { CairnError, ErrorCode } from "./errors.js";
@@ -15,7 +16,9 @@ import type { ServerDeps } from "./server/create-server.js";
 import type { ToolDefinition } from "./server/tool.js";
 import { executeCodeTool } from "./server/tools/execute-code.js";
 import { readOutputTool } from "./server/tools/read-output.js";
+import { workspaceTools } from "./server/tools/workspace-tools.js";
 import { Session } from "./session/session.js";
+import type { Workspace } from "./workspace/workspace.js";
 
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
@@ -31,6 +34,8 @@ export interface App {
   readonly logger: Logger;
   readonly executor: Executor;
   readonly runner: CodeRunner;
+  /** The shared workspace, opened (and its native SQLite module loaded) on first use. */
+  workspace(): Promise<Workspace>;
   /** Every tool this build offers, by name. */
   allTools(): ToolDefinition[];
   /** The tools a host sees: `selected` exactly, else the defaults (every tool but the opt-in ones). */
@@ -49,11 +54,30 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const logger = options.logger ?? createLogger();
   const executor: Executor =
     config.sandbox.backend === "node" && config.sandbox.allow_unsafe ? new NodeExecutor() : new QuickJsExecutor();
+  let opened: Promise<Workspace> | undefined;
+  const workspace = () => {
+    opened ??= import("./workspace/workspace.js").then(({ openWorkspace }) =>
+      openWorkspace(loaded.workspaceDir, {
+        indexBytes: config.workspace.index_bytes,
+        logger: logger.child("workspace"),
+      }),
+    );
+    // A failed open (unwritable directory, say) is reported and retried on the next call.
+    opened.catch(() => {
+      opened = undefined;
+    });
+    return opened;
+  };
   const bindings = new Bindings();
   defineStoreBindings(bindings);
+  defineWorkspaceBindings(bindings, workspace);
   const runner = createCodeRunner(executor, bindings, config.sandbox);
   const mayDestroy = Object.keys(config.servers).length > 0 || config.cli.mode !== "disabled";
-  const tools: ToolDefinition[] = [executeCodeTool(runner, config, { mayDestroy }), readOutputTool()];
+  const tools: ToolDefinition[] = [
+    executeCodeTool(runner, config, { mayDestroy }),
+    readOutputTool(),
+    ...workspaceTools(workspace, { indexBytes: config.workspace.index_bytes }),
+  ];
   const sessions = new Set<Session>();
 
   const namespace = () => ({
@@ -77,6 +101,18 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       { name: "inputs", signature: "inputs: object (the inputs argument of execute_code)" },
       { name: "console", signature: "console.log / info / warn / error / debug: captured into logs" },
       { name: "setTimeout", signature: "setTimeout(fn, ms) / clearTimeout(id): never past the run's deadline" },
+      { name: "workspace.save", signature: "workspace.save(args: SaveInput): Promise<Metadata> (the save tool)" },
+      { name: "workspace.find", signature: "workspace.find({text, limit?}): Promise<{results}> (the find tool)" },
+      {
+        name: "workspace.inspect",
+        signature: "workspace.inspect({ref | refs, excerpt_bytes?, offset?, full?}) (the inspect tool)",
+      },
+      { name: "workspace.resume", signature: "workspace.resume({text}) (the resume tool)" },
+      {
+        name: "workspace.read",
+        signature:
+          'workspace.read(ref, {as?: "text" | "json" | "bytes"}): a version\'s whole content (bounded by the heap limit)',
+      },
     ],
     uris: {
       results: config.results.enabled ? "cairn://results/{handle}" : null,
@@ -100,6 +136,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     logger,
     executor,
     runner,
+    workspace,
     allTools: () => tools,
     selectTools(selected) {
       if (selected === undefined || selected.length === 0) return tools.filter((t) => !OPT_IN_TOOLS.has(t.name));
@@ -130,6 +167,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       await Promise.allSettled([...sessions].map((s) => s.close()));
       sessions.clear();
       await executor.close();
+      if (opened) await (await opened.catch(() => undefined))?.close();
     },
   };
 }

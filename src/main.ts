@@ -5,6 +5,7 @@ import { VERSION } from "./app.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError } from "./cli/common.js";
 import { registerRun } from "./cli/run.js";
 import { registerServe } from "./cli/serve.js";
+import { registerWorkspaceCommands } from "./cli/workspace-commands.js";
 
 const program = new Command("cairn")
   .description("Code mode over every tool, handles instead of values, and a durable workspace, for AI agents (MCP)")
@@ -16,6 +17,7 @@ const program = new Command("cairn")
 
 registerServe(program);
 registerRun(program);
+registerWorkspaceCommands(program);
 
 try {
   await program.parseAsync(process.argv);
