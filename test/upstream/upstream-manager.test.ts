@@ -126,6 +126,18 @@ describe("UpstreamManager over stdio", () => {
     expect(changes).toContain("crash");
   });
 
+  it("serves concurrent calls and shares one reconnect among them", async () => {
+    manager = createUpstreamManager({ crash: stdio([fixture("crashing.mjs")]) });
+    await manager.start();
+    const texts = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => manager?.callTool("crash", "echo", { text: `n${i}` })),
+    );
+    expect(texts.map((r) => (r ? textOf(r) : ""))).toEqual(Array.from({ length: 40 }, (_, i) => `n${i}`));
+    await caught(manager.callTool("crash", "crash", {}));
+    const pids = await Promise.all(Array.from({ length: 5 }, () => manager?.callTool("crash", "pid", {})));
+    expect(new Set(pids.map((r) => (r ? textOf(r) : ""))).size).toBe(1);
+  });
+
   it("returns an upstream isError result as it is", async () => {
     manager = createUpstreamManager({ crash: stdio([fixture("crashing.mjs")]) });
     await manager.start();
