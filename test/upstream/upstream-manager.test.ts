@@ -279,7 +279,7 @@ describe("UpstreamManager over Streamable HTTP", () => {
 
   afterAll(() => stop(server.child));
 
-  it("lists and calls the tools of server-everything, then closes the session", async () => {
+  it("lists and calls the tools of server-everything over Streamable HTTP", async () => {
     manager = createUpstreamManager({ everything: http(server.url) });
     await manager.start();
     const [status] = manager.list();
