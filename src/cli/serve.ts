@@ -1,19 +1,53 @@
-// `cairn serve`: the MCP server. Stdio by default; `--tools` chooses exactly which tools a host sees.
+// `cairn serve`: the MCP server. Stdio by default (one process, one session); `--transport http` serves Streamable
+// HTTP to many sessions, gated by $CAIRN_TOKEN. `--tools` chooses exactly which tools a host sees.
 import type { Command } from "commander";
+import { toCairnError } from "../errors.js";
+import {
+  DEFAULT_HTTP_HOST,
+  DEFAULT_HTTP_PORT,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  isLoopbackHost,
+  type RunningHttpServer,
+  serveHttp,
+} from "../server/transports/http.js";
 import { serveStdio } from "../server/transports/stdio.js";
-import { closeApp, EXIT_USAGE, ExitError, openApp } from "./common.js";
+import { closeApp, EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
+
+interface ServeOptions {
+  transport: string;
+  tools?: string[];
+  host: string;
+  port: string;
+  allowRemote?: boolean;
+  idleTimeout: string;
+}
+
+const TOKEN_HELP =
+  "set a long random token first, e.g. export CAIRN_TOKEN=$(openssl rand -hex 32), and give clients the header Authorization: Bearer $CAIRN_TOKEN";
 
 export function registerServe(program: Command): void {
   program
     .command("serve")
-    .description("serve MCP over stdio (the way Claude Desktop, Claude Code, Cursor and Codex start Cairn)")
-    .option("--transport <transport>", "stdio", "stdio")
+    .description(
+      "serve MCP over stdio (the way Claude Desktop, Claude Code, Cursor and Codex start Cairn), or over Streamable HTTP at /mcp",
+    )
+    .option("--transport <transport>", "stdio | http", "stdio")
     .option("--tools <names...>", "expose exactly these tools (import and delete appear only when listed)")
-    .action(async (options: { transport: string; tools?: string[] }, command: Command) => {
-      if (options.transport !== "stdio") {
-        process.stderr.write(`cairn serve: unknown transport "${options.transport}" (this build serves stdio)\n`);
+    .option("--host <address>", "http: address to bind (non-loopback needs --allow-remote)", DEFAULT_HTTP_HOST)
+    .option("--port <port>", "http: TCP port (0 picks a free one)", String(DEFAULT_HTTP_PORT))
+    .option("--allow-remote", "http: allow a non-loopback bind address and any Host header (the token is the gate)")
+    .option(
+      "--idle-timeout <seconds>",
+      "http: end a session after this long without a request",
+      String(DEFAULT_IDLE_TIMEOUT_MS / 1000),
+    )
+    .addHelpText("after", `\nHTTP needs $CAIRN_TOKEN: ${TOKEN_HELP}.`)
+    .action(async (options: ServeOptions, command: Command) => {
+      if (options.transport !== "stdio" && options.transport !== "http") {
+        process.stderr.write(`cairn serve: unknown transport "${options.transport}" (choose stdio or http)\n`);
         throw new ExitError(EXIT_USAGE);
       }
+      const http = options.transport === "http" ? httpSettings(options) : undefined;
       const app = openApp(command);
       let tools: ReturnType<typeof app.selectTools>;
       try {
@@ -23,13 +57,73 @@ export function registerServe(program: Command): void {
         await closeApp(app);
         throw new ExitError(EXIT_USAGE);
       }
-      const stop = async () => {
+      if (http === undefined) {
+        const stop = async () => {
+          await closeApp(app);
+          process.exit(0);
+        };
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+        await serveStdio(app, tools);
         await closeApp(app);
-        process.exit(0);
-      };
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
-      await serveStdio(app, tools);
+        return;
+      }
+
+      let running: RunningHttpServer;
+      try {
+        running = await serveHttp(app, tools, http);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        const reason =
+          code === "EADDRINUSE"
+            ? `port ${http.port} on ${http.host} is in use: stop the other server or pass --port`
+            : toCairnError(error).message;
+        process.stderr.write(`cairn serve: ${reason}\n`);
+        await closeApp(app);
+        throw new ExitError(EXIT_FAILURE);
+      }
+      process.stderr.write(
+        `cairn: serving MCP over Streamable HTTP at ${running.url} (Authorization: Bearer $CAIRN_TOKEN)\n`,
+      );
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+      await running.close();
       await closeApp(app);
+      process.exit(0);
     });
+}
+
+interface HttpSettings {
+  host: string;
+  port: number;
+  token: string;
+  allowRemote: boolean;
+  idleTimeoutMs: number;
+}
+
+/** Validates the HTTP flags and the token before anything starts; every problem is a usage error (exit 2). */
+function httpSettings(options: ServeOptions): HttpSettings {
+  const fail = (message: string): never => {
+    process.stderr.write(`cairn serve: ${message}\n`);
+    throw new ExitError(EXIT_USAGE);
+  };
+  const token = process.env.CAIRN_TOKEN ?? "";
+  if (token.trim() === "") fail(`--transport http refuses to start without $CAIRN_TOKEN: ${TOKEN_HELP}`);
+  const port = Number(options.port);
+  if (!/^\d+$/.test(options.port) || port > 65535)
+    fail(`--port must be an integer from 0 to 65535, got "${options.port}"`);
+  const seconds = Number(options.idleTimeout);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    fail(`--idle-timeout must be a positive number of seconds, got "${options.idleTimeout}"`);
+  }
+  const allowRemote = options.allowRemote === true;
+  if (!isLoopbackHost(options.host) && !allowRemote) {
+    fail(
+      `refusing to bind ${options.host}: it is reachable from other machines; pass --allow-remote to do it on purpose (every request still needs the token)`,
+    );
+  }
+  return { host: options.host, port, token, allowRemote, idleTimeoutMs: Math.round(seconds * 1000) };
 }
