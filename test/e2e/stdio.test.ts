@@ -164,7 +164,9 @@ describe("cairn serve over stdio", () => {
       mimeType: "application/octet-stream",
       blob: Buffer.from([255, 0]).toString("base64"),
     });
-    const ns = JSON.parse((await c.client.readResource({ uri: "cairn://namespace" })).contents[0]?.text as string);
+    const ns = JSON.parse(
+      ((await c.client.readResource({ uri: "cairn://namespace" })).contents[0] as { text: string }).text,
+    );
     expect(ns.uris).toEqual({ results: "cairn://results/{handle}", artifacts: "cairn://artifacts/{handle}" });
     expect(ns.limits.results.max_entries).toBe(64);
     await expect(c.client.readResource({ uri: `cairn://results/res_${"z".repeat(43)}` })).rejects.toThrow(
