@@ -56,7 +56,7 @@ async function time(fn) {
 
 export default async function run() {
   const quick = process.env.CAIRN_BENCH_QUICK === "1";
-  const runs = quick ? 3 : 7;
+  const runs = quick ? 3 : 9;
   const csvRows = quick ? 100_000 : 1_000_000;
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-query-"));
   const csv = join(dir, "sales.csv");

@@ -1,4 +1,4 @@
-// DuckDB behind the QueryEngine contract: every call gets a fresh in-memory DuckDB locked to its input files.
+// DuckDB behind the QueryEngine contract: each set of input files gets its own in-memory DuckDB, locked to them.
 // The one file that loads @duckdb/node-api (lazily); calls run one at a time so memory and threads bound the engine.
 
 import { randomBytes } from "node:crypto";
@@ -142,6 +142,16 @@ interface SpareDatabase {
 /** A database locked to one call's files: views `input1`..`inputN` over them, nothing else reachable. */
 interface LockedDatabase extends SpareDatabase {
   connection: DuckDBConnection;
+}
+
+/** The table a saved query's full result is appended to, on its own connection. */
+interface SaveTarget {
+  connection: DuckDBConnection;
+  append(chunk: DuckDBDataChunk): void;
+  /** Flushes the appended rows; throws what DuckDB refuses. */
+  finish(): void;
+  /** Ends the save whatever happened; never throws. */
+  close(): void;
 }
 
 /** Paths a DuckDB message may mention, and what the caller sees instead. */
@@ -413,9 +423,7 @@ export class DuckDbQueryEngine implements QueryEngine {
     const types = result.columnTypes();
     const columns = names.map((name, i) => ({ name, type: (types[i] as DuckDBType).toString() }));
 
-    let save:
-      | { connection: DuckDBConnection; append: (chunk: DuckDBDataChunk) => void; finish: () => void }
-      | undefined;
+    let save: SaveTarget | undefined;
     if (saveTemp !== undefined) save = await this.openSave(db, control, columns);
 
     const preview = new PreviewBuilder(this.duckdb, names, types, request.limits);
@@ -431,28 +439,23 @@ export class DuckDbQueryEngine implements QueryEngine {
       }
       control.throwIfStopped();
       save?.finish();
-    } catch (error) {
-      try {
-        save?.finish();
-      } catch {
-        // The query's own error is the one worth reporting.
+      const answer: QueryResult = {
+        columns,
+        rows: preview.rows,
+        row_count: rowCount,
+        truncated: preview.rows.length < rowCount,
+      };
+      if (preview.integerStringColumns.size > 0) {
+        answer.integer_string_columns = names.filter((name) => preview.integerStringColumns.has(name));
       }
-      throw error;
+      if (save && saveTemp !== undefined && request.saveTo !== undefined) {
+        answer.saved = await this.writeParquet(save.connection, control, columns, saveTemp, request.saveTo, rowCount);
+      }
+      return answer;
+    } finally {
+      // Idempotent: after a failure the query's own error is the one worth reporting.
+      save?.close();
     }
-
-    const answer: QueryResult = {
-      columns,
-      rows: preview.rows,
-      row_count: rowCount,
-      truncated: preview.rows.length < rowCount,
-    };
-    if (preview.integerStringColumns.size > 0) {
-      answer.integer_string_columns = names.filter((name) => preview.integerStringColumns.has(name));
-    }
-    if (save && saveTemp !== undefined && request.saveTo !== undefined) {
-      answer.saved = await this.writeParquet(save.connection, control, columns, saveTemp, request.saveTo, rowCount);
-    }
-    return answer;
   }
 
   /** Parses with DuckDB itself: exactly one statement, a SELECT for the parser, and a SELECT plan once bound. */
@@ -487,7 +490,7 @@ export class DuckDbQueryEngine implements QueryEngine {
    * Opens the table the full result is appended to, on a second connection: the first one is busy streaming.
    * Appending DuckDB's own chunks copies no value through JavaScript.
    */
-  private async openSave(db: LockedDatabase, control: CallControl, columns: QueryColumn[]) {
+  private async openSave(db: LockedDatabase, control: CallControl, columns: QueryColumn[]): Promise<SaveTarget> {
     const connection = control.register(await db.instance.connect());
     const definition = columns.map((c) => `${quoteIdentifier(c.name)} ${c.type}`).join(", ");
     try {
@@ -501,10 +504,25 @@ export class DuckDbQueryEngine implements QueryEngine {
       );
     }
     const appender = await connection.createAppender(SAVED_TABLE);
+    let appending = true;
+    const finish = () => {
+      if (!appending) return;
+      appending = false;
+      appender.closeSync();
+    };
     return {
       connection,
       append: (chunk: DuckDBDataChunk) => appender.appendDataChunk(chunk),
-      finish: () => appender.closeSync(),
+      finish,
+      close: () => {
+        for (const step of [finish, () => connection.closeSync()]) {
+          try {
+            step();
+          } catch {
+            // Only reached after another failure, which is the one reported.
+          }
+        }
+      },
     };
   }
 

@@ -281,6 +281,16 @@ describe.each(BACKENDS)("QueryEngine contract: $name", ({ create }) => {
     }
   });
 
+  it("allows read-only DESCRIBE and SUMMARIZE of an input", async () => {
+    const described = await engine.query({ inputs: [narrow], sql: "DESCRIBE input1", limits: LIMITS });
+    expect(described.rows.map((r) => [r.column_name, r.column_type])).toEqual([
+      ["a", "BIGINT"],
+      ["b", "VARCHAR"],
+    ]);
+    const summary = await engine.query({ inputs: [narrow], sql: "SUMMARIZE input1", limits: LIMITS });
+    expect(summary.row_count).toBe(2);
+  });
+
   it("reports DuckDB's error as QUERY_FAILED without revealing file paths", async () => {
     const error = await rejectsWith(
       engine.query({ inputs: [narrow], sql: "SELECT no_such_column FROM input1", limits: LIMITS }),
