@@ -101,6 +101,22 @@ describe.each(BACKENDS)("QueryEngine contract: $name", ({ create }) => {
     expect(result.rows[0]?.rated).toBeGreaterThan(0);
   });
 
+  it("reads newline-delimited JSON", async () => {
+    const ndjson = {
+      path: writeFixture(dir, "events.ndjson", '{"kind":"a","n":1}\n{"kind":"b","n":2}\n{"kind":"a","n":3}\n'),
+      format: "json" as const,
+    };
+    const result = await engine.query({
+      inputs: [ndjson],
+      sql: "SELECT kind, sum(n) AS total FROM input1 GROUP BY kind ORDER BY kind",
+      limits: LIMITS,
+    });
+    expect(result.rows).toEqual([
+      { kind: "a", total: 4 },
+      { kind: "b", total: 2 },
+    ]);
+  });
+
   it("binds parameters to ? in order, integers as integers", async () => {
     const result = await engine.query({
       inputs: [AIRPORTS],

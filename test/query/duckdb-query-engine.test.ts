@@ -40,6 +40,16 @@ describe("DuckDbQueryEngine", () => {
     expect(next.rows).toEqual([{ s: 3 }]);
   });
 
+  it("times out a query still waiting behind a slow one, then runs the next", async () => {
+    const slow = "SELECT count(*) FROM range(1000000) a, range(1000000) b WHERE a.range + b.range = 7";
+    const first = engine.query({ inputs: [input], sql: slow, limits: { ...LIMITS, timeoutMs: 1500 } });
+    const queued = engine.query({ inputs: [input], sql: "SELECT 1 AS x", limits: { ...LIMITS, timeoutMs: 50 } });
+    await rejectsWith(queued, ErrorCode.QUERY_TIMEOUT);
+    await rejectsWith(first, ErrorCode.QUERY_TIMEOUT);
+    const next = await engine.query({ inputs: [input], sql: "SELECT 1 AS x", limits: LIMITS });
+    expect(next.rows).toEqual([{ x: 1 }]);
+  });
+
   it("saves HUGEINT and UHUGEINT as exact DECIMAL(38,0) and nested ones too", async () => {
     const saveTo = join(dir, "huge.parquet");
     const result = await engine.query({

@@ -100,6 +100,11 @@ describe("DuckDbQueryEngine under hostile SQL", () => {
     ["an extension's reader", "SELECT * FROM read_xlsx('SECRET')"],
     ["a reader behind a CTE", "WITH s AS (SELECT * FROM read_csv('SECRET')) SELECT * FROM s"],
     ["a reader in a scalar subquery", "SELECT (SELECT content FROM read_text('SECRET')) AS c"],
+    ["a path relative to the working directory", "SELECT * FROM read_text('package.json')"],
+    ["a path in the home directory", "SELECT * FROM read_text('~/.bashrc')"],
+    ["an S3 URL", "SELECT * FROM read_parquet('s3://bucket/key.parquet')"],
+    ["a Hugging Face URL", "SELECT * FROM read_parquet('hf://datasets/x/y.parquet')"],
+    ["a reader on a computed path", "SELECT * FROM read_text(concat('/etc/', 'passwd'))"],
   ])("refuses %s", async (_, template) => {
     const sql = template.replaceAll("SECRET", secret).replaceAll("INPUT", input.path).replaceAll("DIR", dir);
     await refused(sql, [ErrorCode.QUERY_FAILED, ErrorCode.SQL_REJECTED]);
@@ -153,6 +158,8 @@ describe("DuckDbQueryEngine under hostile SQL", () => {
     "/* /* nested */ SELECT */ ATTACH ':memory:' AS other",
     "(SELECT 1); CREATE TABLE t (x INT)",
     "SELECT 1;;;ATTACH ':memory:' AS other",
+    "SELECT $$;$$ AS x; ATTACH ':memory:' AS other",
+    "SELECT ';' AS x; COPY input1 TO 'OUT'",
   ])("rejects %j with SQL_REJECTED", async (template) => {
     const sql = template.replaceAll("SECRET", secret).replaceAll("OUT", outside).replaceAll("DIR", dir);
     const error = await refused(sql, [ErrorCode.SQL_REJECTED]);
