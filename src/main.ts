@@ -3,8 +3,11 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "./app.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError } from "./cli/common.js";
+import { registerDoctor } from "./cli/doctor.js";
+import { registerHostConfig } from "./cli/host-config.js";
 import { registerRun } from "./cli/run.js";
 import { registerServe } from "./cli/serve.js";
+import { registerTools } from "./cli/tools.js";
 import { registerWorkspaceCommands } from "./cli/workspace-commands.js";
 
 const program = new Command("cairn")
@@ -17,7 +20,10 @@ const program = new Command("cairn")
 
 registerServe(program);
 registerRun(program);
+registerTools(program);
 registerWorkspaceCommands(program);
+registerHostConfig(program);
+registerDoctor(program);
 
 try {
   await program.parseAsync(process.argv);
