@@ -40,6 +40,11 @@ export interface DuckDbQueryEngineOptions {
   maxTempSize?: string;
   /** How long an interrupted call may take to stop before its caller gets the error anyway. @default 2000 */
   interruptGraceMs?: number;
+  /**
+   * How long the database of the last call is kept for a repeat over the same files. It holds DuckDB's file
+   * cache (up to `memory`), so an idle engine gives that memory back after this. 0 keeps none. @default 60000
+   */
+  keepWarmMs?: number;
   logger?: Logger;
 }
 
@@ -176,7 +181,8 @@ export class DuckDbQueryEngine implements QueryEngine {
    * The database of the last successful call without a save, kept for a next call over the very same files
    * (same paths, formats, sizes and mtimes): its views, sniffed CSV dialects and file cache stay warm.
    */
-  private warm: { key: string; db: LockedDatabase } | undefined;
+  private warm: { key: string; db: LockedDatabase; timer: NodeJS.Timeout } | undefined;
+  private readonly keepWarmMs: number;
   private queueTail: Promise<void> = Promise.resolve();
   private closed = false;
   /** Calls abandoned after an interrupt that DuckDB has not answered yet; `close()` waits for them. */
@@ -191,6 +197,7 @@ export class DuckDbQueryEngine implements QueryEngine {
     this.tempRoot = options.tempDir ?? tmpdir();
     this.maxTempSize = options.maxTempSize ?? "4GB";
     this.graceMs = options.interruptGraceMs ?? 2000;
+    this.keepWarmMs = options.keepWarmMs ?? 60_000;
     this.log = options.logger ?? createLogger("query");
     if (!SIZE_PATTERN.test(this.memory)) {
       throw new CairnError(ErrorCode.CONFIG_INVALID, `query memory "${this.memory}" is not a size like "1GB"`);
@@ -200,6 +207,14 @@ export class DuckDbQueryEngine implements QueryEngine {
     }
     if (!Number.isInteger(this.threads) || this.threads < 1 || this.threads > 256) {
       throw new CairnError(ErrorCode.CONFIG_INVALID, `query threads must be an integer from 1 to 256`);
+    }
+    for (const [name, value] of [
+      ["interruptGraceMs", this.graceMs],
+      ["keepWarmMs", this.keepWarmMs],
+    ] as const) {
+      if (!Number.isInteger(value) || value < 0 || value > 2_147_483_647) {
+        throw new CairnError(ErrorCode.CONFIG_INVALID, `${name} must be a whole number of milliseconds`);
+      }
     }
   }
 
@@ -260,9 +275,16 @@ export class DuckDbQueryEngine implements QueryEngine {
     const spare = this.spare;
     this.spare = undefined;
     if (spare) await this.disposeDatabase(await spare.catch(() => undefined));
+    const warm = this.takeWarm();
+    if (warm) await this.disposeDatabase(warm.db, warm.db.connection);
+  }
+
+  /** Takes the kept database out of the engine, stopping its idle timer. */
+  private takeWarm(): { key: string; db: LockedDatabase } | undefined {
     const warm = this.warm;
     this.warm = undefined;
-    if (warm) await this.disposeDatabase(warm.db, warm.db.connection);
+    if (warm) clearTimeout(warm.timer);
+    return warm;
   }
 
   private assertOpen(): void {
@@ -304,8 +326,14 @@ export class DuckDbQueryEngine implements QueryEngine {
     } finally {
       control.dispose();
       const used: LockedDatabase | undefined = db;
-      if (succeeded && key !== undefined && used !== undefined && !this.closed) {
-        this.warm = { key, db: used };
+      if (succeeded && key !== undefined && used !== undefined && !this.closed && this.keepWarmMs > 0) {
+        const timer = setTimeout(() => {
+          if (this.warm?.db !== used) return;
+          this.warm = undefined;
+          this.retire(this.disposeDatabase(used, used.connection));
+        }, this.keepWarmMs);
+        timer.unref();
+        this.warm = { key, db: used, timer };
       } else {
         // An abandoned call keeps its database until DuckDB lets go of it; the next call does not wait for that.
         this.retire(settled.then(() => this.disposeDatabase(used, used?.connection)));
@@ -378,8 +406,7 @@ export class DuckDbQueryEngine implements QueryEngine {
     redactions: Redactions,
     key: string | undefined,
   ): Promise<LockedDatabase> {
-    const warm = this.warm;
-    this.warm = undefined;
+    const warm = this.takeWarm();
     if (warm && key !== undefined && warm.key === key) {
       redactions.push([warm.db.tempDir, "<temp>"]);
       control.register(warm.db.connection);

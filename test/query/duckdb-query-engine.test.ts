@@ -155,7 +155,14 @@ describe("DuckDbQueryEngine", () => {
     ]);
   });
 
-  it("leaves no spill directory behind once closed", async () => {
+  it("leaves no spill directory behind once closed, with or without a kept database", async () => {
+    const cold = await createDuckDbQueryEngine({ tempDir: join(dir, "cold-spill"), keepWarmMs: 0 });
+    for (const x of [1, 2]) {
+      const result = await cold.query({ inputs: [input], sql: "SELECT ? AS x", parameters: [x], limits: LIMITS });
+      expect(result.rows).toEqual([{ x }]);
+    }
+    await cold.close();
+    expect(readdirSync(join(dir, "cold-spill"))).toEqual([]);
     const own = await createDuckDbQueryEngine({ tempDir: join(dir, "own-spill") });
     await own.query({ inputs: [input], sql: "SELECT 1 AS x", limits: LIMITS });
     await own.close();
@@ -166,6 +173,7 @@ describe("DuckDbQueryEngine", () => {
   it("refuses invalid options at construction", async () => {
     await rejectsWith(createDuckDbQueryEngine({ memory: "lots" }), ErrorCode.CONFIG_INVALID);
     await rejectsWith(createDuckDbQueryEngine({ threads: 0 }), ErrorCode.CONFIG_INVALID);
+    await rejectsWith(createDuckDbQueryEngine({ keepWarmMs: -1 }), ErrorCode.CONFIG_INVALID);
   });
 
   it("redacts known paths by name and any other absolute path", () => {
