@@ -263,10 +263,13 @@ describe.each(BACKENDS)("QueryEngine contract: $name", ({ create }) => {
   });
 
   it("cancels a running query when its signal aborts and answers the next one", async () => {
-    const controller = new AbortController();
-    const running = engine.query({ inputs: [narrow], sql: SLOW_SQL, limits: LIMITS, signal: controller.signal });
-    controller.abort();
+    // The signal fires while the never-ending join runs: the engine must interrupt it, not wait for it.
+    const running = engine.query({ inputs: [narrow], sql: SLOW_SQL, limits: LIMITS, signal: AbortSignal.timeout(300) });
     await rejectsWith(running, ErrorCode.CANCELLED);
+    const controller = new AbortController();
+    const early = engine.query({ inputs: [narrow], sql: SLOW_SQL, limits: LIMITS, signal: controller.signal });
+    controller.abort();
+    await rejectsWith(early, ErrorCode.CANCELLED);
     const aborted = AbortSignal.abort();
     await rejectsWith(
       engine.query({ inputs: [narrow], sql: "SELECT 1", limits: LIMITS, signal: aborted }),
