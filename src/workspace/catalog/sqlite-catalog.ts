@@ -26,6 +26,11 @@ export interface SqliteCatalogOptions {
   busyTimeoutMs?: number;
   /** A lease older than this no longer protects its blob (its writer crashed). @default 21600000 (6 h) */
   leaseTtlMs?: number;
+  /**
+   * "full" syncs every commit (durable on power loss); "normal" syncs at WAL checkpoints only, so a power loss
+   * may drop the last commits but never corrupts the catalog. Meant for bulk loads. @default "full"
+   */
+  durability?: "full" | "normal";
 }
 
 /** Opens (creating and migrating) the catalog at `path`. */
@@ -36,7 +41,7 @@ export async function createSqliteCatalog(path: string, options: SqliteCatalogOp
     db.pragma("journal_mode = WAL");
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
     // FULL makes each commit durable on power loss, not only on a process crash.
-    db.pragma("synchronous = FULL");
+    db.pragma(`synchronous = ${options.durability === "normal" ? "NORMAL" : "FULL"}`);
     db.pragma("foreign_keys = ON");
     migrate(db);
   } catch (error) {
@@ -125,6 +130,19 @@ export class SqliteCatalog implements Catalog {
     private readonly leaseTtlMs: number,
   ) {}
 
+  /** Prepared statements by SQL text: preparing costs more than running most of them. */
+  private readonly statements = new Map<string, BetterSqlite3.Statement>();
+
+  private q(source: string, pluck = false): BetterSqlite3.Statement {
+    let statement = this.statements.get(source);
+    if (statement === undefined) {
+      statement = this.db.prepare(source);
+      this.statements.set(source, statement);
+    }
+    // pluck() throws on statements that return no rows.
+    return statement.reader ? statement.pluck(pluck) : statement;
+  }
+
   private exclusive<T>(work: () => T | Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new CairnError(ErrorCode.INTERNAL, "the workspace catalog is closed"));
     const run = this.gate.then(work);
@@ -137,7 +155,6 @@ export class SqliteCatalog implements Catalog {
   }
 
   private insertTx(input: NewVersion, options: InsertOptions): VersionRecord {
-    const db = this.db;
     const current = this.currentOf(input.name);
     if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current.version) {
       throw versionConflict(input.name, current?.version, options.expectedVersion);
@@ -146,61 +163,58 @@ export class SqliteCatalog implements Catalog {
       throw new CairnError(ErrorCode.TOO_LARGE, `a version may pin at most ${MAX_DEPENDENCIES} dependencies`);
     }
     const dependencyIds = this.resolveDependencies(input.dependencies);
-    const counter = db.prepare("SELECT last_version FROM name_counters WHERE name = ?").pluck().get(input.name) as
+    const counter = this.q("SELECT last_version FROM name_counters WHERE name = ?", true).get(input.name) as
       | number
       | undefined;
     const version = (counter ?? 0) + 1;
     const id = newArtifactId();
-    const { lastInsertRowid } = db
-      .prepare(
-        `INSERT INTO versions (id, name, version, kind, media_type, bytes, sha256, filename, summary, source,
+    const { lastInsertRowid } = this.q(
+      `INSERT INTO versions (id, name, version, kind, media_type, bytes, sha256, filename, summary, source,
            created_at, checkpoint, sql, parameters, inputs)
          VALUES (@id, @name, @version, @kind, @media_type, @bytes, @sha256, @filename, @summary, @source,
            @created_at, @checkpoint, @sql, @parameters, @inputs)`,
-      )
-      .run({
-        id,
-        name: input.name,
-        version,
-        kind: input.kind,
-        media_type: input.media_type,
-        bytes: input.bytes,
-        sha256: input.sha256,
-        filename: input.filename,
-        summary: input.summary,
-        source: input.source,
-        created_at: new Date().toISOString(),
-        checkpoint: input.checkpoint === null ? null : JSON.stringify(input.checkpoint),
-        sql: input.sql,
-        parameters:
-          input.parameters === null || input.parameters === undefined ? null : JSON.stringify(input.parameters),
-        inputs: input.inputs === null ? null : JSON.stringify(input.inputs),
-      });
-    const addDependency = db.prepare("INSERT INTO dependencies (version_id, position, dep_id) VALUES (?, ?, ?)");
+    ).run({
+      id,
+      name: input.name,
+      version,
+      kind: input.kind,
+      media_type: input.media_type,
+      bytes: input.bytes,
+      sha256: input.sha256,
+      filename: input.filename,
+      summary: input.summary,
+      source: input.source,
+      created_at: new Date().toISOString(),
+      checkpoint: input.checkpoint === null ? null : JSON.stringify(input.checkpoint),
+      sql: input.sql,
+      parameters: input.parameters === null || input.parameters === undefined ? null : JSON.stringify(input.parameters),
+      inputs: input.inputs === null ? null : JSON.stringify(input.inputs),
+    });
+    const addDependency = this.q("INSERT INTO dependencies (version_id, position, dep_id) VALUES (?, ?, ?)");
     for (const [position, dep] of dependencyIds.entries()) addDependency.run(id, position, dep);
-    db.prepare(
+    this.q(
       `INSERT INTO name_counters (name, last_version) VALUES (?, ?)
        ON CONFLICT (name) DO UPDATE SET last_version = excluded.last_version`,
     ).run(input.name, version);
-    db.prepare(
+    this.q(
       "INSERT INTO names (name, current_id) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET current_id = excluded.current_id",
     ).run(input.name, id);
-    if (current !== undefined) db.prepare("DELETE FROM search WHERE rowid = ?").run(current.seq);
-    db.prepare("INSERT INTO search (rowid, name, summary, source, body) VALUES (?, ?, ?, ?, ?)").run(
+    if (current !== undefined) this.q("DELETE FROM search WHERE rowid = ?").run(current.seq);
+    this.q("INSERT INTO search (rowid, name, summary, source, body) VALUES (?, ?, ?, ?, ?)").run(
       lastInsertRowid,
       input.name,
       input.summary ?? "",
       input.source ?? "",
       input.index_text,
     );
-    if (options.leaseToken !== undefined) db.prepare("DELETE FROM blob_leases WHERE token = ?").run(options.leaseToken);
+    if (options.leaseToken !== undefined) this.q("DELETE FROM blob_leases WHERE token = ?").run(options.leaseToken);
     return this.recordOf(this.rowById(id) as VersionRow);
   }
 
   private currentOf(name: string): { id: string; version: number; seq: number } | undefined {
-    return this.db
-      .prepare("SELECT v.id, v.version, v.seq FROM names n JOIN versions v ON v.id = n.current_id WHERE n.name = ?")
-      .get(name) as { id: string; version: number; seq: number } | undefined;
+    return this.q(
+      "SELECT v.id, v.version, v.seq FROM names n JOIN versions v ON v.id = n.current_id WHERE n.name = ?",
+    ).get(name) as { id: string; version: number; seq: number } | undefined;
   }
 
   private resolveDependencies(refs: readonly string[]): string[] {
@@ -208,8 +222,8 @@ export class SqliteCatalog implements Catalog {
     const missing: string[] = [];
     for (const ref of refs) {
       const id = isArtifactId(ref)
-        ? (this.db.prepare("SELECT id FROM versions WHERE id = ?").pluck().get(ref) as string | undefined)
-        : (this.db.prepare("SELECT current_id FROM names WHERE name = ?").pluck().get(ref) as string | undefined);
+        ? (this.q("SELECT id FROM versions WHERE id = ?", true).get(ref) as string | undefined)
+        : (this.q("SELECT current_id FROM names WHERE name = ?", true).get(ref) as string | undefined);
       if (id === undefined) missing.push(ref);
       else if (!ids.includes(id)) ids.push(id);
     }
@@ -233,21 +247,20 @@ export class SqliteCatalog implements Catalog {
   }
 
   private rowById(id: string): VersionRow | undefined {
-    return this.db.prepare(`${SELECT_VERSION} WHERE v.id = ?`).get(id) as VersionRow | undefined;
+    return this.q(`${SELECT_VERSION} WHERE v.id = ?`).get(id) as VersionRow | undefined;
   }
 
   private rowByName(name: string): VersionRow | undefined {
-    return this.db.prepare(`${SELECT_VERSION} WHERE v.id = (SELECT current_id FROM names WHERE name = ?)`).get(name) as
+    return this.q(`${SELECT_VERSION} WHERE v.id = (SELECT current_id FROM names WHERE name = ?)`).get(name) as
       | VersionRow
       | undefined;
   }
 
   private recordOf(row: VersionRow): VersionRecord {
-    const dependencies = this.db
-      .prepare("SELECT dep_id FROM dependencies WHERE version_id = ? ORDER BY position")
-      .pluck()
-      .all(row.id) as string[];
-    const staleInputs = dependencies.length === 0 ? [] : (this.db.prepare(STALE_INPUTS).all(row.id) as StaleInput[]);
+    const dependencies = this.q("SELECT dep_id FROM dependencies WHERE version_id = ? ORDER BY position", true).all(
+      row.id,
+    ) as string[];
+    const staleInputs = dependencies.length === 0 ? [] : (this.q(STALE_INPUTS).all(row.id) as StaleInput[]);
     return {
       artifact_id: row.id,
       name: row.name,
@@ -276,16 +289,14 @@ export class SqliteCatalog implements Catalog {
     if (words.length === 0) return [];
     const terms = words.slice(0, 32).map((w) => `"${w}"*`);
     const run = (query: string) =>
-      this.db
-        .prepare(
-          `SELECT v.*, n.current_id, snippet(search, -1, '[', ']', '…', 12) AS snippet
+      this.q(
+        `SELECT v.*, n.current_id, snippet(search, -1, '[', ']', '…', 12) AS snippet
            FROM search JOIN versions v ON v.seq = search.rowid LEFT JOIN names n ON n.name = v.name
            WHERE search MATCH ? ${options.kind === undefined ? "" : "AND v.kind = ?"}
            ORDER BY bm25(search, 8.0, 4.0, 2.0, 1.0), v.seq DESC LIMIT ?`,
-        )
-        .all(
-          ...(options.kind === undefined ? [query, options.limit] : [query, options.kind, options.limit]),
-        ) as (VersionRow & {
+      ).all(
+        ...(options.kind === undefined ? [query, options.limit] : [query, options.kind, options.limit]),
+      ) as (VersionRow & {
         snippet: string;
       })[];
     return this.db.transaction(() => {
@@ -299,12 +310,10 @@ export class SqliteCatalog implements Catalog {
     const start = `${prefix}/`;
     return this.db.transaction(() =>
       (
-        this.db
-          .prepare(
-            `${SELECT_VERSION} WHERE v.id = n.current_id AND v.kind = 'checkpoint' AND substr(v.name, 1, ?) = ?
+        this.q(
+          `${SELECT_VERSION} WHERE v.id = n.current_id AND v.kind = 'checkpoint' AND substr(v.name, 1, ?) = ?
              ORDER BY v.seq DESC`,
-          )
-          .all(start.length, start) as VersionRow[]
+        ).all(start.length, start) as VersionRow[]
       ).map((row) => this.recordOf(row)),
     )();
   }
@@ -340,12 +349,10 @@ export class SqliteCatalog implements Catalog {
           const current = this.currentOf(name);
           if (current === undefined) throw notFound(name);
           if (expectedVersion !== current.version) throw versionConflict(name, current.version, expectedVersion);
-          const rows = this.db
-            .prepare(`${SELECT_VERSION} WHERE v.name = ? ORDER BY v.version`)
-            .all(name) as VersionRow[];
+          const rows = this.q(`${SELECT_VERSION} WHERE v.name = ? ORDER BY v.version`).all(name) as VersionRow[];
           this.refusePinned(rows.map((r) => r.id));
-          this.db.prepare("DELETE FROM search WHERE rowid = ?").run(current.seq);
-          this.db.prepare("DELETE FROM names WHERE name = ?").run(name);
+          this.q("DELETE FROM search WHERE rowid = ?").run(current.seq);
+          this.q("DELETE FROM names WHERE name = ?").run(name);
           return this.removeRows(rows);
         })
         .immediate(),
@@ -355,6 +362,7 @@ export class SqliteCatalog implements Catalog {
   /** Throws PINNED when a version outside `ids` depends on one inside. */
   private refusePinned(ids: string[]): void {
     const placeholders = ids.map(() => "?").join(", ");
+    // Not cached: the placeholder count varies with every call.
     const blockers = this.db
       .prepare(
         `SELECT d.dep_id AS pinned, v.id AS artifact_id, v.name, v.version
@@ -373,8 +381,8 @@ export class SqliteCatalog implements Catalog {
   }
 
   private removeRows(rows: VersionRow[]): RemovedVersion[] {
-    const dropDependencies = this.db.prepare("DELETE FROM dependencies WHERE version_id = ?");
-    const dropVersion = this.db.prepare("DELETE FROM versions WHERE id = ?");
+    const dropDependencies = this.q("DELETE FROM dependencies WHERE version_id = ?");
+    const dropVersion = this.q("DELETE FROM versions WHERE id = ?");
     for (const row of rows) dropDependencies.run(row.id);
     for (const row of rows) dropVersion.run(row.id);
     return rows.map((r) => ({ artifact_id: r.id, name: r.name, version: r.version, sha256: r.sha256, bytes: r.bytes }));
@@ -387,17 +395,15 @@ export class SqliteCatalog implements Catalog {
         const removed: RemovedVersion[] = [];
         for (;;) {
           // Ranks are recomputed each round; only ranks beyond `keep` go, so the kept set never shifts.
-          const rows = this.db
-            .prepare(
-              `SELECT r.*, NULL AS current_id FROM (
+          const rows = this.q(
+            `SELECT r.*, NULL AS current_id FROM (
                  SELECT v.*, row_number() OVER (PARTITION BY v.name ORDER BY v.version DESC) AS rank FROM versions v
                ) r
                WHERE r.rank > ?
                  AND NOT EXISTS (SELECT 1 FROM names n WHERE n.current_id = r.id)
                  AND NOT EXISTS (SELECT 1 FROM dependencies d WHERE d.dep_id = r.id)
                ORDER BY r.name, r.version`,
-            )
-            .all(keep) as VersionRow[];
+          ).all(keep) as VersionRow[];
           if (rows.length === 0) break;
           removed.push(...this.removeRows(rows));
         }
@@ -416,16 +422,14 @@ export class SqliteCatalog implements Catalog {
   leaseBlob(sha256: string): Promise<string> {
     const token = newArtifactId().slice(3);
     return this.exclusive(() => {
-      this.db
-        .prepare("INSERT INTO blob_leases (token, sha256, created_at) VALUES (?, ?, ?)")
-        .run(token, sha256, Date.now());
+      this.q("INSERT INTO blob_leases (token, sha256, created_at) VALUES (?, ?, ?)").run(token, sha256, Date.now());
       return token;
     });
   }
 
   releaseLease(token: string): Promise<void> {
     return this.exclusive(() => {
-      this.db.prepare("DELETE FROM blob_leases WHERE token = ?").run(token);
+      this.q("DELETE FROM blob_leases WHERE token = ?").run(token);
     });
   }
 
@@ -436,11 +440,11 @@ export class SqliteCatalog implements Catalog {
       // Held across the awaits below: a save commits its row (and drops its lease) only after we let go.
       db.exec("BEGIN IMMEDIATE");
       try {
-        db.prepare("DELETE FROM blob_leases WHERE created_at < ?").run(Date.now() - this.leaseTtlMs);
-        const referenced = db.prepare("SELECT 1 FROM versions WHERE sha256 = ? LIMIT 1").pluck();
-        const leased = db.prepare("SELECT 1 FROM blob_leases WHERE sha256 = ? LIMIT 1").pluck();
-        const clear = db.prepare("DELETE FROM cleanup_pending WHERE sha256 = ?");
-        const record = db.prepare(
+        this.q("DELETE FROM blob_leases WHERE created_at < ?").run(Date.now() - this.leaseTtlMs);
+        const referenced = this.q("SELECT 1 FROM versions WHERE sha256 = ? LIMIT 1", true);
+        const leased = this.q("SELECT 1 FROM blob_leases WHERE sha256 = ? LIMIT 1", true);
+        const clear = this.q("DELETE FROM cleanup_pending WHERE sha256 = ?");
+        const record = this.q(
           `INSERT INTO cleanup_pending (sha256, reason, recorded_at) VALUES (?, ?, ?)
            ON CONFLICT (sha256) DO UPDATE SET reason = excluded.reason, recorded_at = excluded.recorded_at`,
         );
@@ -469,7 +473,7 @@ export class SqliteCatalog implements Catalog {
   }
 
   async pendingCleanup(): Promise<string[]> {
-    return this.db.prepare("SELECT sha256 FROM cleanup_pending ORDER BY sha256").pluck().all() as string[];
+    return this.q("SELECT sha256 FROM cleanup_pending ORDER BY sha256", true).all() as string[];
   }
 
   close(): Promise<void> {
