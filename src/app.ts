@@ -1,23 +1,35 @@
 // Composition root: config -> executor -> bindings -> tools -> sessions. The ONE place that picks backends; every
 // command of the CLI builds the app here and talks to it, never to the parts directly.
 import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { createCliRunner } from "./cli-programs/cli-runner.js";
 import { Bindings } from "./codemode/bindings.js";
 import { type CodeRunner, createCodeRunner } from "./codemode/execute-code.js";
-import { defineStoreBindings } from "./codemode/store-bindings.js";
+import { defineCliBindings, defineGatewayBindings } from "./codemode/gateway-bindings.js";
+import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindings.js";
 import { defineWorkspaceBindings } from "./codemode/workspace-bindings.js";
 import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { CairnError, ErrorCode } from "./errors.js";
 import { createLogger, type Logger } from "./log.js";
+import type { Capability } from "./registry/capability.js";
+import { type CapabilityRegistry, createCapabilityRegistry } from "./registry/capability-registry.js";
+import { createArgsValidator } from "./registry/validate-args.js";
 import type { Executor } from "./sandbox/executor.js";
 import { NodeExecutor } from "./sandbox/node-executor.js";
 import { QuickJsExecutor } from "./sandbox/quickjs-executor.js";
 import type { ServerDeps } from "./server/create-server.js";
 import type { ToolDefinition } from "./server/tool.js";
+import { directTools } from "./server/tools/direct-tools.js";
 import { executeCodeTool } from "./server/tools/execute-code.js";
+import { gatewayTools } from "./server/tools/gateway-tools.js";
 import { readOutputTool } from "./server/tools/read-output.js";
 import { workspaceTools } from "./server/tools/workspace-tools.js";
 import { Session } from "./session/session.js";
+import { createGateway } from "./upstream/gateway.js";
+import { followUpstreams } from "./upstream/upstream-capabilities.js";
+import { createUpstreamManager, type UpstreamStatus } from "./upstream/upstream-manager.js";
+import { FindInputSchema, InspectInputSchema, ResumeInputSchema, SaveInputSchema } from "./workspace/tool-schemas.js";
 import type { Workspace } from "./workspace/workspace.js";
 
 export const VERSION: string = (
@@ -36,6 +48,12 @@ export interface App {
   readonly runner: CodeRunner;
   /** The shared workspace, opened (and its native SQLite module loaded) on first use. */
   workspace(): Promise<Workspace>;
+  /** Every capability snippets can call (upstream tools, workspace.*, hidden cairn:*). */
+  readonly registry: CapabilityRegistry;
+  /** Connects the upstream servers (in parallel, each with a deadline); never throws. Idempotent. */
+  start(): Promise<void>;
+  /** State of each configured upstream server. */
+  upstreams(): UpstreamStatus[];
   /** Every tool this build offers, by name. */
   allTools(): ToolDefinition[];
   /** The tools a host sees: `selected` exactly, else the defaults (every tool but the opt-in ones). */
@@ -68,22 +86,50 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     });
     return opened;
   };
+  const registry = createCapabilityRegistry(builtinCapabilities());
+  const manager = createUpstreamManager(config.servers, { logger: logger.child("upstream") });
+  const validator = createArgsValidator({ logger: logger.child("registry") });
+  const gateway = createGateway({ manager, registry, validator });
+  const cli = createCliRunner(config.cli, { logger: logger.child("cli") });
+  let started: Promise<void> | undefined;
+  let stopFollowing: (() => void) | undefined;
+  const start = () => {
+    started ??= manager.start().then(() => {
+      stopFollowing = followUpstreams(manager, registry);
+    });
+    return started;
+  };
+  const upstreamCapabilities = () =>
+    registry.list().filter((c) => c.server !== undefined && c.server in config.servers);
+
   const bindings = new Bindings();
   defineStoreBindings(bindings);
   defineWorkspaceBindings(bindings, workspace);
-  const runner = createCodeRunner(executor, bindings, config.sandbox);
+  defineGatewayBindings(bindings, { gateway, capabilities: upstreamCapabilities, ready: start });
+  defineCliBindings(bindings, cli, config.cli.mode === "allowlist");
+  const runner = createCodeRunner(executor, bindings, config.sandbox, start);
   const mayDestroy = Object.keys(config.servers).length > 0 || config.cli.mode !== "disabled";
   const tools: ToolDefinition[] = [
     executeCodeTool(runner, config, { mayDestroy }),
     readOutputTool(),
+    ...gatewayTools(registry, start, () =>
+      manager.list().map(({ server, status, cause }) => ({ server, status, cause })),
+    ),
     ...workspaceTools(workspace, { indexBytes: config.workspace.index_bytes }),
   ];
+  const direct = () => directTools(upstreamCapabilities(), { manager, validator, output: config.output });
   const sessions = new Set<Session>();
 
   const namespace = () => ({
     server: "cairn",
     version: VERSION,
-    namespaces: [],
+    namespaces: manager.list().map(({ server, status, cause, tools }) => ({
+      name: server,
+      status,
+      ...(cause === undefined ? {} : { cause }),
+      tools: tools.length,
+    })),
+    cli: config.cli.mode === "allowlist" ? cli.programs().map((p) => p.name) : [],
     builtins: [
       { name: "call_tool", signature: "call_tool(name: string, args?: object): Promise<unknown>" },
       { name: "save_result", signature: "save_result(value: JSON, label?: string): Promise<string /* res_... */>" },
@@ -137,6 +183,9 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     executor,
     runner,
     workspace,
+    registry,
+    start,
+    upstreams: () => manager.list(),
     allTools: () => tools,
     selectTools(selected) {
       if (selected === undefined || selected.length === 0) return tools.filter((t) => !OPT_IN_TOOLS.has(t.name));
@@ -153,6 +202,9 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     serverDeps: (selected) => ({
       version: VERSION,
       tools: selected,
+      ...(config.gateway.direct
+        ? { dynamicTools: direct, onToolsChanged: (listener: () => void) => manager.onChange(listener) }
+        : {}),
       namespace,
       resultsEnabled: config.results.enabled,
       artifactsEnabled: config.artifacts.enabled,
@@ -166,10 +218,43 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     async close() {
       await Promise.allSettled([...sessions].map((s) => s.close()));
       sessions.clear();
-      await executor.close();
+      stopFollowing?.();
+      await Promise.allSettled([executor.close(), manager.close(), cli.close()]);
       if (opened) await (await opened.catch(() => undefined))?.close();
     },
   };
+}
+
+/** Capabilities Cairn itself offers: workspace.* (searchable) and the hidden store capabilities. */
+function builtinCapabilities(): Capability[] {
+  const schema = (s: z.ZodType) => {
+    const json = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    delete json.$schema;
+    return json;
+  };
+  const workspaceCaps: Capability[] = [
+    [
+      "save",
+      SaveInputSchema,
+      "Save a new version of a named artifact in the durable workspace (text, checkpoint, or from a res_/art_ handle).",
+    ],
+    ["find", FindInputSchema, "Full-text search over the current versions of the workspace."],
+    ["inspect", InspectInputSchema, "Metadata, staleness and a page of text of workspace artifacts."],
+    ["resume", ResumeInputSchema, "Open a checkpoint and preview the artifacts it pins."],
+  ].map(([tool, input, description]) => ({
+    name: `workspace.${tool as string}`,
+    server: "workspace",
+    tool: tool as string,
+    description: description as string,
+    inputSchema: schema(input as z.ZodType),
+  }));
+  const hidden: Capability[] = Object.entries(HIDDEN_CAPABILITIES).map(([name, cap]) => ({
+    name,
+    description: cap.description,
+    inputSchema: cap.inputSchema as unknown as Record<string, unknown>,
+    hidden: true,
+  }));
+  return [...workspaceCaps, ...hidden];
 }
 
 function pick<T extends object, K extends keyof T>(object: T, keys: K[]): Pick<T, K> {

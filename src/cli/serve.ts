@@ -57,6 +57,8 @@ export function registerServe(program: Command): void {
         await closeApp(app);
         throw new ExitError(EXIT_USAGE);
       }
+      // Upstream servers connect while the host initializes; calls that need them wait for it.
+      void app.start();
       if (http === undefined) {
         const stop = async () => {
           await closeApp(app);

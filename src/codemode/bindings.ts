@@ -27,10 +27,19 @@ export type CapabilityFunction = (args: Record<string, unknown>, ctx: RunContext
 /** Answers `call_tool` for names the table does not hold (the upstream gateway). */
 export type FallbackDispatcher = (name: string, args: Record<string, unknown>, ctx: RunContext) => Promise<unknown>;
 
+/** Sugar functions whose set changes while the server runs (upstream tools come and go). */
+export interface FunctionProvider {
+  /** Paths to expose now. */
+  paths(): string[];
+  /** Answers a path this provider listed; `undefined` when it does not know the path (any more). */
+  call(path: string, args: unknown[], ctx: RunContext): Promise<unknown> | undefined;
+}
+
 export class Bindings {
   private readonly sugar = new Map<string, SugarFunction>();
   private readonly capabilities = new Map<string, CapabilityFunction>();
   private fallback: FallbackDispatcher | undefined;
+  private readonly providers: FunctionProvider[] = [];
 
   /** Adds a function a snippet calls by `path` ("save_result", "workspace.save", "linear.list_issues"). */
   defineFunction(path: string, fn: SugarFunction): this {
@@ -49,9 +58,22 @@ export class Bindings {
     return this;
   }
 
-  /** Paths to expose in the sandbox, `call_tool` included. */
+  addProvider(provider: FunctionProvider): this {
+    this.providers.push(provider);
+    return this;
+  }
+
+  /** Paths to expose in the sandbox, `call_tool` included. Built-ins win over a provider's path of the same name. */
   functionPaths(): string[] {
-    return ["call_tool", ...this.sugar.keys()];
+    const paths = new Set(["call_tool", ...this.sugar.keys()]);
+    const roots = new Set([...paths].map((p) => p.split(".")[0]));
+    for (const provider of this.providers) {
+      for (const path of provider.paths()) {
+        // A provider may not shadow a built-in namespace (`workspace.x` from an upstream server named workspace).
+        if (!paths.has(path) && !roots.has(path.split(".")[0])) paths.add(path);
+      }
+    }
+    return [...paths];
   }
 
   /** Answers one host call with JSON text; throws CairnError for the snippet to catch. */
@@ -63,10 +85,18 @@ export class Bindings {
       value = await this.callTool(name, callArgs, ctx);
     } else {
       const fn = this.sugar.get(path);
-      if (!fn) throw new CairnError(ErrorCode.TOOL_NOT_FOUND, `no function ${path} in this sandbox`);
-      value = await fn(args, ctx);
+      if (fn) value = await fn(args, ctx);
+      else value = await this.fromProviders(path, args, ctx);
     }
     return toJsonText(value);
+  }
+
+  private async fromProviders(path: string, args: unknown[], ctx: RunContext): Promise<unknown> {
+    for (const provider of this.providers) {
+      const pending = provider.call(path, args, ctx);
+      if (pending !== undefined) return pending;
+    }
+    throw new CairnError(ErrorCode.TOOL_NOT_FOUND, `${path} is no longer available: search_tools lists what is`);
   }
 
   async callTool(name: unknown, args: unknown, ctx: RunContext): Promise<unknown> {

@@ -24,10 +24,17 @@ export interface CodeRunner {
   run(session: Session, input: ExecuteCodeInput, signal?: AbortSignal): Promise<ExecuteCodeReply>;
 }
 
-export function createCodeRunner(executor: Executor, bindings: Bindings, sandbox: SandboxConfig): CodeRunner {
+export function createCodeRunner(
+  executor: Executor,
+  bindings: Bindings,
+  sandbox: SandboxConfig,
+  /** Awaited before a run, so that the functions a snippet sees include every upstream tool. */
+  ready: () => Promise<void> = async () => {},
+): CodeRunner {
   return {
     async run(session, input, signal) {
       const started = Date.now();
+      await ready();
       if (input.timeout_ms !== undefined && input.timeout_ms > sandbox.timeout_ms) {
         throw new CairnError(
           ErrorCode.INVALID_ARGUMENT,

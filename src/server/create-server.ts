@@ -15,11 +15,15 @@ import { z } from "zod";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { Session } from "../session/session.js";
-import type { ToolDefinition } from "./tool.js";
+import type { ToolDefinition, ToolReply } from "./tool.js";
 
 export interface ServerDeps {
   version: string;
   tools: readonly ToolDefinition[];
+  /** Tools whose set changes while the server runs (direct upstream tools), listed after `tools`. */
+  dynamicTools?: () => readonly ToolDefinition[];
+  /** Subscribes to changes of `dynamicTools`; returns an unsubscribe function. */
+  onToolsChanged?: (listener: () => void) => () => void;
   /** The content of cairn://namespace: namespaces, built-ins, URI shapes and limits in force. */
   namespace(): unknown;
   resultsEnabled: boolean;
@@ -33,29 +37,38 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
   const server = new Server(
     { name: "cairn", version: deps.version },
     {
-      capabilities: { tools: {}, resources: {} },
+      capabilities: { tools: { listChanged: deps.dynamicTools !== undefined }, resources: {} },
       instructions:
         "Cairn runs JavaScript snippets over your tools and keeps big data behind handles. Use search_tools / describe_tools to find capabilities, execute_code to run logic that calls them, and return small summaries plus handles (res_/art_) instead of raw data.",
     },
   );
-  const tools = new Map(deps.tools.map((tool) => [tool.name, tool]));
-  const listed = deps.tools.map((tool) => ({
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: toInputSchema(tool.inputSchema),
-    annotations: { title: tool.title, ...tool.annotations },
+  const staticTools = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  const allTools = () => [...deps.tools, ...(deps.dynamicTools?.() ?? []).filter((t) => !staticTools.has(t.name))];
+  const findTool = (name: string) => staticTools.get(name) ?? deps.dynamicTools?.().find((tool) => tool.name === name);
+  const unsubscribe = deps.onToolsChanged?.(() => {
+    server.sendToolListChanged().catch(() => {});
+  });
+  server.onclose = () => unsubscribe?.();
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: allTools().map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: (tool.jsonInputSchema ?? toInputSchema(tool.inputSchema)) as { type: "object" },
+      annotations: { title: tool.title, ...tool.annotations },
+    })),
   }));
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
-
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const tool = tools.get(request.params.name);
+    const tool = findTool(request.params.name);
     if (!tool) {
       return errorResult(
         new CairnError(
           ErrorCode.TOOL_NOT_FOUND,
-          `no tool named "${request.params.name}": this server offers ${[...tools.keys()].join(", ")}`,
+          `no tool named "${request.params.name}": this server offers ${allTools()
+            .map((t) => t.name)
+            .join(", ")}`,
         ),
       );
     }
@@ -63,10 +76,12 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
     if (!parsed.success) return errorResult(invalidArguments(tool.name, parsed.error));
     let text: string;
     let isError = false;
+    let media: NonNullable<ToolReply["media"]> = [];
     try {
       const reply = await tool.handler(parsed.data, { session, signal: extra.signal });
       text = reply.text;
       isError = reply.isError ?? false;
+      media = reply.media ?? [];
     } catch (error) {
       const cairnError = toCairnError(error);
       if (cairnError.code === ErrorCode.INTERNAL) {
@@ -79,7 +94,8 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
     } catch (error) {
       return errorResult(toCairnError(error));
     }
-    return isError ? { content: [{ type: "text", text }], isError: true } : { content: [{ type: "text", text }] };
+    const content: CallToolResult["content"] = [{ type: "text", text }, ...media];
+    return isError ? { content, isError: true } : { content };
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({

@@ -20,6 +20,8 @@ export interface ToolContext {
 export interface ToolReply {
   text: string;
   isError?: boolean;
+  /** Image or audio blocks sent after the text, as they are (never spilled; the caller keeps them within budget). */
+  media?: { type: "image" | "audio"; data: string; mimeType: string }[];
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
@@ -27,6 +29,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   title: string;
   description: string;
   inputSchema: S;
+  /**
+   * Listed instead of the JSON Schema of `inputSchema` when set: for tools whose schema comes from elsewhere (an
+   * upstream server's), validated by their handler rather than by zod.
+   */
+  jsonInputSchema?: Record<string, unknown>;
   annotations: ToolAnnotations;
   handler(args: z.infer<S>, ctx: ToolContext): Promise<ToolReply>;
 }

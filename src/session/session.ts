@@ -1,9 +1,10 @@
 // A Session is what survives between runs of one MCP session: its result store and artifact store. On stdio that is
 // the process; over HTTP each MCP session has its own. Nothing else outlives a run: every run is a fresh sandbox.
 import type { Config } from "../config/schema.js";
+import type { ArtifactInfo } from "./artifact-store.js";
 import { ArtifactStore } from "./artifact-store.js";
 import { ResultStore } from "./result-store.js";
-import { spill } from "./spill.js";
+import { spill, spillDetailed } from "./spill.js";
 
 export class Session {
   readonly results: ResultStore;
@@ -20,6 +21,11 @@ export class Session {
   /** The text a client receives for `text`: itself, or the spilled view. */
   spill(text: string): Promise<string> {
     return spill(text, this.config.output, this.artifacts);
+  }
+
+  /** As `spill`, also returning the saved copy (so a run can list it among its artifacts). */
+  spillDetailed(text: string): Promise<{ text: string; saved?: ArtifactInfo }> {
+    return spillDetailed(text, this.config.output, this.artifacts);
   }
 
   /** Frees the session's memory and deletes its temp files. */

@@ -1,20 +1,31 @@
 // Spill: text longer than output.view_chars is kept whole as a `text/plain` artifact and replaced by its first
 // head_chars and last tail_chars characters plus one pointer line. Applied once, at the server boundary.
 import type { OutputConfig } from "../config/schema.js";
-import type { ArtifactStore } from "./artifact-store.js";
+import type { ArtifactInfo, ArtifactStore } from "./artifact-store.js";
 
 /** Returns `text` unchanged when it fits the view, else the bounded view. A refused copy throws (no file is left). */
 export async function spill(text: string, output: OutputConfig, artifacts: ArtifactStore): Promise<string> {
-  if (text.length <= output.view_chars) return text;
+  return (await spillDetailed(text, output, artifacts)).text;
+}
+
+/** As `spill`, also returning the saved copy when there is one. */
+export async function spillDetailed(
+  text: string,
+  output: OutputConfig,
+  artifacts: ArtifactStore,
+): Promise<{ text: string; saved?: ArtifactInfo }> {
+  if (text.length <= output.view_chars) return { text };
   const saved = await artifacts.saveSpill(text, "text/plain");
   const head = text.slice(0, safeEnd(text, output.head_chars));
   const tail = text.slice(safeStart(text, text.length - output.tail_chars));
   const omitted = text.length - head.length - tail.length;
   const chars = text.length.toLocaleString("en-US");
-  return (
-    `${head}\n[... ${omitted.toLocaleString("en-US")} chars omitted ...]\n${tail}\n` +
-    `[Full output: ${chars} chars saved as ${saved.handle} | ${saved.uri} | ${saved.path}]`
-  );
+  return {
+    text:
+      `${head}\n[... ${omitted.toLocaleString("en-US")} chars omitted ...]\n${tail}\n` +
+      `[Full output: ${chars} chars saved as ${saved.handle} | ${saved.uri} | ${saved.path}]`,
+    saved,
+  };
 }
 
 // Never cut a surrogate pair in half: a lone surrogate is not valid UTF-8 on the wire.

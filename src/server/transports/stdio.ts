@@ -10,7 +10,11 @@ export async function serveStdio(app: App, tools: readonly ToolDefinition[]): Pr
   const server = createMcpServer(app.serverDeps(tools), session);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
+    const previous = server.onclose;
+    server.onclose = () => {
+      previous?.();
+      resolve();
+    };
     process.stdin.once("end", () => resolve());
   });
   await server.connect(transport);
