@@ -336,7 +336,8 @@ export class DuckDbQueryEngine implements QueryEngine {
         this.warm = { key, db: used, timer };
       } else {
         // An abandoned call keeps its database until DuckDB lets go of it; the next call does not wait for that.
-        this.retire(settled.then(() => this.disposeDatabase(used, used?.connection)));
+        // `db` is read once the work has settled: a call stopped while locking gets its database only then.
+        this.retire(settled.then(() => this.disposeDatabase(db, db?.connection)));
       }
       turn.release();
       if (!this.closed) this.spare ??= this.createSpare();
