@@ -684,6 +684,7 @@ function createJsonConverter(
         return n.toString();
       }
       case T.FLOAT:
+        return Number.isFinite(value) ? shortestFloat32(value as number) : String(value);
       case T.DOUBLE:
         return Number.isFinite(value) ? value : String(value);
       case T.TIMESTAMP:
@@ -727,6 +728,15 @@ function createJsonConverter(
     return String(value);
   };
   return convert;
+}
+
+/** The shortest decimal that reads back as the same 32-bit float: 0.1, not 0.10000000149011612. */
+function shortestFloat32(value: number): number {
+  for (let digits = 1; digits < 9; digits++) {
+    const candidate = Number(value.toPrecision(digits));
+    if (Math.fround(candidate) === value) return candidate;
+  }
+  return Number(value.toPrecision(9));
 }
 
 /** `2024-01-02 03:04:05.5+00` -> `2024-01-02T03:04:05.5Z`; infinite and BC values keep DuckDB's text. */

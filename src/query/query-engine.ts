@@ -54,7 +54,8 @@ export interface SavedQueryResult {
  * The answer to a query. Every value in `rows` is plain JSON (never a `bigint`, `NaN` or `Date`):
  * - integers within +-(2^53-1) are numbers; beyond it (BIGINT, UBIGINT, HUGEINT, UHUGEINT, also nested in lists or
  *   structs) they are exact decimal strings and their column is named in `integer_string_columns`;
- * - DECIMAL values are exact decimal strings; FLOAT/DOUBLE are numbers, or "NaN" / "Infinity" / "-Infinity";
+ * - DECIMAL values are exact decimal strings; FLOAT/DOUBLE are numbers (FLOAT in its shortest 32-bit spelling,
+ *   0.1 not 0.10000000149011612), or "NaN" / "Infinity" / "-Infinity";
  * - DATE is `YYYY-MM-DD`, TIMESTAMP `YYYY-MM-DDTHH:MM:SS[.ffffff]`, TIMESTAMPTZ the same in UTC ending in `Z`;
  *   infinite or out-of-ISO-range values keep DuckDB's spelling (`infinity`, `... (BC)`);
  * - BLOB is base64 up to 256 bytes, else the text `[BLOB of N bytes]`; other types use DuckDB's text form,

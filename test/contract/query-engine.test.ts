@@ -203,7 +203,8 @@ describe.each(BACKENDS)("QueryEngine contract: $name", ({ create }) => {
       inputs: [narrow],
       sql: `SELECT DATE '2024-02-29' AS d, TIMESTAMP '2024-02-29 13:14:15.5' AS ts,
                    TIMESTAMPTZ '2024-02-29 13:14:15+00' AS tz, 'NaN'::DOUBLE AS nan, 'infinity'::DOUBLE AS inf,
-                   'hi'::BLOB AS b, {'k': 1::BIGINT} AS st, MAP {'a': 2} AS m, NULL AS nothing`,
+                   'hi'::BLOB AS b, {'k': 1::BIGINT} AS st, MAP {'a': 2} AS m, NULL AS nothing,
+                   0.1::FLOAT AS f, 16777217::FLOAT AS f_big`,
       limits: LIMITS,
     });
     expect(result.rows[0]).toEqual({
@@ -216,6 +217,8 @@ describe.each(BACKENDS)("QueryEngine contract: $name", ({ create }) => {
       st: { k: 1 },
       m: [{ key: "a", value: 2 }],
       nothing: null,
+      f: 0.1,
+      f_big: 16777216,
     });
   });
 
