@@ -674,6 +674,17 @@ export class Workspace {
     };
   }
 
+  /**
+   * The versions `refs` point to, from one catalog snapshot, each with a local file holding its bytes (size-checked)
+   * for engines that read files. NOT_FOUND names every ref that resolves to nothing.
+   */
+  async locate(refs: string[]): Promise<{ record: VersionRecord; path: string }[]> {
+    const records = await this.resolveAll(refs);
+    return Promise.all(
+      records.map(async (record) => ({ record, path: await this.blobs.localPath(record.sha256, record.bytes) })),
+    );
+  }
+
   /** Resolves refs in one snapshot; NOT_FOUND names every ref that resolves to nothing. */
   private async resolveAll(refs: string[]): Promise<VersionRecord[]> {
     const records = await this.catalog.get(refs);

@@ -57,6 +57,12 @@ export interface BlobStore {
    * (callers writing elsewhere must discard what they wrote in that case).
    */
   open(sha256: string, expectedBytes?: number): AsyncIterable<Uint8Array>;
+  /**
+   * A local file holding the blob's bytes, for engines that read files (SQL): the blob file itself in a store on the
+   * local file system. Its size is checked against `expectedBytes` (CORRUPT / NOT_FOUND); it is not hashed, and
+   * callers only read it.
+   */
+  localPath(sha256: string, expectedBytes: number): Promise<string>;
   has(sha256: string): Promise<boolean>;
   /** Size on disk, or undefined when absent. */
   size(sha256: string): Promise<number | undefined>;

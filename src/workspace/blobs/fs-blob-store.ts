@@ -193,6 +193,12 @@ export class FsBlobStore implements BlobStore {
     return handle;
   }
 
+  async localPath(sha256: string, expectedBytes: number): Promise<string> {
+    const handle = await this.openChecked(sha256, expectedBytes);
+    await handle.close();
+    return this.pathOf(sha256);
+  }
+
   async has(sha256: string): Promise<boolean> {
     return (await this.size(sha256)) !== undefined;
   }
