@@ -1,6 +1,5 @@
 // Code-mode latency: execute_code round trips against the floor (a trivial tool on a bare SDK server), both over stdio.
-// Calls are interleaved A, B, C, A, B, C... so drift on a shared machine hits every series alike; the price is
-// that each series also feels the others' garbage collection, as it would in a real session.
+// Calls are interleaved so machine drift hits every series alike; the price: each also feels the others' GC.
 import { join } from "node:path";
 import { transform } from "esbuild";
 import { expectValue, measure, ms, progress, QUICK, ROOT, startCairn, startStdio, summary, table } from "./lib.mjs";
