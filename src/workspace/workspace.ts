@@ -2,6 +2,7 @@
 // Bytes are committed before the catalog row; removal is the reverse. It runs no snippets and holds no session state.
 
 import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
 import { type FileHandle, mkdir, open, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { CairnError, ErrorCode } from "../errors.js";
@@ -275,7 +276,11 @@ export class Workspace {
         throw new CairnError(ErrorCode.INVALID_ARGUMENT, "content.path must be an absolute path");
       }
       blobSource = { path: args.content.path };
-      head = await readHead(args.content.path, Math.max(SNIFF_BYTES, this.indexBytes));
+      head = await readHead(args.content.path, Math.max(SNIFF_BYTES, this.indexBytes)).catch((error: Error) => {
+        throw new CairnError(ErrorCode.INVALID_ARGUMENT, `cannot read content.path: ${error.message}`, {
+          cause: error,
+        });
+      });
       whole = false;
     } else {
       throw new CairnError(
@@ -470,7 +475,8 @@ export class Workspace {
 
     let handle: FileHandle;
     try {
-      handle = await open(path, "r");
+      // O_NONBLOCK: opening a FIFO must fail the import below, not wait for a writer forever.
+      handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch (error) {
       throw importFailed(path, (error as Error).message, error);
     }

@@ -1,6 +1,7 @@
 // Behaviour of the Workspace API on a real SQLite catalog and real blob files in a temp dir.
 // Crash and multi-process behaviour lives in processes.test.ts; hostile input in hostile-input.test.ts.
 
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -324,6 +325,11 @@ describe("read, import and export", () => {
     const missing = await failure(ws.import({ path: join(root, "does-not-exist.csv"), name: "x" }));
     expect(missing.code).toBe("IMPORT_FAILED");
     expect(missing.message).toContain("ENOENT");
+    const fifo = join(root, "a-fifo");
+    execFileSync("mkfifo", [fifo]);
+    const pipe = await failure(ws.import({ path: fifo, name: "x" }));
+    expect(pipe.code).toBe("IMPORT_FAILED");
+    expect(pipe.message).toContain("not a regular file");
     const directory = await failure(ws.import({ path: root, name: "x" }));
     expect(directory.code).toBe("IMPORT_FAILED");
     expect(directory.message).toContain("directory");

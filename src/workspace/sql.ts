@@ -1,0 +1,198 @@
+// SQL over workspace artifacts: refs become engine inputs (input1..inputN), stale inputs are refused unless
+// allow_historical, save_as stores the full result as a Parquet version that pins its inputs, refresh re-runs it.
+import { randomBytes } from "node:crypto";
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { WorkspaceConfig } from "../config/schema.js";
+import { CairnError, ErrorCode } from "../errors.js";
+import type { QueryEngine, QueryInputFormat, QueryResult } from "../query/query-engine.js";
+import type { VersionRecord } from "./catalog/catalog.js";
+import type { CompactMetadata } from "./metadata.js";
+import type { Workspace } from "./workspace.js";
+
+export const MAX_QUERY_REFS = 8;
+export const PARQUET_MEDIA_TYPE = "application/vnd.apache.parquet";
+
+export interface SqlQueryInput {
+  inputs: string[];
+  sql: string;
+  parameters?: unknown[] | undefined;
+  save_as?: string | undefined;
+  expected_version?: number | undefined;
+  allow_historical?: boolean | undefined;
+  summary?: string | undefined;
+}
+
+export interface SqlQueryReply extends Omit<QueryResult, "saved"> {
+  saved?: CompactMetadata;
+}
+
+export interface SqlDescribeInput {
+  inputs: string[];
+  offset?: number | undefined;
+  limit?: number | undefined;
+}
+
+export class WorkspaceSql {
+  constructor(
+    private readonly workspace: Workspace,
+    private readonly engine: () => Promise<QueryEngine>,
+    private readonly config: WorkspaceConfig,
+    /** Where results are written before they become versions (inside the workspace directory, same disk). */
+    private readonly scratchDir: string,
+  ) {}
+
+  /** Runs one read-only statement over the inputs; with save_as the full result becomes a version of that name. */
+  async query(input: SqlQueryInput, signal?: AbortSignal): Promise<SqlQueryReply> {
+    const refs = checkRefs(input.inputs);
+    const located = await this.workspace.locate(refs);
+    if (!input.allow_historical)
+      refuseStale(
+        located.map((l) => l.record),
+        refs,
+      );
+    const engineInputs = located.map(({ record, path }, i) => ({ path, format: formatOf(record, refs[i] as string) }));
+    const scratch = input.save_as === undefined ? undefined : await this.scratchFile();
+    try {
+      const result = await (await this.engine()).query({
+        inputs: engineInputs,
+        sql: input.sql,
+        ...(input.parameters === undefined ? {} : { parameters: input.parameters }),
+        limits: {
+          maxPreviewRows: this.config.max_preview_rows,
+          maxPreviewBytes: this.config.max_preview_bytes,
+          timeoutMs: this.config.query_timeout_ms,
+        },
+        ...(scratch === undefined ? {} : { saveTo: scratch }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+      const { saved: file, ...preview } = result;
+      if (input.save_as === undefined || file === undefined || scratch === undefined) return preview;
+      const ids = located.map((l) => l.record.artifact_id);
+      const saved = await this.workspace.save({
+        name: input.save_as,
+        content: { path: scratch },
+        kind: "parquet",
+        media_type: PARQUET_MEDIA_TYPE,
+        filename: `${input.save_as.split("/").at(-1)}.parquet`,
+        summary:
+          input.summary ??
+          `${file.row_count} rows from SQL over ${located.map((l) => `${l.record.name} v${l.record.version}`).join(", ")}`,
+        source: "query",
+        dependencies: ids,
+        sql: input.sql,
+        parameters: input.parameters ?? [],
+        inputs: ids,
+        ...(input.expected_version === undefined ? {} : { expected_version: input.expected_version }),
+      });
+      return { ...preview, saved };
+    } finally {
+      if (scratch !== undefined) await rm(scratch, { force: true });
+    }
+  }
+
+  /** Exact column names and SQL types of each input, no rows, paged. */
+  async describe(input: SqlDescribeInput, signal?: AbortSignal) {
+    const refs = checkRefs(input.inputs);
+    const located = await this.workspace.locate(refs);
+    const described = await (await this.engine()).describe({
+      inputs: located.map(({ record, path }, i) => ({ path, format: formatOf(record, refs[i] as string) })),
+      ...(input.offset === undefined ? {} : { offset: input.offset }),
+      ...(input.limit === undefined ? {} : { limit: input.limit }),
+      timeoutMs: this.config.query_timeout_ms,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return {
+      inputs: described.map((d, i) => {
+        const { record } = located[i] as { record: VersionRecord };
+        return { ...d, ref: refs[i], artifact_id: record.artifact_id, name: record.name, version: record.version };
+      }),
+    };
+  }
+
+  /**
+   * Re-runs a saved query on the current versions of its direct inputs and saves the result as a new version of its
+   * name. `expected_version` defaults to the name's current version. A direct input that is itself stale is refused
+   * (STALE_INPUT): refresh it first, so a chain is refreshed from its roots.
+   */
+  async refresh(input: { ref: string; expected_version?: number | undefined }, signal?: AbortSignal) {
+    const [located] = await this.workspace.locate([input.ref]);
+    const record = (located as { record: VersionRecord }).record;
+    if (record.sql === null || record.inputs === null) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${record.name} v${record.version} is not a saved query: only results of query with save_as can be refreshed`,
+      );
+    }
+    const previous = await this.workspace.locate(record.inputs);
+    const names = previous.map((p) => p.record.name);
+    const [current] = await this.workspace.locate([record.name]);
+    const reply = await this.query(
+      {
+        inputs: names,
+        sql: record.sql,
+        parameters: Array.isArray(record.parameters) ? record.parameters : [],
+        save_as: record.name,
+        expected_version: input.expected_version ?? (current as { record: VersionRecord }).record.version,
+        summary: record.summary ?? undefined,
+      },
+      signal,
+    );
+    const moved = previous
+      .filter((p) => !p.record.current)
+      .map((p) => ({ name: p.record.name, from_version: p.record.version }));
+    return {
+      ...reply,
+      refreshed_from: { artifact_id: record.artifact_id, version: record.version },
+      inputs_moved: moved,
+    };
+  }
+
+  private async scratchFile(): Promise<string> {
+    await mkdir(this.scratchDir, { recursive: true, mode: 0o700 });
+    return join(this.scratchDir, `query-${process.pid}-${randomBytes(8).toString("hex")}.parquet`);
+  }
+}
+
+function checkRefs(inputs: unknown): string[] {
+  if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_QUERY_REFS) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `inputs must list 1 to ${MAX_QUERY_REFS} artifacts (names or ws_ ids)`,
+    );
+  }
+  if (inputs.some((ref) => typeof ref !== "string")) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "inputs must be names or ws_ ids (strings)");
+  }
+  return inputs as string[];
+}
+
+/** A pinned id that its name has moved past, or a version whose own inputs moved, is stale. */
+function refuseStale(records: VersionRecord[], refs: string[]): void {
+  const stale = records.flatMap((record, i) => {
+    if (!record.current) return [`${refs[i]} is ${record.name} v${record.version}, no longer the current version`];
+    if (record.stale) {
+      const moved = record.stale_inputs.map((s) => `${s.name} v${s.version} -> v${s.current_version ?? "deleted"}`);
+      return [`${record.name} v${record.version} is stale (its inputs moved: ${moved.join(", ")}); refresh it first`];
+    }
+    return [];
+  });
+  if (stale.length > 0) {
+    throw new CairnError(
+      ErrorCode.STALE_INPUT,
+      `stale input: ${stale.join("; ")}. Query the current versions, refresh the stale result, or pass allow_historical: true`,
+      { data: { stale } },
+    );
+  }
+}
+
+function formatOf(record: VersionRecord, ref: string): QueryInputFormat {
+  if (record.kind === "csv" || record.kind === "parquet" || record.kind === "json") return record.kind;
+  if (/csv|tab-separated/.test(record.media_type)) return "csv";
+  if (/parquet/.test(record.media_type)) return "parquet";
+  if (/json/.test(record.media_type)) return "json";
+  throw new CairnError(
+    ErrorCode.INVALID_ARGUMENT,
+    `${ref} (${record.name} v${record.version}) is a ${record.kind} (${record.media_type}); query reads CSV, Parquet and JSON artifacts`,
+  );
+}
