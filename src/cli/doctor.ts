@@ -30,6 +30,8 @@ export interface DoctorReport {
   steps: DoctorStep[];
 }
 
+const STEPS = ["initialize", "tools/list", "execute_code", "workspace round trip"] as const;
+
 /** One request may not take longer than this; a server that hangs is a failure, not a wait. */
 const STEP_TIMEOUT_MS = 60_000;
 
@@ -51,11 +53,10 @@ export async function runDoctor(
   const client = new Client({ name: "cairn-doctor", version: VERSION });
   const serverSaid = () =>
     stderr.trim() ? `; the server said: ${stderr.trim().split("\n").slice(-5).join(" | ")}` : "";
-  const failAfter = (from: string) => {
-    for (const name of ["initialize", "tools/list", "execute_code", "workspace round trip"]) {
-      if (!steps.some((s) => s.step === name) && name !== from) {
-        steps.push({ step: name, status: "skipped", detail: `not run: ${from} failed` });
-      }
+  const failAfter = (failed: string) => {
+    for (const step of STEPS) {
+      if (!steps.some((s) => s.step === step))
+        steps.push({ step, status: "skipped", detail: `not run: ${failed} failed` });
     }
   };
 

@@ -100,7 +100,7 @@ export function parseDocument(format: "json" | "toml", text: string, file: strin
   if (text.trim() === "") return {};
   let parsed: unknown;
   try {
-    parsed = format === "json" ? JSON.parse(text) : parseToml(text);
+    parsed = format === "json" ? JSON.parse(text) : toPlain(parseToml(text));
   } catch (error) {
     const reason = (error as Error).message.split("\n")[0];
     throw new CairnError(
@@ -160,13 +160,23 @@ function editToml(text: string, path: readonly string[], entry: ServerEntry, rep
       return name === header || name.startsWith(`${header}.`);
     };
     const kept: string[] = [];
+    let skipped: string[] = [];
     let skipping = false;
     let removed = false;
     for (const line of lines) {
       const ours = isOurs(line);
+      if (ours === false && skipping) {
+        // Comments right above the next header belong to that header, not to the table being removed.
+        let start = skipped.length;
+        while (start > 0 && /^\s*(#.*)?$/.test(skipped[start - 1] as string)) start--;
+        kept.push(...skipped.slice(start));
+        skipped = [];
+      }
       if (ours !== undefined) skipping = ours;
-      if (skipping) removed = true;
-      else kept.push(line);
+      if (skipping) {
+        removed = true;
+        skipped.push(line);
+      } else kept.push(line);
     }
     if (!removed) return undefined;
     body = kept.join("\n");
@@ -178,7 +188,7 @@ function editToml(text: string, path: readonly string[], entry: ServerEntry, rep
 
 function tomlEquals(text: string, expected: Table): boolean {
   try {
-    return isDeepStrictEqual(parseToml(text), expected);
+    return isDeepStrictEqual(toPlain(parseToml(text)), expected);
   } catch {
     return false;
   }
@@ -231,6 +241,13 @@ function writeAtomically(file: string, text: string, mode: number): void {
     rmSync(temp, { force: true });
     throw error;
   }
+}
+
+/** smol-toml builds tables without a prototype; plain objects compare equal to the entries Cairn builds. */
+function toPlain(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toPlain);
+  if (isTable(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toPlain(v)]));
+  return value;
 }
 
 function isTable(value: unknown): value is Table {
