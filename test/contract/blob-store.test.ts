@@ -2,7 +2,16 @@
 // Real files in a temp dir; damage is done on disk the way an outside process would.
 
 import { createHash } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -98,6 +107,16 @@ for (const [label, create] of implementations) {
       h.damage(sha256, Buffer.from("short"));
       expect(await code(h.store.readRange(sha256, 0, 2, 8))).toBe("CORRUPT");
       expect(await code(h.store.read(sha256, 8))).toBe("CORRUPT");
+    });
+
+    it("gives a size-checked local file path for engines that read files", async () => {
+      const h = await create();
+      const { sha256 } = await h.store.put(Buffer.from("a,b\n1,2\n"));
+      expect(readFileSync(await h.store.localPath(sha256, 8), "utf8")).toBe("a,b\n1,2\n");
+      h.damage(sha256, Buffer.from("a,b\n"));
+      expect(await code(h.store.localPath(sha256, 8))).toBe("CORRUPT");
+      h.remove(sha256);
+      expect(await code(h.store.localPath(sha256, 8))).toBe("NOT_FOUND");
     });
 
     it("reports a missing blob as NOT_FOUND", async () => {
