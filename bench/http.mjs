@@ -1,0 +1,133 @@
+// Streamable HTTP against stdio: `execute_code` (`return 1 + 1`) round trips from 1, 4 and 16 concurrent MCP sessions
+// on one `cairn serve --transport http`, against 1 and 4 stdio processes. Clients run in this process, so on a 2-core
+// machine they compete with the server for CPU: the figures are what one host with many sessions would see, not a cap.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { expectValue, ms, progress, QUICK, ROOT, startCairn, summary, table } from "./lib.mjs";
+
+const CALLS_PER_CLIENT = QUICK ? 30 : 200;
+const WARMUP_PER_CLIENT = 5;
+const TOKEN = "cairn-bench-token-7d0c52e1b9";
+const SNIPPET = "return 1 + 1";
+
+/** Starts the built HTTP server on a free loopback port; resolves with its URL and a stop function. */
+async function startHttp() {
+  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-http-"));
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, "dist", "main.js"), "serve", "--transport", "http", "--port", "0", "--workspace", join(dir, "ws")],
+    { cwd: dir, env: { ...process.env, CAIRN_TOKEN: TOKEN, CAIRN_LOG: "error" }, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  const url = await new Promise((resolve, reject) => {
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk.toString();
+      const m = /at (http:\/\/\S+)/.exec(stderr);
+      if (m) resolve(m[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`cairn serve --transport http exited ${code}: ${stderr}`)));
+  });
+  const stop = async () => {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { url, stop };
+}
+
+async function httpClient(url) {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
+  });
+  const client = new Client({ name: "cairn-bench-http", version: "1.0.0" });
+  await client.connect(transport);
+  const exec = async () => {
+    const r = await client.callTool({ name: "execute_code", arguments: { code: SNIPPET } });
+    const text = r.content.map((c) => c.text ?? "").join("");
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { isError: !!r.isError, text, json };
+  };
+  const close = async () => {
+    await transport.terminateSession().catch(() => {});
+    await client.close().catch(() => {});
+  };
+  return { exec, close };
+}
+
+/** Every client warms up, then all run their calls at once; latency per call and throughput over the wall time. */
+async function drive(clients) {
+  await Promise.all(
+    clients.map(async (c) => {
+      for (let i = 0; i < WARMUP_PER_CLIENT; i++) expectValue(await c.exec(), 2, "warm-up");
+    }),
+  );
+  const samples = [];
+  const t0 = performance.now();
+  await Promise.all(
+    clients.map(async (c) => {
+      for (let i = 0; i < CALLS_PER_CLIENT; i++) {
+        const start = performance.now();
+        const reply = await c.exec();
+        samples.push(performance.now() - start);
+        expectValue(reply, 2, "execute_code");
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  const s = summary(samples);
+  return {
+    calls: samples.length,
+    rps: Math.round(samples.length / seconds),
+    median_ms: ms(s.median),
+    p95_ms: ms(s.p95),
+  };
+}
+
+export default async function run() {
+  const rows = [];
+  const http = await startHttp();
+  try {
+    for (const sessions of [1, 4, 16]) {
+      progress(`http: ${sessions} session(s)`);
+      const clients = await Promise.all(Array.from({ length: sessions }, () => httpClient(http.url)));
+      try {
+        rows.push({ transport: "http", sessions, processes: 1, ...(await drive(clients)) });
+      } finally {
+        await Promise.all(clients.map((c) => c.close()));
+      }
+    }
+  } finally {
+    await http.stop();
+  }
+  for (const processes of [1, 4]) {
+    progress(`stdio: ${processes} process(es)`);
+    const servers = await Promise.all(Array.from({ length: processes }, () => startCairn()));
+    try {
+      const clients = servers.map((s) => ({ exec: () => s.exec(SNIPPET) }));
+      rows.push({ transport: "stdio", sessions: processes, processes, ...(await drive(clients)) });
+    } finally {
+      await Promise.all(servers.map((s) => s.close()));
+    }
+  }
+  console.log(
+    `execute_code "${SNIPPET}": ${CALLS_PER_CLIENT} timed calls per session after ${WARMUP_PER_CLIENT} warm-up`,
+  );
+  const text = table(rows);
+  const one = (t, n) => rows.find((r) => r.transport === t && r.sessions === n);
+  const summaryLine = `http 1/4/16 sessions: ${one("http", 1).rps}/${one("http", 4).rps}/${one("http", 16).rps} req/s (p95 ${one("http", 1).p95_ms}/${one("http", 4).p95_ms}/${one("http", 16).p95_ms} ms); stdio 1/4: ${one("stdio", 1).rps}/${one("stdio", 4).rps} req/s (p95 ${one("stdio", 1).p95_ms}/${one("stdio", 4).p95_ms} ms)`;
+  return { snippet: SNIPPET, calls_per_session: CALLS_PER_CLIENT, rows, table: text, summary: summaryLine };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const result = await run();
+  console.log(result.summary);
+}
