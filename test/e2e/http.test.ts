@@ -231,6 +231,26 @@ describe("cairn serve --transport http", () => {
     expect(r.status).toBe(400);
   });
 
+  it("answers 413 to an initialize body over 4 MiB, without reading it into a session", async () => {
+    const big = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { pad: "x".repeat(5 * 1024 * 1024) },
+    });
+    const r = await raw(s.port, "POST", initHeaders(s.port), big);
+    expect(r.status).toBe(413);
+    expect(r.headers["mcp-session-id"]).toBeUndefined();
+  });
+
+  it("answers 400 to a GET or DELETE without a session and 405 to other methods", async () => {
+    expect((await raw(s.port, "GET", initHeaders(s.port))).status).toBe(400);
+    expect((await raw(s.port, "DELETE", initHeaders(s.port))).status).toBe(400);
+    const put = await raw(s.port, "PUT", initHeaders(s.port), "{}");
+    expect(put.status).toBe(405);
+    expect(put.headers.allow).toBe("GET, POST, DELETE");
+  });
+
   it("answers 404 outside /mcp, after the token check", async () => {
     const r = await new Promise<number>((resolve, reject) => {
       request(
@@ -320,6 +340,19 @@ describe("cairn serve --transport http", () => {
     );
     expect(r.status).toBe(404);
     await peer.client.close();
+  });
+});
+
+describe("cairn serve --transport http --allow-remote", () => {
+  it("accepts any Host header but still needs the token and a loopback Origin", async () => {
+    const s = await serve(["--allow-remote"]);
+    const headers = initHeaders(s.port, { Host: "cairn.lan:8731" });
+    expect((await raw(s.port, "POST", headers, INITIALIZE)).status).toBe(200);
+    const { Authorization: _, ...anonymous } = headers;
+    expect((await raw(s.port, "POST", anonymous, INITIALIZE)).status).toBe(401);
+    expect((await raw(s.port, "POST", { ...headers, Origin: "http://evil.example" }, INITIALIZE)).status).toBe(403);
+    s.child.kill("SIGTERM");
+    expect(await s.exited).toBe(0);
   });
 });
 
