@@ -1,6 +1,7 @@
 // Composition root: config -> executor -> bindings -> tools -> sessions. The ONE place that picks backends; every
 // command of the CLI builds the app here and talks to it, never to the parts directly.
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { z } from "zod";
 import { createCliRunner } from "./cli-programs/cli-runner.js";
 import { Bindings } from "./codemode/bindings.js";
@@ -12,6 +13,7 @@ import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { CairnError, ErrorCode } from "./errors.js";
 import { createLogger, type Logger } from "./log.js";
+import type { QueryEngine } from "./query/query-engine.js";
 import type { Capability } from "./registry/capability.js";
 import { type CapabilityRegistry, createCapabilityRegistry } from "./registry/capability-registry.js";
 import { createArgsValidator } from "./registry/validate-args.js";
@@ -23,12 +25,14 @@ import type { ToolDefinition } from "./server/tool.js";
 import { directTools } from "./server/tools/direct-tools.js";
 import { executeCodeTool } from "./server/tools/execute-code.js";
 import { gatewayTools } from "./server/tools/gateway-tools.js";
+import { DescribeInputSchema, QueryInputSchema, queryTools } from "./server/tools/query-tools.js";
 import { readOutputTool } from "./server/tools/read-output.js";
 import { workspaceTools } from "./server/tools/workspace-tools.js";
 import { Session } from "./session/session.js";
 import { createGateway } from "./upstream/gateway.js";
 import { followUpstreams } from "./upstream/upstream-capabilities.js";
 import { createUpstreamManager, type UpstreamStatus } from "./upstream/upstream-manager.js";
+import type { WorkspaceSql } from "./workspace/sql.js";
 import { FindInputSchema, InspectInputSchema, ResumeInputSchema, SaveInputSchema } from "./workspace/tool-schemas.js";
 import type { Workspace } from "./workspace/workspace.js";
 
@@ -48,6 +52,8 @@ export interface App {
   readonly runner: CodeRunner;
   /** The shared workspace, opened (and its native SQLite module loaded) on first use. */
   workspace(): Promise<Workspace>;
+  /** SQL over the workspace (DuckDB loaded on the first query). */
+  sql(): Promise<WorkspaceSql>;
   /** Every capability snippets can call (upstream tools, workspace.*, hidden cairn:*). */
   readonly registry: CapabilityRegistry;
   /** Connects the upstream servers (in parallel, each with a deadline); never throws. Idempotent. */
@@ -86,6 +92,32 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     });
     return opened;
   };
+  let engine: Promise<QueryEngine> | undefined;
+  const queryEngine = () => {
+    // DuckDB is loaded only when the first query runs.
+    engine ??= import("./query/duckdb-query-engine.js").then(({ createDuckDbQueryEngine }) =>
+      createDuckDbQueryEngine({
+        memory: config.workspace.query_memory,
+        threads: config.workspace.query_threads,
+        logger: logger.child("query"),
+      }),
+    );
+    engine.catch(() => {
+      engine = undefined;
+    });
+    return engine;
+  };
+  let sqlService: Promise<WorkspaceSql> | undefined;
+  const sql = () => {
+    sqlService ??= Promise.all([workspace(), import("./workspace/sql.js")]).then(
+      ([ws, { WorkspaceSql }]) =>
+        new WorkspaceSql(ws, queryEngine, config.workspace, join(loaded.workspaceDir, "scratch")),
+    );
+    sqlService.catch(() => {
+      sqlService = undefined;
+    });
+    return sqlService;
+  };
   const registry = createCapabilityRegistry(builtinCapabilities());
   const manager = createUpstreamManager(config.servers, { logger: logger.child("upstream") });
   const validator = createArgsValidator({ logger: logger.child("registry") });
@@ -104,7 +136,10 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
 
   const bindings = new Bindings();
   defineStoreBindings(bindings);
-  defineWorkspaceBindings(bindings, workspace);
+  defineWorkspaceBindings(bindings, workspace, {
+    service: sql,
+    schemas: { query: QueryInputSchema, describe: DescribeInputSchema },
+  });
   defineGatewayBindings(bindings, { gateway, capabilities: upstreamCapabilities, ready: start });
   defineCliBindings(bindings, cli, config.cli.mode === "allowlist");
   const runner = createCodeRunner(executor, bindings, config.sandbox, start);
@@ -116,6 +151,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       manager.list().map(({ server, status, cause }) => ({ server, status, cause })),
     ),
     ...workspaceTools(workspace, { indexBytes: config.workspace.index_bytes }),
+    ...queryTools(sql, config.workspace),
   ];
   const direct = () => directTools(upstreamCapabilities(), { manager, validator, output: config.output });
   const sessions = new Set<Session>();
@@ -183,6 +219,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     executor,
     runner,
     workspace,
+    sql,
     registry,
     start,
     upstreams: () => manager.list(),
@@ -220,6 +257,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       sessions.clear();
       stopFollowing?.();
       await Promise.allSettled([executor.close(), manager.close(), cli.close()]);
+      if (engine) await (await engine.catch(() => undefined))?.close();
       if (opened) await (await opened.catch(() => undefined))?.close();
     },
   };
@@ -241,6 +279,12 @@ function builtinCapabilities(): Capability[] {
     ["find", FindInputSchema, "Full-text search over the current versions of the workspace."],
     ["inspect", InspectInputSchema, "Metadata, staleness and a page of text of workspace artifacts."],
     ["resume", ResumeInputSchema, "Open a checkpoint and preview the artifacts it pins."],
+    [
+      "query",
+      QueryInputSchema,
+      "Run one read-only SQL SELECT (DuckDB) over CSV, Parquet or JSON workspace artifacts (input1..inputN).",
+    ],
+    ["describe", DescribeInputSchema, "Exact column names and SQL types of CSV, Parquet or JSON workspace artifacts."],
   ].map(([tool, input, description]) => ({
     name: `workspace.${tool as string}`,
     server: "workspace",

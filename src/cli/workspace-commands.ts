@@ -231,4 +231,98 @@ export function registerWorkspaceCommands(program: Command): void {
           (r.cleanup_pending.length > 0 ? `; ${r.cleanup_pending.length} blob(s) pending clean-up` : ""),
       );
     });
+
+  program
+    .command("query")
+    .description("run one read-only SQL statement over CSV/Parquet/JSON artifacts (input1..inputN)")
+    .argument("<sql>")
+    .requiredOption("--input <refs...>", "artifacts, in order: input1, input2, ...")
+    .option("--param <values...>", "values bound to ? (JSON when they parse, else strings)")
+    .option("--save-as <name>", "save the full result as a Parquet version of NAME")
+    .option("--expected-version <n>", "current version of the --save-as name, once it exists", int)
+    .option("--allow-historical", "query inputs that are no longer current")
+    .option("--json", "print the reply as JSON")
+    .action(
+      async (
+        sql: string,
+        options: JsonOption & {
+          input: string[];
+          param?: string[];
+          saveAs?: string;
+          expectedVersion?: number;
+          allowHistorical?: boolean;
+        },
+        command: Command,
+      ) => {
+        const parameters = options.param?.map((p) => {
+          try {
+            return JSON.parse(p) as unknown;
+          } catch {
+            return p;
+          }
+        });
+        await withWorkspace(
+          command,
+          options.json ?? false,
+          async (app) =>
+            (await app.sql()).query({
+              inputs: options.input,
+              sql,
+              parameters,
+              save_as: options.saveAs,
+              expected_version: options.expectedVersion,
+              allow_historical: options.allowHistorical,
+            }),
+          (r) => {
+            const header = r.columns.map((c) => c.name);
+            const lines = [header.join("\t"), ...r.rows.map((row) => header.map((h) => formatCell(row[h])).join("\t"))];
+            lines.push(
+              `(${r.row_count} row${r.row_count === 1 ? "" : "s"}${r.truncated ? `, ${r.rows.length} shown` : ""})`,
+            );
+            if (r.saved) lines.push(`saved ${describeVersion(r.saved)}`);
+            return lines.join("\n");
+          },
+        );
+      },
+    );
+
+  program
+    .command("describe")
+    .description("exact column names and SQL types of table artifacts")
+    .argument("<refs...>")
+    .option("--json", "print the reply as JSON")
+    .action(async (refs: string[], options: JsonOption, command: Command) => {
+      await withWorkspace(
+        command,
+        options.json ?? false,
+        async (app) => (await app.sql()).describe({ inputs: refs }),
+        (r) =>
+          r.inputs
+            .map(
+              (d) =>
+                `${d.input} = ${d.name} v${d.version}\n${d.columns.map((c) => `  ${c.name} ${c.type}`).join("\n")}`,
+            )
+            .join("\n"),
+      );
+    });
+
+  program
+    .command("refresh")
+    .description("re-run a saved query on the current versions of its inputs")
+    .argument("<ref>")
+    .option("--expected-version <n>", "current version of its name", int)
+    .option("--json", "print the reply as JSON")
+    .action(async (ref: string, options: JsonOption & { expectedVersion?: number }, command: Command) => {
+      await withWorkspace(
+        command,
+        options.json ?? false,
+        async (app) => (await app.sql()).refresh({ ref, expected_version: options.expectedVersion }),
+        (r) => `refreshed ${r.saved ? describeVersion(r.saved) : ref} (${r.row_count} rows)`,
+      );
+    });
+}
+
+function formatCell(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
 }

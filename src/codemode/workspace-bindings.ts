@@ -2,6 +2,7 @@
 // tools (same validation, same replies). Also reachable as call_tool("workspace.save", {...}).
 import type { z } from "zod";
 import { CairnError, ErrorCode } from "../errors.js";
+import type { SqlDescribeInput, SqlQueryInput, WorkspaceSql } from "../workspace/sql.js";
 import { FindInputSchema, InspectInputSchema, ResumeInputSchema, SaveInputSchema } from "../workspace/tool-schemas.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { type Bindings, bytesJson, RawJson, type RunContext } from "./bindings.js";
@@ -14,7 +15,17 @@ function parse<S extends z.ZodType>(schema: S, value: unknown, fn: string): z.in
   throw new CairnError(ErrorCode.INVALID_ARGUMENT, `${fn}(args): ${problems.join("; ")}`, { name: "WorkspaceError" });
 }
 
-export function defineWorkspaceBindings(bindings: Bindings, workspace: () => Promise<Workspace>): void {
+/** The schemas of the SQL tools, passed in so that codemode does not depend on the server. */
+export interface SqlSchemas {
+  query: z.ZodType<SqlQueryInput>;
+  describe: z.ZodType<SqlDescribeInput>;
+}
+
+export function defineWorkspaceBindings(
+  bindings: Bindings,
+  workspace: () => Promise<Workspace>,
+  sql?: { service: () => Promise<WorkspaceSql>; schemas: SqlSchemas },
+): void {
   const save = async (args: unknown, ctx: RunContext) => {
     // Snippets may save bytes too (a Uint8Array content); the tool schema only knows text.
     const record = (args ?? {}) as Record<string, unknown>;
@@ -54,6 +65,17 @@ export function defineWorkspaceBindings(bindings: Bindings, workspace: () => Pro
     return ws.read(ref, { as: "text" });
   };
 
+  if (sql) {
+    const query = async (args: unknown, ctx: RunContext) =>
+      (await sql.service()).query(parse(sql.schemas.query, args, "workspace.query"), ctx.signal);
+    const describe = async (args: unknown, ctx: RunContext) =>
+      (await sql.service()).describe(parse(sql.schemas.describe, args, "workspace.describe"), ctx.signal);
+    bindings
+      .defineFunction("workspace.query", ([args], ctx) => query(args, ctx))
+      .defineFunction("workspace.describe", ([args], ctx) => describe(args, ctx))
+      .defineCapability("workspace.query", (args, ctx) => query(args, ctx))
+      .defineCapability("workspace.describe", (args, ctx) => describe(args, ctx));
+  }
   bindings
     .defineFunction("workspace.save", ([args], ctx) => save(args, ctx))
     .defineFunction("workspace.find", ([args]) => find(args))
