@@ -12,6 +12,7 @@ import type {
   DuckDBPreparedStatement,
   DuckDBType,
   DuckDBValue,
+  DuckDBVector,
 } from "@duckdb/node-api";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
@@ -618,6 +619,8 @@ class PreviewBuilder {
   private full: boolean;
   private readonly pendingStrings = new Set<string>();
   private readonly converter: (value: DuckDBValue, type: DuckDBType, column: string) => unknown;
+  private readonly varcharId: number;
+  private readonly blobId: number;
 
   constructor(
     duckdb: DuckDb,
@@ -627,16 +630,34 @@ class PreviewBuilder {
   ) {
     this.full = limits.maxPreviewRows === 0;
     this.converter = createJsonConverter(duckdb, (column) => this.pendingStrings.add(column));
+    this.varcharId = duckdb.DuckDBTypeId.VARCHAR;
+    this.blobId = duckdb.DuckDBTypeId.BLOB;
   }
 
   add(chunk: DuckDBDataChunk): void {
+    if (this.full) return;
+    const vectors = this.names.map((_, c) => chunk.getColumnVector(c));
+    const lengths = vectors.map((vector, c) => {
+      const id = (this.types[c] as DuckDBType).typeId;
+      return id === this.varcharId || id === this.blobId ? peekStringLengths(vector) : undefined;
+    });
     for (let r = 0; r < chunk.rowCount && !this.full; r++) {
       const entries: [string, unknown][] = [];
       this.pendingStrings.clear();
-      chunk.visitRowValues(r, (value, _row, c) => {
+      for (let c = 0; c < vectors.length && !this.full; c++) {
         const name = this.names[c] as string;
-        entries.push([name, this.converter(value, this.types[c] as DuckDBType, name)]);
-      });
+        const type = this.types[c] as DuckDBType;
+        // A huge text or blob is sized before it is copied into JavaScript: it could never fit the preview.
+        const length = lengths[c]?.(r);
+        if (length !== undefined && type.typeId === this.varcharId && length > this.limits.maxPreviewBytes) {
+          this.full = true;
+        } else if (length !== undefined && type.typeId === this.blobId && length > BLOB_INLINE_BYTES) {
+          entries.push([name, `[BLOB of ${length} bytes]`]);
+        } else {
+          entries.push([name, this.converter((vectors[c] as DuckDBVector).getItem(r), type, name)]);
+        }
+      }
+      if (this.full) break;
       // fromEntries defines own properties, so a column named __proto__ stays a column.
       const row = Object.fromEntries(entries);
       const size = Buffer.byteLength(JSON.stringify(row)) + (this.rows.length > 0 ? 1 : 0);
@@ -650,6 +671,20 @@ class PreviewBuilder {
       if (this.rows.length >= this.limits.maxPreviewRows) this.full = true;
     }
   }
+}
+
+/**
+ * Byte lengths of a VARCHAR or BLOB vector's items without copying them: DuckDB's string_t keeps a 32-bit length
+ * at the start of each 16-byte slot. Reads node-api's internal view of the vector; when that is absent (another
+ * node-api version) it returns undefined and values are simply read whole.
+ */
+function peekStringLengths(vector: DuckDBVector): ((row: number) => number | undefined) | undefined {
+  const inner = vector as unknown as { dataView?: unknown; validity?: { itemValid?: unknown } };
+  const view = inner.dataView;
+  const validity = inner.validity;
+  if (!(view instanceof DataView) || typeof validity?.itemValid !== "function") return undefined;
+  const valid = validity.itemValid.bind(validity) as (row: number) => boolean;
+  return (row) => (valid(row) && (row + 1) * 16 <= view.byteLength ? view.getUint32(row * 16, true) : undefined);
 }
 
 /**

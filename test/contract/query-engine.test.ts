@@ -241,6 +241,17 @@ describe.each(BACKENDS)("QueryEngine contract: $name", ({ create }) => {
     expect(none.columns).toHaveLength(7);
   });
 
+  it("stops the preview at a value that alone passes maxPreviewBytes, and still counts every row", async () => {
+    const result = await engine.query({
+      inputs: [narrow],
+      sql: "SELECT a, CASE WHEN a = 2 THEN repeat('x', 50000000) ELSE 'short' END AS text, repeat('y', 1000)::BLOB AS bytes FROM input1 ORDER BY a",
+      limits: LIMITS,
+    });
+    expect(result.rows).toEqual([{ a: 1, text: "short", bytes: "[BLOB of 1000 bytes]" }]);
+    expect(result.row_count).toBe(2);
+    expect(result.truncated).toBe(true);
+  });
+
   it("stops the preview before the first row that would pass maxPreviewBytes", async () => {
     const sql = "SELECT * FROM input1 ORDER BY iata";
     const budget = 700;
