@@ -120,7 +120,9 @@ export interface Catalog {
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
   /** Resolves refs (ids or names) in one snapshot; `undefined` for a ref that names nothing. */
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;
-  /** Ranked current versions matching `text` (words, prefix-matched); all words first, any word when none match. */
+  /**
+   * Ranked current versions matching `text`: all its words, else all as word prefixes, else any word as a prefix.
+   */
   search(text: string, options: SearchOptions): Promise<SearchHit[]>;
   /** Current checkpoints whose name starts with `prefix/`, newest first. */
   checkpointsUnder(prefix: string): Promise<VersionRecord[]>;

@@ -113,6 +113,16 @@ const STALE_INPUTS = `
   WHERE n.current_id IS NULL OR n.current_id <> v.id
   ORDER BY v.name, v.version`;
 
+// Name weighs most, then summary, source, body. Ranking runs on rowids alone; rows and snippets are fetched for
+// the hits only, so a word found in most of a large catalog costs one bm25 pass, not a join and a snippet per match.
+const RANK = "bm25(search, 8.0, 4.0, 2.0, 1.0)";
+const TOP_HITS = `SELECT rowid AS seq, ${RANK} AS score FROM search WHERE search MATCH ? ORDER BY score LIMIT ?`;
+const TOP_HITS_OF_KIND = `
+  SELECT search.rowid AS seq, ${RANK} AS score
+  FROM search JOIN versions v ON v.seq = search.rowid
+  WHERE search MATCH ? AND v.kind = ? ORDER BY score LIMIT ?`;
+const SNIPPET = "SELECT snippet(search, -1, '[', ']', '…', 12) FROM search WHERE search MATCH ? AND rowid = ?";
+
 /** Thrown inside a transaction to roll a dry run back. */
 class DryRun extends Error {
   constructor(readonly removed: RemovedVersion[]) {
@@ -285,24 +295,27 @@ export class SqliteCatalog implements Catalog {
   }
 
   async search(text: string, options: SearchOptions): Promise<SearchHit[]> {
-    const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
+    const words = (text.match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 32);
     if (words.length === 0) return [];
-    const terms = words.slice(0, 32).map((w) => `"${w}"*`);
-    const run = (query: string) =>
-      this.q(
-        `SELECT v.*, n.current_id, snippet(search, -1, '[', ']', '…', 12) AS snippet
-           FROM search JOIN versions v ON v.seq = search.rowid LEFT JOIN names n ON n.name = v.name
-           WHERE search MATCH ? ${options.kind === undefined ? "" : "AND v.kind = ?"}
-           ORDER BY bm25(search, 8.0, 4.0, 2.0, 1.0), v.seq DESC LIMIT ?`,
-      ).all(
-        ...(options.kind === undefined ? [query, options.limit] : [query, options.kind, options.limit]),
-      ) as (VersionRow & {
-        snippet: string;
-      })[];
+    const exact = words.map((w) => `"${w}"`);
+    const prefixes = exact.map((w) => `${w}*`);
+    // Cheapest first: whole words, then word prefixes, then any word; the first that finds something wins.
+    const attempts = [exact.join(" AND "), prefixes.join(" AND ")];
+    if (words.length > 1) attempts.push(prefixes.join(" OR "));
     return this.db.transaction(() => {
-      let rows = run(terms.join(" AND "));
-      if (rows.length === 0 && terms.length > 1) rows = run(terms.join(" OR "));
-      return rows.map((row) => ({ record: this.recordOf(row), snippet: row.snippet }));
+      for (const query of attempts) {
+        const hits = (
+          options.kind === undefined
+            ? this.q(TOP_HITS).all(query, options.limit)
+            : this.q(TOP_HITS_OF_KIND).all(query, options.kind, options.limit)
+        ) as { seq: number }[];
+        if (hits.length === 0) continue;
+        return hits.map(({ seq }) => ({
+          record: this.recordOf(this.q(`${SELECT_VERSION} WHERE v.seq = ?`).get(seq) as VersionRow),
+          snippet: this.q(SNIPPET, true).get(query, seq) as string,
+        }));
+      }
+      return [];
     })();
   }
 
