@@ -221,7 +221,7 @@ export class DuckDbQueryEngine implements QueryEngine {
 
   /** Creates the first spare database, so start-up fails when DuckDB cannot run with these options. */
   async warmUp(): Promise<void> {
-    this.spare ??= this.createSpare();
+    this.spare ??= this.prepareSpare();
     await this.spare;
   }
 
@@ -341,7 +341,7 @@ export class DuckDbQueryEngine implements QueryEngine {
         this.retire(settled.then(() => this.disposeDatabase(db, db?.connection)));
       }
       turn.release();
-      if (!this.closed) this.spare ??= this.createSpare();
+      if (!this.closed) this.spare ??= this.prepareSpare();
     }
   }
 
@@ -362,9 +362,25 @@ export class DuckDbQueryEngine implements QueryEngine {
     return { ready, release };
   }
 
+  /** Starts a spare in the background; a failure surfaces at the next call that takes it, never unhandled. */
+  private prepareSpare(): Promise<SpareDatabase> {
+    const spare = this.createSpare();
+    spare.catch((error: unknown) => this.log.warn("a spare DuckDB could not be created", { error: String(error) }));
+    return spare;
+  }
+
   private async createSpare(): Promise<SpareDatabase> {
-    await mkdir(this.tempRoot, { recursive: true });
-    const tempDir = await mkdtemp(join(this.tempRoot, "cairn-duckdb-"));
+    let tempDir: string;
+    try {
+      await mkdir(this.tempRoot, { recursive: true });
+      tempDir = await mkdtemp(join(this.tempRoot, "cairn-duckdb-"));
+    } catch (error) {
+      throw new CairnError(
+        ErrorCode.INTERNAL,
+        `the query engine cannot create its temp directory under the configured temp dir: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
     try {
       const instance = await this.duckdb.DuckDBInstance.create(":memory:", {
         memory_limit: this.memory,

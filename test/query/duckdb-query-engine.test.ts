@@ -170,10 +170,12 @@ describe("DuckDbQueryEngine", () => {
     await rejectsWith(own.query({ inputs: [input], sql: "SELECT 1", limits: LIMITS }), ErrorCode.INTERNAL);
   });
 
-  it("refuses invalid options at construction", async () => {
+  it("refuses invalid options and an unusable temp dir at construction", async () => {
     await rejectsWith(createDuckDbQueryEngine({ memory: "lots" }), ErrorCode.CONFIG_INVALID);
     await rejectsWith(createDuckDbQueryEngine({ threads: 0 }), ErrorCode.CONFIG_INVALID);
     await rejectsWith(createDuckDbQueryEngine({ keepWarmMs: -1 }), ErrorCode.CONFIG_INVALID);
+    const notADirectory = writeFixture(dir, "not-a-directory", "");
+    await rejectsWith(createDuckDbQueryEngine({ tempDir: notADirectory }), ErrorCode.INTERNAL);
   });
 
   it("redacts known paths by name and any other absolute path", () => {
