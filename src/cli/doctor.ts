@@ -2,7 +2,7 @@
 // SDK's default environment), and checks a real MCP exchange step by step. A temp workspace unless --workspace.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Command } from "commander";
@@ -181,7 +181,7 @@ export function registerDoctor(program: Command): void {
       const host = parseHost(hostArg, "doctor");
       const given = globalOptions(command).workspace;
       const temporary = given === undefined;
-      const dir = temporary ? mkdtempSync(join(tmpdir(), "cairn-doctor-")) : (given as string);
+      const dir = temporary ? mkdtempSync(join(tmpdir(), "cairn-doctor-")) : resolve(given as string);
       let result: DoctorReport;
       try {
         result = await runDoctor(host, entryFor(host, command), { dir, temporary });

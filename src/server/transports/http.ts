@@ -37,8 +37,6 @@ export interface HttpServeOptions {
 export interface RunningHttpServer {
   readonly url: string;
   readonly port: number;
-  /** Ids of the live MCP sessions. */
-  sessionIds(): string[];
   close(): Promise<void>;
 }
 
@@ -184,7 +182,7 @@ export async function serveHttp(
     const auth = checkAuthorization(req.headers.authorization, options.token);
     if (auth !== undefined) {
       res.setHeader("WWW-Authenticate", 'Bearer realm="cairn"');
-      return sendRpcError(res, 401, -32001, auth);
+      return sendRpcError(res, 401, -32000, auth);
     }
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path !== MCP_PATH) return sendRpcError(res, 404, -32601, `Not found: Cairn serves MCP at ${MCP_PATH}`);
@@ -243,7 +241,6 @@ export async function serveHttp(
   return {
     url,
     port: bound,
-    sessionIds: () => [...sessions.keys()],
     async close() {
       if (closing) return;
       closing = true;
