@@ -16,6 +16,7 @@ import type {
 } from "@duckdb/node-api";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
+import { CallControl } from "./call-control.js";
 import type {
   DescribedInput,
   DescribeRequest,
@@ -26,6 +27,7 @@ import type {
   QueryResult,
 } from "./query-engine.js";
 import { checkDescribeRequest, checkQueryRequest } from "./query-request.js";
+import { type Redactions, redact } from "./redact.js";
 import { ALLOWED_SQL_HINT, assertReadOnlyLeadingKeyword } from "./sql-guard.js";
 
 type DuckDb = typeof import("@duckdb/node-api");
@@ -62,83 +64,6 @@ export async function createDuckDbQueryEngine(options: DuckDbQueryEngineOptions 
   return engine;
 }
 
-/** Why a call was stopped from outside DuckDB. */
-type StopReason = "timeout" | "cancel";
-
-/**
- * One call's deadline and cancellation. DuckDB has no statement timeout, so the deadline interrupts every
- * connection the call registered; a stop between two statements is caught by `throwIfStopped`.
- */
-class CallControl {
-  reason: StopReason | undefined;
-  private readonly connections = new Set<DuckDBConnection>();
-  private readonly timer: NodeJS.Timeout;
-  private readonly onAbort: () => void;
-  private stopNow: (error: CairnError) => void = () => {};
-  private abandon: (error: CairnError) => void = () => {};
-  private graceTimer: NodeJS.Timeout | undefined;
-  /** Rejects as soon as the call is stopped: used while nothing runs in DuckDB yet. */
-  readonly stopped: Promise<never>;
-  /** Rejects a grace period after a stop: DuckDB should have answered the interrupt by then. */
-  readonly abandoned: Promise<never>;
-
-  constructor(
-    private readonly timeoutMs: number,
-    private readonly signal: AbortSignal | undefined,
-    private readonly graceMs: number,
-  ) {
-    this.stopped = new Promise<never>((_, reject) => {
-      this.stopNow = reject;
-    });
-    this.abandoned = new Promise<never>((_, reject) => {
-      this.abandon = reject;
-    });
-    this.stopped.catch(() => {});
-    this.abandoned.catch(() => {});
-    this.timer = setTimeout(() => this.stop("timeout"), timeoutMs);
-    this.onAbort = () => this.stop("cancel");
-    if (signal?.aborted) this.stop("cancel");
-    else signal?.addEventListener("abort", this.onAbort, { once: true });
-  }
-
-  stopError(): CairnError {
-    return this.reason === "cancel"
-      ? new CairnError(ErrorCode.CANCELLED, "the query was cancelled before it finished")
-      : new CairnError(
-          ErrorCode.QUERY_TIMEOUT,
-          `the query did not finish within ${this.timeoutMs} ms and was interrupted: filter, aggregate or LIMIT ` +
-            "earlier, or raise query_timeout_ms",
-          { data: { timeout_ms: this.timeoutMs } },
-        );
-  }
-
-  private stop(reason: StopReason): void {
-    if (this.reason !== undefined) return;
-    this.reason = reason;
-    for (const connection of this.connections) connection.interrupt();
-    const error = this.stopError();
-    this.stopNow(error);
-    this.graceTimer = setTimeout(() => this.abandon(error), this.graceMs);
-  }
-
-  register(connection: DuckDBConnection): DuckDBConnection {
-    this.connections.add(connection);
-    if (this.reason !== undefined) connection.interrupt();
-    return connection;
-  }
-
-  throwIfStopped(): void {
-    if (this.reason !== undefined) throw this.stopError();
-  }
-
-  dispose(): void {
-    clearTimeout(this.timer);
-    clearTimeout(this.graceTimer);
-    this.signal?.removeEventListener("abort", this.onAbort);
-    this.connections.clear();
-  }
-}
-
 /** An in-memory DuckDB created ahead of use, with settings that do not depend on the call. */
 interface SpareDatabase {
   instance: DuckDBInstance;
@@ -159,9 +84,6 @@ interface SaveTarget {
   /** Ends the save whatever happened; never throws. */
   close(): void;
 }
-
-/** Paths a DuckDB message may mention, and what the caller sees instead. */
-type Redactions = [path: string, replacement: string][];
 
 /**
  * The DuckDB QueryEngine. Isolation comes from DuckDB's own sandbox: before any user SQL is parsed, the call's
@@ -913,15 +835,4 @@ function sqlList(items: string[]): string {
 
 function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
-}
-
-/**
- * Replaces known paths by their names (`input1`, `<temp>`), then any other absolute path by `<path>`, so an error
- * never tells the caller where Cairn keeps things.
- */
-export function redact(message: string, redactions: Redactions): string {
-  let text = message;
-  const longestFirst = [...redactions].sort((a, b) => b[0].length - a[0].length);
-  for (const [path, replacement] of longestFirst) text = text.replaceAll(path, replacement);
-  return text.replace(/(^|["'\s(=,[])\/(?=[^\s/*])[^\s"',)\]]*/g, "$1<path>");
 }

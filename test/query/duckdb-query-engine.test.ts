@@ -5,8 +5,9 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
-import { createDuckDbQueryEngine, type DuckDbQueryEngine, redact } from "../../src/query/duckdb-query-engine.js";
+import { createDuckDbQueryEngine, type DuckDbQueryEngine } from "../../src/query/duckdb-query-engine.js";
 import type { QueryInput } from "../../src/query/query-engine.js";
+import { redact } from "../../src/query/redact.js";
 import { FLIGHTS, LIMITS, makeTempDir, rejectsWith, writeFixture } from "./helpers.js";
 
 const SRC = resolve(import.meta.dirname, "../../src");
