@@ -312,6 +312,35 @@ describe("cairn serve --transport http", () => {
     }
   });
 
+  it("shares the workspace between sessions while their handles stay apart", async () => {
+    const a = await connectPeer(s.url);
+    const b = await connectPeer(s.url);
+    const name = `http-test/shared-${Date.now()}`;
+    const saved = await a.call("save", { name, content: "seen by every session" });
+    expect(saved.isError, saved.text).toBe(false);
+    const inspected = await b.call("inspect", { ref: name });
+    expect(inspected.text).toContain("seen by every session");
+    // A handle cannot be promoted into the workspace from another session either.
+    const handle = (await a.run("return await save_result({ only: 'A' })")).json.value as string;
+    const promoted = await b.call("save", { name: `${name}-from`, from: handle });
+    expect(promoted.isError).toBe(true);
+    expect(promoted.json.error.code).toBe("HANDLE_NOT_FOUND");
+    for (const peer of [a, b]) await peer.client.close();
+  });
+
+  it("rejects a cancelled call at the client and answers the session's next call", async () => {
+    const peer = await connectPeer(s.url);
+    const controller = new AbortController();
+    const pending = peer.client.callTool({ name: "execute_code", arguments: { code: "while (true) {}" } }, undefined, {
+      signal: controller.signal,
+    });
+    await peer.client.ping();
+    controller.abort();
+    await expect(pending).rejects.toThrow();
+    expect((await peer.run("return 'after cancel'")).json.value).toBe("after cancel");
+    await peer.client.close();
+  });
+
   it("serves another session while one session's snippet computes", async () => {
     const a = await connectPeer(s.url);
     const b = await connectPeer(s.url);
