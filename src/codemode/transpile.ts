@@ -25,13 +25,24 @@ export async function transpileSnippet(source: string): Promise<TranspiledSnippe
     );
   }
   // A bare expression (`1 + 1`, `await srv.list({})`) returns its value, as in a REPL. Only when it parses as one.
-  if (!/^\s*$/.test(source)) {
+  if (mayBeExpression(source)) {
     const expression = await tryTransform(`${EXPRESSION_HEADER}${source}\n);\n}`, 2);
     if (expression.ok) return expression.snippet;
   }
   const statements = await tryTransform(`${HEADER}${source}\n}`, 1);
   if (statements.ok) return statements.snippet;
   throw statements.error;
+}
+
+/**
+ * False when the snippet visibly holds statements (a `return`, a declaration, a control-flow keyword at the start of a
+ * line), which spares a second transform of every ordinary multi-line snippet. Anything else is tried as an expression.
+ */
+function mayBeExpression(source: string): boolean {
+  if (/^\s*$/.test(source)) return false;
+  return !/(^|[;{}\n])\s*(return|const|let|var|function|class|if|for|while|do|switch|try|throw|import|export)\b|(^|[;{}\n])\s*(interface|type|enum)\s+[A-Za-z_$]/.test(
+    source,
+  );
 }
 
 type Attempt = { ok: true; snippet: TranspiledSnippet } | { ok: false; error: CairnError };

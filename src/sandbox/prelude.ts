@@ -82,7 +82,7 @@ export const PRELUDE_SOURCE = String.raw`
     for (let i = 0; i < u8.length; i += 8192) out += String.fromCharCode.apply(null, u8.subarray(i, i + 8192));
     return out;
   };
-  function serialize(value, root, options) {
+  function buildJson(value, root, options) {
     const parts = [];
     const ancestors = new Set();
     const fail = (path, v, hint, code) => {
@@ -141,6 +141,38 @@ export const PRELUDE_SOURCE = String.raw`
     };
     walk(value, root, 0);
     return parts.join("");
+  }
+  // The fast path: the engine's JSON.stringify with a replacer that refuses anything outside the JSON contract. It
+  // knows no paths, so on any refusal the slow builder above runs to report the exact path and type.
+  const REFUSED = {};
+  const makeReplacer = (allowBytes) => function (key, v) {
+    switch (typeof v) {
+      case "string": case "boolean": return v;
+      case "number": if (!Number.isFinite(v)) throw REFUSED; return v;
+      case "undefined": if (Array.isArray(this)) throw REFUSED; return v;
+      case "function": case "bigint": case "symbol": throw REFUSED;
+    }
+    if (v === null) {
+      // Date.prototype.toJSON turns an invalid date into null: not silently.
+      if (this[key] instanceof Date) throw REFUSED;
+      return v;
+    }
+    if (Array.isArray(v)) return v;
+    const proto = Object.getPrototypeOf(v);
+    if (proto === Object.prototype || proto === null) return v;
+    if (allowBytes && isBytes(v)) return { [BYTES_TAG]: bytesToLatin1(v) };
+    throw REFUSED;
+  };
+  const replacers = { true: makeReplacer(true), false: makeReplacer(false) };
+  function serialize(value, root, options) {
+    if (value !== undefined) {
+      try {
+        return JSON.stringify(value, replacers[options.allowBytes]);
+      } catch (error) {
+        // A refusal, a cycle or nesting too deep for the engine: the builder names the path (or succeeds).
+      }
+    }
+    return buildJson(value, root, options);
   }
   const latin1ToBytes = (s) => {
     const out = new Uint8Array(s.length);
