@@ -7,7 +7,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Command } from "commander";
 import { VERSION } from "../app.js";
-import { HOSTS, type HostName, type ServerEntry } from "../hosts/hosts.js";
+import { HOSTS, type HostName, hostConfigPath, type ServerEntry } from "../hosts/hosts.js";
+import { type InstalledState, installedState } from "../hosts/install.js";
 import { EXIT_FAILURE, ExitError, globalOptions } from "./common.js";
 import { entryFor, parseHost } from "./host-config.js";
 
@@ -28,7 +29,17 @@ export interface DoctorReport {
   workspace: string;
   ok: boolean;
   steps: DoctorStep[];
+  /** Whether the host's file holds this same entry: informative, never a failure (checking before installing is fine). */
+  installed?: { file: string; state: InstalledState; detail?: string };
 }
+
+const INSTALLED_NOTE: Record<InstalledState, (host: HostName) => string> = {
+  same: () => "holds this entry",
+  different: (host) => `holds a different cairn entry: run cairn host-config ${host} --install --force to use this one`,
+  absent: (host) => `has no cairn entry yet: run cairn host-config ${host} --install`,
+  "no-file": (host) => `does not exist yet: run cairn host-config ${host} --install`,
+  unreadable: () => "cannot be read",
+};
 
 const STEPS = ["initialize", "tools/list", "execute_code", "workspace round trip"] as const;
 
@@ -184,7 +195,10 @@ export function registerDoctor(program: Command): void {
       const dir = temporary ? mkdtempSync(join(tmpdir(), "cairn-doctor-")) : resolve(given as string);
       let result: DoctorReport;
       try {
-        result = await runDoctor(host, entryFor(host, command), { dir, temporary });
+        const entry = entryFor(host, command);
+        result = await runDoctor(host, entry, { dir, temporary });
+        const file = hostConfigPath(host);
+        result.installed = { file, ...installedState(host, file, entry) };
       } finally {
         if (temporary) rmSync(dir, { recursive: true, force: true });
       }
@@ -194,6 +208,11 @@ export function registerDoctor(program: Command): void {
         for (const s of result.steps) {
           out.push(`${s.status.padEnd(7)} ${s.step}: ${s.detail}`);
           if (s.fix) out.push(`        fix: ${s.fix}`);
+        }
+        const installed = result.installed;
+        if (installed) {
+          const note = INSTALLED_NOTE[installed.state](host);
+          out.push(`note    host file ${installed.file} ${note}${installed.detail ? ` (${installed.detail})` : ""}`);
         }
         out.push(result.ok ? "all checks passed" : "some checks failed");
         process.stdout.write(`${out.join("\n")}\n`);

@@ -95,6 +95,27 @@ export function installEntry(
   return { file: target, action, ...(backup ? { backup } : {}), ...(existing ? { existing } : {}), formattingKept };
 }
 
+export type InstalledState = "same" | "different" | "absent" | "no-file" | "unreadable";
+
+/** Whether the host's file already holds `entry` under `cairn`. Never throws; `detail` says why when unreadable. */
+export function installedState(
+  host: HostName,
+  file: string,
+  entry: ServerEntry,
+): { state: InstalledState; detail?: string } {
+  try {
+    const target = followLink(file);
+    const text = readIfExists(target);
+    if (text === undefined) return { state: "no-file" };
+    const servers = serversTable(parseDocument(HOSTS[host].format, text, target), HOSTS[host].serversPath, target);
+    const existing = servers?.[SERVER_KEY];
+    if (existing === undefined) return { state: "absent" };
+    return { state: isDeepStrictEqual(existing, entry) ? "same" : "different" };
+  } catch (error) {
+    return { state: "unreadable", detail: (error as Error).message };
+  }
+}
+
 /** Parses a host file; whitespace-only counts as empty. Throws CONFIG_INVALID naming the file and the error. */
 export function parseDocument(format: "json" | "toml", text: string, file: string): Table {
   if (text.trim() === "") return {};

@@ -228,6 +228,20 @@ describe("cairn doctor", () => {
     expect(report.steps[2]).toMatchObject({ status: "ok", detail: expect.stringContaining("gave 2") });
     // The user's real workspace is not touched.
     expect(readdirSync(home)).toEqual([]);
+    expect(report.installed).toEqual({ file: join(home, FILES["claude-desktop"]), state: "no-file" });
+  });
+
+  it("notes whether the host's file holds the entry it checked, without failing on it", async () => {
+    const home = newHome();
+    expect(cairn(home, ["host-config", "claude-code", "--install"]).code).toBe(0);
+    const same = await cairnAsync(home, ["doctor", "claude-code", "--json"]);
+    expect(same.code).toBe(0);
+    expect(JSON.parse(same.stdout).installed.state).toBe("same");
+    const other = await cairnAsync(home, ["--workspace", join(home, "ws"), "doctor", "claude-code"]);
+    expect(other.code).toBe(0);
+    expect(other.stdout).toMatch(
+      /^note +host file .*\.claude\.json holds a different cairn entry: run cairn host-config claude-code --install --force/m,
+    );
   });
 
   it("checks the workspace it is given and prints each step with ok", async () => {

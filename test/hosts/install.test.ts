@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hostConfigPath, type ServerEntry, serverEntry } from "../../src/hosts/hosts.js";
-import { installEntry } from "../../src/hosts/install.js";
+import { installEntry, installedState } from "../../src/hosts/install.js";
 
 /** The parts of a parsed Codex config.toml these tests look at. */
 interface CodexDocument {
@@ -264,5 +264,22 @@ model = "gpt-5"
     );
     expect(readFileSync(file, "utf8")).toBe(bad);
     expect(readdirSync(dir)).toEqual(["config.toml"]);
+  });
+});
+
+describe("installedState", () => {
+  it("tells a missing file, a missing entry, the same entry, a different one and an unreadable file apart", () => {
+    const file = join(dir, "mcp.json");
+    expect(installedState("cursor", file, entry("cursor"))).toEqual({ state: "no-file" });
+    writeFileSync(file, '{"mcpServers": {}}');
+    expect(installedState("cursor", file, entry("cursor"))).toEqual({ state: "absent" });
+    installEntry("cursor", file, entry("cursor"));
+    expect(installedState("cursor", file, entry("cursor"))).toEqual({ state: "same" });
+    expect(installedState("cursor", file, { command: "/other/node", args: [] }).state).toBe("different");
+    writeFileSync(file, "{");
+    expect(installedState("cursor", file, entry("cursor"))).toMatchObject({
+      state: "unreadable",
+      detail: expect.stringContaining("is not valid JSON"),
+    });
   });
 });
