@@ -1,6 +1,5 @@
-// Streamable HTTP against stdio: `execute_code` (`return 1 + 1`) round trips from 1, 4 and 16 concurrent MCP sessions
-// on one `cairn serve --transport http`, against 1 and 4 stdio processes. Clients run in this process, so on a 2-core
-// machine they compete with the server for CPU: the figures are what one host with many sessions would see, not a cap.
+// `execute_code` round trips from 1, 4 and 16 Streamable HTTP sessions on one server against 1 and 4 stdio processes.
+// The clients run in this process and compete with the servers for the same cores: figures are relative, not a cap.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

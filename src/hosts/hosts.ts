@@ -1,6 +1,5 @@
-// What Cairn knows about the MCP hosts it configures: where each keeps its config on Linux and macOS, in which format,
-// and the entry that starts Cairn. Paths follow each host's documentation as of 2026; a host that moves its file
-// breaks `--install` until this table is updated (printing still works).
+// What Cairn knows of the MCP hosts it configures: config file per platform, format, and the entry that starts Cairn.
+// Paths follow each host's documentation as of 2026: a host that moves its file breaks `--install` until updated here.
 import { homedir } from "node:os";
 import { join } from "node:path";
 
