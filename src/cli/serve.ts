@@ -6,6 +6,7 @@ import {
   DEFAULT_HTTP_HOST,
   DEFAULT_HTTP_PORT,
   DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_SESSIONS,
   isLoopbackHost,
   type RunningHttpServer,
   serveHttp,
@@ -20,6 +21,7 @@ interface ServeOptions {
   port: string;
   allowRemote?: boolean;
   idleTimeout: string;
+  maxSessions: string;
 }
 
 const TOKEN_HELP =
@@ -41,6 +43,7 @@ export function registerServe(program: Command): void {
       "http: end a session after this long without a request",
       String(DEFAULT_IDLE_TIMEOUT_MS / 1000),
     )
+    .option("--max-sessions <n>", "http: live sessions allowed at once", String(DEFAULT_MAX_SESSIONS))
     .addHelpText("after", `\nHTTP needs $CAIRN_TOKEN: ${TOKEN_HELP}.`)
     .action(async (options: ServeOptions, command: Command) => {
       if (options.transport !== "stdio" && options.transport !== "http") {
@@ -104,6 +107,7 @@ interface HttpSettings {
   token: string;
   allowRemote: boolean;
   idleTimeoutMs: number;
+  maxSessions: number;
 }
 
 /** Validates the HTTP flags and the token before anything starts; every problem is a usage error (exit 2). */
@@ -121,11 +125,15 @@ function httpSettings(options: ServeOptions): HttpSettings {
   if (!Number.isFinite(seconds) || seconds <= 0) {
     fail(`--idle-timeout must be a positive number of seconds, got "${options.idleTimeout}"`);
   }
+  const maxSessions = Number(options.maxSessions);
+  if (!/^\d+$/.test(options.maxSessions) || maxSessions < 1) {
+    fail(`--max-sessions must be a positive integer, got "${options.maxSessions}"`);
+  }
   const allowRemote = options.allowRemote === true;
   if (!isLoopbackHost(options.host) && !allowRemote) {
     fail(
       `refusing to bind ${options.host}: it is reachable from other machines; pass --allow-remote to do it on purpose (every request still needs the token)`,
     );
   }
-  return { host: options.host, port, token, allowRemote, idleTimeoutMs: Math.round(seconds * 1000) };
+  return { host: options.host, port, token, allowRemote, idleTimeoutMs: Math.round(seconds * 1000), maxSessions };
 }

@@ -404,6 +404,21 @@ describe("cairn serve --transport http: the end of sessions", () => {
     expect(await s.exited).toBe(0);
   });
 
+  it("answers 503 to an initialize past --max-sessions, and accepts one again after a DELETE", async () => {
+    const s = await serve(["--max-sessions", "2"]);
+    const a = await connectPeer(s.url);
+    const b = await connectPeer(s.url);
+    const refused = await raw(s.port, "POST", initHeaders(s.port), INITIALIZE);
+    expect(refused.status).toBe(503);
+    expect(JSON.parse(refused.body).error.message).toContain("--max-sessions");
+    await a.transport.terminateSession();
+    const c = await connectPeer(s.url);
+    expect((await c.run("return 'third'")).json.value).toBe("third");
+    await Promise.allSettled([a.client.close(), b.client.close(), c.client.close()]);
+    s.child.kill("SIGTERM");
+    expect(await s.exited).toBe(0);
+  });
+
   it("closes every session on SIGTERM and exits 0", async () => {
     const s = await serve();
     const a = await connectPeer(s.url);

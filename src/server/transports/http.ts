@@ -15,6 +15,7 @@ import type { ToolDefinition } from "../tool.js";
 export const DEFAULT_HTTP_HOST = "127.0.0.1";
 export const DEFAULT_HTTP_PORT = 8731;
 export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
+export const DEFAULT_MAX_SESSIONS = 100;
 export const MCP_PATH = "/mcp";
 /** The SDK transport's own bound on a POST body; the initialize request is read by Cairn under the same bound. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -31,6 +32,11 @@ export interface HttpServeOptions {
   allowRemote?: boolean;
   /** A session with no request in flight for this long is ended and its stores freed. @default 1800000 (30 min) */
   idleTimeoutMs?: number;
+  /**
+   * Live sessions allowed at once; one more initialize gets 503. Each holds up to the [results] and [artifacts] caps,
+   * so this bounds what clients that never send DELETE can pin until their sessions go idle. @default 100
+   */
+  maxSessions?: number;
 }
 
 /** A listening server. `close()` ends every session (their stores are freed) and stops listening. */
@@ -90,6 +96,7 @@ export async function serveHttp(
   const port = options.port ?? DEFAULT_HTTP_PORT;
   const allowRemote = options.allowRemote ?? false;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   if (options.token.trim() === "") {
     throw new CairnError(ErrorCode.INVALID_ARGUMENT, "the HTTP transport needs a non-empty bearer token");
   }
@@ -105,14 +112,21 @@ export async function serveHttp(
       `idle timeout must be a positive number of ms, got ${idleTimeoutMs}`,
     );
   }
+  if (!Number.isInteger(maxSessions) || maxSessions < 1) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, `max sessions must be a positive integer, got ${maxSessions}`);
+  }
   const logger = app.logger.child("http");
   const deps = app.serverDeps(tools);
   const sessions = new Map<string, Entry>();
   let closing = false;
+  // Sessions created and not yet ended, counted from creation so a burst of initializes cannot pass the cap.
+  let live = 0;
 
   const endSession = (entry: Entry, reason: string): Promise<void> => {
     // Closing the transport calls back into here (transport -> server.onclose): the promise is in place first.
-    entry.ended ??= Promise.resolve().then(async () => {
+    if (entry.ended) return entry.ended;
+    live--;
+    entry.ended = Promise.resolve().then(async () => {
       if (entry.idleTimer) clearTimeout(entry.idleTimer);
       sessions.delete(entry.id);
       await entry.transport.close().catch(() => {});
@@ -141,6 +155,7 @@ export async function serveHttp(
   const openSession = async (req: IncomingMessage, res: ServerResponse, body: unknown) => {
     const id = randomUUID();
     const session = app.newSession(id);
+    live++;
     const server = createMcpServer(deps, session);
     const entry: Entry = {
       id,
@@ -159,9 +174,14 @@ export async function serveHttp(
       ended: undefined,
     };
     server.onclose = () => void endSession(entry, "transport closed");
-    await server.connect(entry.transport);
-    track(entry, req, res);
-    await entry.transport.handleRequest(req, res, body);
+    try {
+      await server.connect(entry.transport);
+      track(entry, req, res);
+      await entry.transport.handleRequest(req, res, body);
+    } catch (error) {
+      await endSession(entry, "failed to open");
+      throw error;
+    }
     if (!sessions.has(id)) await endSession(entry, "initialize refused");
     else logger.info("session started", { session: id });
   };
@@ -216,6 +236,14 @@ export async function serveHttp(
     const messages = Array.isArray(parsed) ? parsed : [parsed];
     if (!messages.some((m) => isInitializeRequest(m))) {
       return sendRpcError(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required");
+    }
+    if (live >= maxSessions) {
+      return sendRpcError(
+        res,
+        503,
+        -32000,
+        `Too many sessions (${maxSessions}, --max-sessions): end unused ones with DELETE or wait for their idle timeout`,
+      );
     }
     await openSession(req, res, parsed);
   };
