@@ -60,12 +60,12 @@ export async function startStdio({ command = process.execPath, args, cwd, name =
  * Starts `cairn serve` from dist/ with its own temp config and workspace, so runs never share state or touch
  * the user's ~/.cairn. `toml` is the config text (empty = the SPEC defaults).
  */
-export async function startCairn({ toml = "" } = {}) {
+export async function startCairn({ toml = "", serveArgs = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-"));
   const config = join(dir, "cairn.toml");
   writeFileSync(config, toml);
   const server = await startStdio({
-    args: [join(ROOT, "dist", "main.js"), "serve", "--config", config, "--workspace", join(dir, "ws")],
+    args: [join(ROOT, "dist", "main.js"), "serve", "--config", config, "--workspace", join(dir, "ws"), ...serveArgs],
     cwd: dir,
   });
   /** execute_code; the parsed JSON when the reply is whole JSON, else null (a spilled reply is not). */

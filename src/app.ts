@@ -128,6 +128,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const start = () => {
     started ??= manager.start().then(() => {
       stopFollowing = followUpstreams(manager, registry);
+      // Hosts that listed tools before the upstreams were up learn of theirs now (direct tools).
+      onUpstreamsChanged();
     });
     return started;
   };
@@ -153,7 +155,18 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     ...workspaceTools(workspace, { indexBytes: config.workspace.index_bytes }),
     ...queryTools(sql, config.workspace),
   ];
-  const direct = () => directTools(upstreamCapabilities(), { manager, validator, output: config.output });
+  // Built once per change of the upstream tool lists, not per request.
+  let directCache: ToolDefinition[] | undefined;
+  const toolsChanged = new Set<() => void>();
+  const onUpstreamsChanged = () => {
+    directCache = undefined;
+    for (const listener of toolsChanged) listener();
+  };
+  manager.onChange(onUpstreamsChanged);
+  const direct = () => {
+    directCache ??= directTools(upstreamCapabilities(), { manager, validator, output: config.output });
+    return directCache;
+  };
   const sessions = new Set<Session>();
 
   const namespace = () => ({
@@ -240,7 +253,15 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       version: VERSION,
       tools: selected,
       ...(config.gateway.direct
-        ? { dynamicTools: direct, onToolsChanged: (listener: () => void) => manager.onChange(listener) }
+        ? {
+            dynamicTools: direct,
+            onToolsChanged: (listener: () => void) => {
+              toolsChanged.add(listener);
+              return () => {
+                toolsChanged.delete(listener);
+              };
+            },
+          }
         : {}),
       namespace,
       resultsEnabled: config.results.enabled,
