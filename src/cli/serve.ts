@@ -40,7 +40,7 @@ export function registerServe(program: Command): void {
     .option("--allow-remote", "http: allow a non-loopback bind address and any Host header (the token is the gate)")
     .option(
       "--idle-timeout <seconds>",
-      "http: end a session after this long without a request",
+      "http: end a session after this long with no POST or DELETE in flight",
       String(DEFAULT_IDLE_TIMEOUT_MS / 1000),
     )
     .option("--max-sessions <n>", "http: live sessions allowed at once", String(DEFAULT_MAX_SESSIONS))
