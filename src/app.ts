@@ -269,7 +269,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       logger,
     }),
     newSession(id) {
-      const session = new Session(id, config);
+      const session = new Session(id, config, (closed) => sessions.delete(closed));
       sessions.add(session);
       return session;
     },

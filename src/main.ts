@@ -2,7 +2,9 @@
 // The `cairn` binary: parse argv, dispatch to a command, map the outcome to an exit code (0 ok, 1 failure, 2 usage).
 import { Command, CommanderError } from "commander";
 import { VERSION } from "./app.js";
+import { registerBench } from "./cli/bench.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError } from "./cli/common.js";
+import { registerDemo } from "./cli/demo.js";
 import { registerDoctor } from "./cli/doctor.js";
 import { registerHostConfig } from "./cli/host-config.js";
 import { registerRun } from "./cli/run.js";
@@ -21,9 +23,11 @@ const program = new Command("cairn")
 registerServe(program);
 registerRun(program);
 registerTools(program);
+registerBench(program);
 registerWorkspaceCommands(program);
 registerHostConfig(program);
 registerDoctor(program);
+registerDemo(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -13,6 +13,8 @@ export class Session {
   constructor(
     readonly id: string,
     private readonly config: Config,
+    /** Called once the session has closed (the app forgets it). */
+    private readonly onClosed: (session: Session) => void = () => {},
   ) {
     this.results = new ResultStore(config.results);
     this.artifacts = new ArtifactStore(config.artifacts, config.output);
@@ -32,5 +34,6 @@ export class Session {
   async close(): Promise<void> {
     this.results.clear();
     await this.artifacts.close();
+    this.onClosed(this);
   }
 }
