@@ -208,6 +208,16 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
         signature:
           'workspace.read(ref, {as?: "text" | "json" | "bytes"}): a version\'s whole content (bounded by the heap limit)',
       },
+      {
+        name: "workspace.query",
+        signature: "workspace.query({inputs, sql, parameters?, save_as?, ...}) (the query tool)",
+      },
+      { name: "workspace.describe", signature: "workspace.describe({inputs, offset?, limit?}) (the describe tool)" },
+      {
+        name: "cli_run",
+        signature:
+          "cli_run(name, args: string[]): Promise<{exit_code, stdout, stderr}> (allow-listed programs; cli.NAME(...args) too)",
+      },
     ],
     uris: {
       results: config.results.enabled ? "cairn://results/{handle}" : null,
