@@ -13,6 +13,8 @@ interface DemoOptions {
 
 const fmt = (n: number) => n.toLocaleString("en-US");
 const WIDTH = 64;
+// A common context window today; the demo says when the direct way could not even fit in it.
+const CONTEXT_WINDOW = 200_000;
 
 export function registerDemo(program: Command): void {
   program
@@ -91,6 +93,14 @@ export function registerDemo(program: Command): void {
           ? `Cairn used ${c.bold(c.green(`${result.saving_percent}% fewer tokens`))} than direct tool calls for the same answers.`
           : `At this size Cairn used ${c.bold(`${-result.saving_percent}% more tokens`)} than direct calls: its own tool definitions outweigh the data.`;
       out(saving);
+      const biggest = Math.max(...result.steps.map((s) => s.direct.tokens));
+      if (biggest > CONTEXT_WINDOW) {
+        out(
+          c.dim(
+            `The direct way's biggest step alone is ${fmt(biggest)} tokens: more than a ${fmt(CONTEXT_WINDOW)}-token context window holds.`,
+          ),
+        );
+      }
       const a = result.answers;
       const top = a.top
         .slice(0, 5)
@@ -105,7 +115,11 @@ export function registerDemo(program: Command): void {
           `Answer (both ways): ${fmt(a.delayed_2h)} of ${fmt(a.scanned)} flights were delayed over 2 h; most from ${top}. California: ${ca || "none"}.`,
         ),
       );
-      out(c.dim(`Try more data: cairn demo --rows 100000 (the benchmark: npm run bench tokens).`));
+      out(
+        c.dim(
+          `More data: cairn demo --rows 100000. Several sizes and the small-task crossover: npm run bench -- tokens.`,
+        ),
+      );
     });
 }
 

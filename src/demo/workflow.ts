@@ -11,7 +11,8 @@ import { addMetered, type Metered, MeteredClient, NOTHING, totalTokens } from ".
 export const QUESTION =
   "Which origin airports had the most flights delayed over 2 hours, and how do California's airports compare? Keep the evidence and hand over to the next session.";
 
-const MAIN = fileURLToPath(new URL("../main.js", import.meta.url));
+/** The built `cairn` binary and example server, next to this module in dist/. */
+export const CAIRN_MAIN = fileURLToPath(new URL("../main.js", import.meta.url));
 export const FLIGHTS_SERVER = fileURLToPath(new URL("./flights-server.js", import.meta.url));
 
 /** The tools the Cairn host sees: the defaults plus the opt-in import. */
@@ -98,6 +99,10 @@ export interface WorkflowResult {
 
 export interface WorkflowOptions {
   rows: number;
+  /** The `cairn` entry point to serve with. @default dist/main.js */
+  cairnMain?: string;
+  /** The example server's entry point. @default dist/demo/flights-server.js */
+  flightsServer?: string;
   /** Called after each step, both ways done. */
   onStep?: (step: StepReport, index: number) => void;
 }
@@ -109,7 +114,11 @@ function side(metered: Metered, did: string, got: string): Side {
 }
 
 /** A temp workspace with its config: the flights server as upstream `flights`. */
-function cairnHome(rows: number, label: string): { dir: string; config: string; workspace: string } {
+function cairnHome(
+  rows: number,
+  label: string,
+  flightsServer: string,
+): { dir: string; config: string; workspace: string } {
   const dir = mkdtempSync(join(tmpdir(), `cairn-demo-${label}-`));
   const config = join(dir, "cairn.toml");
   writeFileSync(
@@ -117,7 +126,7 @@ function cairnHome(rows: number, label: string): { dir: string; config: string; 
     [
       "[servers.flights]",
       `command = ${JSON.stringify(process.execPath)}`,
-      `args = ${JSON.stringify([FLIGHTS_SERVER, "--rows", String(rows)])}`,
+      `args = ${JSON.stringify([flightsServer, "--rows", String(rows)])}`,
       "timeout_ms = 120000",
       "",
     ].join("\n"),
@@ -125,20 +134,25 @@ function cairnHome(rows: number, label: string): { dir: string; config: string; 
   return { dir, config, workspace: join(dir, "workspace") };
 }
 
-function startCairn(home: { dir: string; config: string; workspace: string }, tools: string[], name: string) {
+function startCairn(
+  main: string,
+  home: { dir: string; config: string; workspace: string },
+  tools: string[],
+  name: string,
+) {
   return MeteredClient.start({
     command: process.execPath,
-    args: [MAIN, "serve", "--config", home.config, "--workspace", home.workspace, "--tools", ...tools],
+    args: [main, "serve", "--config", home.config, "--workspace", home.workspace, "--tools", ...tools],
     cwd: home.dir,
     env: { CAIRN_LOG: "error" },
     name,
   });
 }
 
-function startFlights(rows: number) {
+function startFlights(server: string, rows: number) {
   return MeteredClient.start({
     command: process.execPath,
-    args: [FLIGHTS_SERVER, "--rows", String(rows)],
+    args: [server, "--rows", String(rows)],
     name: "flights server",
   });
 }
@@ -242,14 +256,16 @@ function sameAnswer(what: string, cairn: unknown, direct: unknown): void {
 /** Runs the task both ways at `rows` flights and reports what each step cost the model. */
 export async function runWorkflow(options: WorkflowOptions): Promise<WorkflowResult> {
   const { rows } = options;
+  const main = options.cairnMain ?? CAIRN_MAIN;
+  const server = options.flightsServer ?? FLIGHTS_SERVER;
   const steps: StepReport[] = [];
   const emit = (session: 1 | 2, title: string, cairn: Side, direct: Side) => {
     const step = { session, title, cairn, direct };
     steps.push(step);
     options.onStep?.(step, steps.length - 1);
   };
-  const cairnHomeDir = cairnHome(rows, "cairn");
-  const notesHomeDir = cairnHome(rows, "notes");
+  const cairnHomeDir = cairnHome(rows, "cairn", server);
+  const notesHomeDir = cairnHome(rows, "notes", server);
   const open: MeteredClient[] = [];
   const track = async (client: Promise<MeteredClient>) => {
     const c = await client;
@@ -262,9 +278,12 @@ export async function runWorkflow(options: WorkflowOptions): Promise<WorkflowRes
 
   try {
     // ---------------- Session 1 ----------------
-    let cairn = await track(startCairn(cairnHomeDir, CAIRN_TOOLS, "cairn"));
-    let flights = await track(startFlights(rows));
-    let notes = await track(startCairn(notesHomeDir, NOTES_TOOLS, "notes store"));
+    // The three processes start side by side: a session's set-up is no part of what the model reads.
+    let [cairn, flights, notes] = await Promise.all([
+      track(startCairn(main, cairnHomeDir, CAIRN_TOOLS, "cairn")),
+      track(startFlights(server, rows)),
+      track(startCairn(main, notesHomeDir, NOTES_TOOLS, "notes store")),
+    ]);
 
     const cairnTools = await cairn.loadTools();
     const flightTools = await flights.loadTools();
@@ -494,9 +513,11 @@ export async function runWorkflow(options: WorkflowOptions): Promise<WorkflowRes
     await closeAll();
 
     // ---------------- Session 2: a new host session, the same workspace ----------------
-    cairn = await track(startCairn(cairnHomeDir, CAIRN_TOOLS, "cairn"));
-    flights = await track(startFlights(rows));
-    notes = await track(startCairn(notesHomeDir, NOTES_TOOLS, "notes store"));
+    [cairn, flights, notes] = await Promise.all([
+      track(startCairn(main, cairnHomeDir, CAIRN_TOOLS, "cairn")),
+      track(startFlights(server, rows)),
+      track(startCairn(main, notesHomeDir, NOTES_TOOLS, "notes store")),
+    ]);
     await cairn.loadTools();
     await flights.loadTools();
     await notes.loadTools();

@@ -1,0 +1,117 @@
+// Token economy: the demo's two-session task at several data sizes, through Cairn and with direct tool calls, in
+// o200k_base tokens (definitions, requests, replies), plus the crossover for small tasks. Rewrites README's table.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCrossover } from "../dist/demo/crossover.js";
+import { runWorkflow } from "../dist/demo/workflow.js";
+import { progress, QUICK, ROOT, table } from "./lib.mjs";
+
+const TARGET_PERCENT = 98;
+const SIZES = QUICK ? [1_000, 5_000] : [1_000, 10_000, 100_000];
+const CROSSOVER_ROWS = QUICK ? 2_000 : 10_000;
+const README = join(ROOT, "README.md");
+const START = "<!-- tokens:start -->";
+const END = "<!-- tokens:end -->";
+
+const fmt = (n) => n.toLocaleString("en-US");
+
+export default async function run() {
+  const sizes = [];
+  for (const rows of SIZES) {
+    progress(`two-session task over ${fmt(rows)} flights, both ways`);
+    const r = await runWorkflow({ rows });
+    sizes.push({
+      flights: rows,
+      cairn_tokens: r.totals.cairn.tokens,
+      direct_tokens: r.totals.direct.tokens,
+      saving_percent: r.saving_percent,
+      cairn_calls: r.totals.cairn.calls,
+      direct_calls: r.totals.direct.calls,
+      upstream_calls_in_code: r.upstream_calls_in_code,
+      spilled_chars: r.spill.spilled ? r.spill.chars : 0,
+      largest_direct_step: Math.max(...r.steps.map((s) => s.direct.tokens)),
+      steps: r.steps.map((s) => ({
+        session: s.session,
+        title: s.title,
+        cairn: s.cairn.metered,
+        direct: s.direct.metered,
+      })),
+      totals: r.totals,
+    });
+  }
+  console.log("Two-session task (tokens the model reads and writes, o200k_base):");
+  const sizeRows = sizes.map((s) => ({
+    flights: s.flights,
+    "Cairn tokens": s.cairn_tokens,
+    "direct tokens": s.direct_tokens,
+    "saving %": s.saving_percent,
+    "Cairn calls": s.cairn_calls,
+    "direct calls": s.direct_calls,
+    "calls inside code": s.upstream_calls_in_code,
+  }));
+  table(sizeRows);
+
+  progress(`crossover over ${fmt(CROSSOVER_ROWS)} flights`);
+  const crossover = await runCrossover({
+    rows: CROSSOVER_ROWS,
+    scans: QUICK ? [100, 500, 2_000] : [100, 500, 2_000, 10_000],
+  });
+  console.log(
+    `\nCrossover: one small task per session (definitions: Cairn ${fmt(crossover.definitions.cairn)}, flights server ${fmt(crossover.definitions.direct)} tokens):`,
+  );
+  const crossRows = crossover.rows.map((r) => ({
+    task: r.task,
+    direct: r.direct,
+    Cairn: r.cairn,
+    cheaper: r.cairn < r.direct ? "Cairn" : "direct",
+    "direct, calls only": r.direct_calls_only,
+    "Cairn, calls only": r.cairn_calls_only,
+  }));
+  table(crossRows);
+
+  const largest = sizes.at(-1);
+  const met = largest.saving_percent >= TARGET_PERCENT;
+  const verdict = `target "at least ${TARGET_PERCENT}% fewer tokens than direct calls on the largest size": ${met ? "MET" : "NOT MET"} (${largest.saving_percent}% at ${fmt(largest.flights)} flights)`;
+  const crossoverLine = `code mode starts to win at "${crossover.first_win ?? "never"}" with tool definitions counted, at "${crossover.first_win_calls_only ?? "never"}" counting calls only`;
+  console.log(`\n${verdict}\n${crossoverLine}`);
+
+  if (QUICK) console.log("README.md not rewritten: quick figures are not the published ones.");
+  else writeReadme(sizes, crossover);
+
+  return {
+    summary: `${largest.saving_percent}% fewer tokens at ${fmt(largest.flights)} flights (${met ? "target met" : "target missed"}); ${crossoverLine}`,
+    tokenizer: "o200k_base (gpt-tokenizer 4.0.0)",
+    target: { percent: TARGET_PERCENT, met, largest_flights: largest.flights, saving_percent: largest.saving_percent },
+    sizes,
+    crossover,
+  };
+}
+
+/** Replaces the block between the markers in README.md; leaves the file alone when the markers are missing. */
+function writeReadme(sizes, crossover) {
+  const text = readFileSync(README, "utf8");
+  const from = text.indexOf(START);
+  const to = text.indexOf(END);
+  if (from < 0 || to < from) {
+    console.log(`README.md has no ${START} … ${END} block: not rewritten.`);
+    return;
+  }
+  const lines = [
+    START,
+    "| flights | Cairn | direct calls | saving | tool calls (Cairn / direct) |",
+    "|---:|---:|---:|---:|---:|",
+    ...sizes.map(
+      (s) =>
+        `| ${fmt(s.flights)} | ${fmt(s.cairn_tokens)} | ${fmt(s.direct_tokens)} | ${s.saving_percent}% | ${s.cairn_calls} / ${s.direct_calls} |`,
+    ),
+    "",
+    "| one small task per session | Cairn | direct calls | cheaper |",
+    "|---|---:|---:|---|",
+    ...crossover.rows.map(
+      (r) => `| ${r.task} | ${fmt(r.cairn)} | ${fmt(r.direct)} | ${r.cairn < r.direct ? "Cairn" : "direct"} |`,
+    ),
+    END,
+  ];
+  writeFileSync(README, text.slice(0, from) + lines.join("\n") + text.slice(to + END.length));
+  console.log("README.md: the token tables are rewritten from these figures.");
+}
