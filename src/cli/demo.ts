@@ -53,6 +53,10 @@ export function registerDemo(program: Command): void {
           ),
         );
       }
+      // Starting the servers takes a few seconds before the first step: say so on a terminal.
+      if (!options.json && process.stderr.isTTY) {
+        process.stderr.write(c.dim("\nstarting Cairn, the flights server and a note store…\n"));
+      }
       let session = 0;
       const onStep = (step: StepReport, index: number) => {
         if (options.json) return;

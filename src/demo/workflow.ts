@@ -305,7 +305,11 @@ export async function runWorkflow(options: WorkflowOptions): Promise<WorkflowRes
     emit(
       1,
       "find the flight tools",
-      side(cairn.take(), "search_tools + describe_tools", `${names.slice(0, 3).join(", ")} as TypeScript`),
+      side(
+        cairn.take(),
+        "search_tools + describe_tools",
+        `${names.length} flight tools found; list_flights and get_airport as TypeScript`,
+      ),
       side(NOTHING, "nothing to do", "the definitions are already loaded"),
     );
 
