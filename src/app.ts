@@ -78,46 +78,30 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const logger = options.logger ?? createLogger();
   const executor: Executor =
     config.sandbox.backend === "node" && config.sandbox.allow_unsafe ? new NodeExecutor() : new QuickJsExecutor();
-  let opened: Promise<Workspace> | undefined;
-  const workspace = () => {
-    opened ??= import("./workspace/workspace.js").then(({ openWorkspace }) =>
+  // The native engines load on first use (SQLite with the workspace, DuckDB with the first query).
+  const workspace = lazy(() =>
+    import("./workspace/workspace.js").then(({ openWorkspace }) =>
       openWorkspace(loaded.workspaceDir, {
         indexBytes: config.workspace.index_bytes,
         logger: logger.child("workspace"),
       }),
-    );
-    // A failed open (unwritable directory, say) is reported and retried on the next call.
-    opened.catch(() => {
-      opened = undefined;
-    });
-    return opened;
-  };
-  let engine: Promise<QueryEngine> | undefined;
-  const queryEngine = () => {
-    // DuckDB is loaded only when the first query runs.
-    engine ??= import("./query/duckdb-query-engine.js").then(({ createDuckDbQueryEngine }) =>
+    ),
+  );
+  const queryEngine = lazy<QueryEngine>(() =>
+    import("./query/duckdb-query-engine.js").then(({ createDuckDbQueryEngine }) =>
       createDuckDbQueryEngine({
         memory: config.workspace.query_memory,
         threads: config.workspace.query_threads,
         logger: logger.child("query"),
       }),
-    );
-    engine.catch(() => {
-      engine = undefined;
-    });
-    return engine;
-  };
-  let sqlService: Promise<WorkspaceSql> | undefined;
-  const sql = () => {
-    sqlService ??= Promise.all([workspace(), import("./workspace/sql.js")]).then(
+    ),
+  );
+  const sql = lazy(() =>
+    Promise.all([workspace(), import("./workspace/sql.js")]).then(
       ([ws, { WorkspaceSql }]) =>
         new WorkspaceSql(ws, queryEngine, config.workspace, join(loaded.workspaceDir, "scratch")),
-    );
-    sqlService.catch(() => {
-      sqlService = undefined;
-    });
-    return sqlService;
-  };
+    ),
+  );
   const registry = createCapabilityRegistry(builtinCapabilities());
   const manager = createUpstreamManager(config.servers, { logger: logger.child("upstream") });
   const validator = createArgsValidator({ logger: logger.child("registry") });
@@ -288,8 +272,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       sessions.clear();
       stopFollowing?.();
       await Promise.allSettled([executor.close(), manager.close(), cli.close()]);
-      if (engine) await (await engine.catch(() => undefined))?.close();
-      if (opened) await (await opened.catch(() => undefined))?.close();
+      await (await queryEngine.current())?.close();
+      await (await workspace.current())?.close();
     },
   };
 }
@@ -330,6 +314,22 @@ function builtinCapabilities(): Capability[] {
     hidden: true,
   }));
   return [...workspaceCaps, ...hidden];
+}
+
+/**
+ * A value made once, on first use. A failed attempt (an unwritable directory, say) is reported to its caller and tried
+ * again on the next use instead of being remembered. `current()` is the value if it was made, without making it.
+ */
+function lazy<T>(make: () => Promise<T>): (() => Promise<T>) & { current(): Promise<T | undefined> } {
+  let made: Promise<T> | undefined;
+  const get = () => {
+    made ??= make();
+    made.catch(() => {
+      made = undefined;
+    });
+    return made;
+  };
+  return Object.assign(get, { current: async () => (made ? made.catch(() => undefined) : undefined) });
 }
 
 function pick<T extends object, K extends keyof T>(object: T, keys: K[]): Pick<T, K> {

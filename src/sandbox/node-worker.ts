@@ -5,7 +5,7 @@ import { createContext, runInContext } from "node:vm";
 import { parentPort } from "node:worker_threads";
 import type { ExecutionResult } from "./executor.js";
 import { LogBuffer } from "./log-buffer.js";
-import { PRELUDE_SOURCE } from "./prelude.js";
+import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
 import { classify } from "./quickjs-run.js";
 import type { FromWorker, RunMessage, ToWorker } from "./worker-protocol.js";
 
@@ -38,6 +38,8 @@ async function run(message: RunMessage): Promise<void> {
     functions: message.functions,
     inputsJson: message.inputsJson,
     maxLogChars: message.limits.maxLogChars,
+    slowSerializerSource: SLOW_SERIALIZER_SOURCE,
+    consoleFormatSource: CONSOLE_FORMAT_SOURCE,
     log: (level: string, text: string) => logs.push(level, text),
     sleep: (ms: number) =>
       new Promise<void>((resolve) => setTimeout(resolve, Math.min(ms, Math.max(0, deadline - Date.now())))),
@@ -54,10 +56,11 @@ async function run(message: RunMessage): Promise<void> {
       });
     },
   };
-  const context = createContext({ __cairn_native: native }, { codeGeneration: { strings: true, wasm: false } });
+  const context = createContext({}, { codeGeneration: { strings: true, wasm: false } });
   let result: ExecutionResult;
   try {
     runInContext(PRELUDE_SOURCE, context, { filename: "prelude.js" });
+    (context as { __cairn_bind: (n: typeof native) => void }).__cairn_bind(native);
     const promise = runInContext(message.code, context, { filename: "snippet.js" }) as Promise<unknown>;
     const tooManyCheck = new Promise<never>((_, reject) => {
       const timer = setInterval(() => {

@@ -8,50 +8,20 @@ export const BYTES_TAG = "__cairn_bytes__";
 export const MAX_JSON_DEPTH = 1000;
 
 /**
- * The prelude expects a global `__cairn_native` with:
+ * Evaluating the prelude only defines `__cairn_bind(native)` (so a context can be prepared, and the prelude compiled,
+ * before a run arrives); the run calls it once, and it deletes itself. `native` holds:
  * - `call(name, argsJson)`: a promise of the JSON text of the host's answer; it rejects with the JSON text of an
  *   error object `{name, code, message, data?}`;
  * - `log(level, text)`: records one console line (synchronous);
  * - `sleep(ms)`: a promise settled after `ms` milliseconds, never past the run's deadline;
  * - `functions`: the dotted paths of host functions to expose; `inputsJson`: the `inputs` global as JSON text;
- *   `maxLogChars`: the console budget, used to cut a single giant line before it crosses the boundary.
+ *   `maxLogChars`: the console budget, used to cut a single giant line before it crosses the boundary;
+ *   `slowSerializerSource` and `consoleFormatSource`: SLOW_SERIALIZER_SOURCE and CONSOLE_FORMAT_SOURCE, as strings.
  * It defines `__cairn_finish(value)` returning the JSON text of a snippet's return value, or throwing a
  * `SandboxError` with code NOT_JSON that names the offending path and type.
  */
-export const PRELUDE_SOURCE = String.raw`
-(function () {
-  "use strict";
-  const native = globalThis.__cairn_native;
-  delete globalThis.__cairn_native;
-  const BYTES_TAG = ${JSON.stringify(BYTES_TAG)};
-  const MAX_DEPTH = ${MAX_JSON_DEPTH};
-  const define = (target, name, value) =>
-    Object.defineProperty(target, name, { value, writable: false, enumerable: false, configurable: false });
-
-  // Errors: the names and codes of SPEC, catchable by name, code or class.
-  class CairnError extends Error {
-    constructor(message, code, data) {
-      super(message);
-      this.name = new.target.name;
-      if (code !== undefined) this.code = code;
-      if (data !== undefined) this.data = data;
-    }
-  }
-  const errorClasses = { CairnError };
-  for (const name of ["ToolCallError", "ToolNotFoundError", "ResultStoreError", "ArtifactStoreError", "PolicyError",
-    "SandboxError", "WorkspaceError", "QueryError", "ArgumentError"]) {
-    const cls = { [name]: class extends CairnError {} }[name];
-    errorClasses[name] = cls;
-    define(globalThis, name, cls);
-  }
-  define(globalThis, "CairnError", CairnError);
-  const makeError = (name, code, message, data) => {
-    const cls = errorClasses[name] || CairnError;
-    const error = new cls(message, code, data);
-    error.name = name;
-    return error;
-  };
-
+/** The path-naming serializer, compiled inside the sandbox only when the fast path refuses a value. */
+export const SLOW_SERIALIZER_SOURCE = `
   // Serializer: the JSON test of SPEC. Builds the text itself so nothing is dropped or turned into null silently.
   const describe = (v) => {
     if (v === null) return "null";
@@ -73,14 +43,6 @@ export const PRELUDE_SOURCE = String.raw`
     number: "NaN and Infinity are not JSON; use null or a string",
     bytes: "bytes are not JSON; store them with save_artifact and return the handle",
     instance: "only plain objects, arrays, strings, numbers, booleans, null and Date are JSON; convert it first",
-  };
-  const keyPath = (path, key) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? path + "." + key : path + "[" + JSON.stringify(key) + "]");
-  const isBytes = (v) => v instanceof Uint8Array || v instanceof ArrayBuffer;
-  const bytesToLatin1 = (v) => {
-    const u8 = v instanceof ArrayBuffer ? new Uint8Array(v) : v;
-    let out = "";
-    for (let i = 0; i < u8.length; i += 8192) out += String.fromCharCode.apply(null, u8.subarray(i, i + 8192));
-    return out;
   };
   function buildJson(value, root, options) {
     const parts = [];
@@ -142,6 +104,113 @@ export const PRELUDE_SOURCE = String.raw`
     walk(value, root, 0);
     return parts.join("");
   }
+  return buildJson;
+`;
+
+/** The console formatter, compiled inside the sandbox on the first console call. */
+export const CONSOLE_FORMAT_SOURCE = String.raw`
+  const inspect = (v, depth, seen) => {
+    if (typeof v === "string") return depth === 0 ? v : JSON.stringify(v);
+    if (typeof v === "function") return "[Function " + (v.name || "anonymous") + "]";
+    if (typeof v === "bigint") return String(v) + "n";
+    if (typeof v === "symbol") return String(v);
+    if (v === null || typeof v !== "object") return String(v);
+    if (v instanceof Error) return (v.name || "Error") + ": " + v.message + (v.code ? " [" + v.code + "]" : "");
+    if (v instanceof Date) return Number.isFinite(v.getTime()) ? v.toISOString() : "Invalid Date";
+    if (isBytes(v)) return "Uint8Array(" + (v.byteLength) + ")";
+    if (seen.has(v)) return "[Circular]";
+    if (depth >= 4) return Array.isArray(v) ? "[Array]" : "[Object]";
+    seen.add(v);
+    let out;
+    if (Array.isArray(v)) {
+      const items = v.slice(0, 100).map((x) => inspect(x, depth + 1, seen));
+      if (v.length > 100) items.push("... " + (v.length - 100) + " more items");
+      out = "[" + items.join(", ") + "]";
+    } else {
+      const keys = Object.keys(v);
+      const items = keys.slice(0, 100).map((k) => keyPath("", k).replace(/^./, "") + ": " + inspect(v[k], depth + 1, seen));
+      if (keys.length > 100) items.push("... " + (keys.length - 100) + " more keys");
+      out = "{" + items.join(", ") + "}";
+    }
+    seen.delete(v);
+    return out;
+  };
+  const format = (args) => {
+    let text;
+    try {
+      text = args.map((a) => inspect(a, 0, new Set())).join(" ");
+    } catch (error) {
+      text = "[unprintable value]";
+    }
+    const max = maxLogChars;
+    if (text.length > max) {
+      const half = Math.floor(max / 2);
+      text = text.slice(0, half) + "\n[... " + (text.length - 2 * half) + " chars cut from this line ...]\n" + text.slice(text.length - half);
+    }
+    return text;
+  };
+  return format;
+`;
+
+export const PRELUDE_SOURCE = `
+Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerable: false, writable: false, value: function (native) {
+  "use strict";
+  delete globalThis.__cairn_bind;
+  const BYTES_TAG = ${JSON.stringify(BYTES_TAG)};
+  const MAX_DEPTH = ${MAX_JSON_DEPTH};
+  const define = (target, name, value) =>
+    Object.defineProperty(target, name, { value, writable: false, enumerable: false, configurable: false });
+
+  // Errors: the names and codes of SPEC, catchable by name, code or class.
+  class CairnError extends Error {
+    constructor(message, code, data) {
+      super(message);
+      this.name = new.target.name;
+      if (code !== undefined) this.code = code;
+      if (data !== undefined) this.data = data;
+    }
+  }
+  const errorClasses = { CairnError };
+  for (const name of ["ToolCallError", "ToolNotFoundError", "ResultStoreError", "ArtifactStoreError", "PolicyError",
+    "SandboxError", "WorkspaceError", "QueryError", "ArgumentError"]) {
+    const cls = { [name]: class extends CairnError {} }[name];
+    errorClasses[name] = cls;
+    define(globalThis, name, cls);
+  }
+  define(globalThis, "CairnError", CairnError);
+  const makeError = (name, code, message, data) => {
+    const cls = errorClasses[name] || CairnError;
+    const error = new cls(message, code, data);
+    error.name = name;
+    return error;
+  };
+
+  const keyPath = (path, key) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? path + "." + key : path + "[" + JSON.stringify(key) + "]");
+  const isBytes = (v) => v instanceof Uint8Array || v instanceof ArrayBuffer;
+  const bytesToLatin1 = (v) => {
+    const u8 = v instanceof ArrayBuffer ? new Uint8Array(v) : v;
+    let out = "";
+    for (let i = 0; i < u8.length; i += 8192) out += String.fromCharCode.apply(null, u8.subarray(i, i + 8192));
+    return out;
+  };
+  // Rarely needed code (the path-naming serializer, the console formatter) is compiled on first use: compiling is
+  // most of a fresh context's cost, and most runs never need it.
+  // Handed over as strings by the host (no parse cost until used).
+  const SLOW_SERIALIZER = native.slowSerializerSource;
+  const CONSOLE_FORMAT = native.consoleFormatSource;
+  const FunctionCtor = Function;
+  let slowBuild;
+  const buildJson = (value, root, options) => {
+    slowBuild ??= new FunctionCtor("makeError", "BYTES_TAG", "MAX_DEPTH", "isBytes", "bytesToLatin1", "keyPath", SLOW_SERIALIZER)(
+      makeError, BYTES_TAG, MAX_DEPTH, isBytes, bytesToLatin1, keyPath);
+    return slowBuild(value, root, options);
+  };
+  let lazyFormat;
+  const format = (args) => {
+    lazyFormat ??= new FunctionCtor("isBytes", "keyPath", "maxLogChars", CONSOLE_FORMAT)(isBytes, keyPath, native.maxLogChars);
+    return lazyFormat(args);
+  };
+
   // The fast path: the engine's JSON.stringify with a replacer that refuses anything outside the JSON contract. It
   // knows no paths, so on any refusal the slow builder above runs to report the exact path and type.
   const REFUSED = {};
@@ -227,46 +296,6 @@ export const PRELUDE_SOURCE = String.raw`
   }
 
   // console: formatted in here, kept within the log budget out there.
-  const inspect = (v, depth, seen) => {
-    if (typeof v === "string") return depth === 0 ? v : JSON.stringify(v);
-    if (typeof v === "function") return "[Function " + (v.name || "anonymous") + "]";
-    if (typeof v === "bigint") return String(v) + "n";
-    if (typeof v === "symbol") return String(v);
-    if (v === null || typeof v !== "object") return String(v);
-    if (v instanceof Error) return (v.name || "Error") + ": " + v.message + (v.code ? " [" + v.code + "]" : "");
-    if (v instanceof Date) return Number.isFinite(v.getTime()) ? v.toISOString() : "Invalid Date";
-    if (isBytes(v)) return "Uint8Array(" + (v.byteLength) + ")";
-    if (seen.has(v)) return "[Circular]";
-    if (depth >= 4) return Array.isArray(v) ? "[Array]" : "[Object]";
-    seen.add(v);
-    let out;
-    if (Array.isArray(v)) {
-      const items = v.slice(0, 100).map((x) => inspect(x, depth + 1, seen));
-      if (v.length > 100) items.push("... " + (v.length - 100) + " more items");
-      out = "[" + items.join(", ") + "]";
-    } else {
-      const keys = Object.keys(v);
-      const items = keys.slice(0, 100).map((k) => keyPath("", k).replace(/^\./, "") + ": " + inspect(v[k], depth + 1, seen));
-      if (keys.length > 100) items.push("... " + (keys.length - 100) + " more keys");
-      out = "{" + items.join(", ") + "}";
-    }
-    seen.delete(v);
-    return out;
-  };
-  const format = (args) => {
-    let text;
-    try {
-      text = args.map((a) => inspect(a, 0, new Set())).join(" ");
-    } catch (error) {
-      text = "[unprintable value]";
-    }
-    const max = native.maxLogChars;
-    if (text.length > max) {
-      const half = Math.floor(max / 2);
-      text = text.slice(0, half) + "\n[... " + (text.length - 2 * half) + " chars cut from this line ...]\n" + text.slice(text.length - half);
-    }
-    return text;
-  };
   const consoleObject = Object.create(null);
   for (const level of ["log", "info", "warn", "error", "debug"]) {
     define(consoleObject, level, (...args) => { native.log(level, format(args)); });
@@ -290,5 +319,5 @@ export const PRELUDE_SOURCE = String.raw`
   define(globalThis, "inputs", JSON.parse(native.inputsJson));
   define(globalThis, "__cairn_finish", (value) =>
     value === undefined ? "null" : serialize(value, "return value", { errorName: "SandboxError", allowBytes: false }));
-})();
+} });
 `;

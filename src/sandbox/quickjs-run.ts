@@ -3,7 +3,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import type { ExecutionError, ExecutionLimits, ExecutionResult } from "./executor.js";
 import { LogBuffer } from "./log-buffer.js";
-import { PRELUDE_SOURCE } from "./prelude.js";
+import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
 
 const MIB = 1024 * 1024;
 /** QuickJS stack budget: deep recursion fails as a RangeError long before the WebAssembly stack is at risk. */
@@ -26,7 +26,38 @@ export interface QuickJsRunOptions {
 
 type Stop = { code: "TIMEOUT" | "CANCELLED" | "TOO_MANY_CALLS" | "MEMORY_LIMIT" | "RUNTIME"; message: string };
 
-export async function runInQuickJs(module: QuickJSWASMModule, options: QuickJsRunOptions): Promise<ExecutionResult> {
+/** A runtime and context with the prelude compiled, in which no snippet has run yet. Used by exactly one run. */
+export interface PreparedContext {
+  rt: QuickJSRuntime;
+  ctx: QuickJSContext;
+}
+
+/**
+ * Creates a fresh runtime and context and evaluates the prelude in it (which only defines `__cairn_bind`). Workers
+ * prepare the next one while idle, so compiling the prelude is off the path of a run.
+ */
+export function prepareContext(module: QuickJSWASMModule): PreparedContext {
+  const rt = module.newRuntime();
+  rt.setMaxStackSize(MAX_STACK_BYTES);
+  const ctx = rt.newContext();
+  // Strict and without debug info: the prelude compiles in about two thirds of the time, and its lines never matter.
+  const prelude = ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { strict: true, strip: true });
+  if (prelude.error) {
+    const error = describeError(ctx, prelude.error);
+    prelude.error.dispose();
+    ctx.dispose();
+    rt.dispose();
+    throw new Error(`sandbox prelude failed: ${error.message}`);
+  }
+  prelude.value.dispose();
+  return { rt, ctx };
+}
+
+export async function runInQuickJs(
+  module: QuickJSWASMModule,
+  options: QuickJsRunOptions,
+  prepared: PreparedContext = prepareContext(module),
+): Promise<ExecutionResult> {
   const started = Date.now();
   const { limits } = options;
   const deadline = started + limits.timeoutMs;
@@ -48,9 +79,8 @@ export async function runInQuickJs(module: QuickJSWASMModule, options: QuickJsRu
   const fail = (error: ExecutionError): ExecutionResult => ({ ok: false, error, logs: logs.lines(), stats: stats() });
   const limitError = (s: Stop): ExecutionResult => fail({ name: "SandboxError", code: s.code, message: s.message });
 
-  const rt: QuickJSRuntime = module.newRuntime();
+  const { rt, ctx } = prepared;
   rt.setMemoryLimit(limits.memoryMb * MIB);
-  rt.setMaxStackSize(MAX_STACK_BYTES);
   rt.setInterruptHandler(() => {
     if (stop) return true;
     if (Atomics.load(options.cancelFlag, 0) !== 0) {
@@ -63,7 +93,6 @@ export async function runInQuickJs(module: QuickJSWASMModule, options: QuickJsRu
     }
     return false;
   });
-  const ctx: QuickJSContext = rt.newContext();
   const deadlineTimer = setTimeout(() => stopWith(timeoutStop(limits.timeoutMs)), limits.timeoutMs);
   options.cancelled.then(() => stopWith({ code: "CANCELLED", message: "the run was cancelled by the client" }));
 
@@ -103,13 +132,6 @@ export async function runInQuickJs(module: QuickJSWASMModule, options: QuickJsRu
       isFinished: () => finished,
     });
 
-    const prelude = ctx.evalCode(PRELUDE_SOURCE, "prelude.js");
-    if (prelude.error) {
-      const error = describeError(ctx, prelude.error);
-      prelude.error.dispose();
-      throw new Error(`sandbox prelude failed: ${error.message}`);
-    }
-    prelude.value.dispose();
     if (stop) return limitError(stop);
 
     const evaluated = ctx.evalCode(options.code, SNIPPET_FILENAME);
@@ -236,8 +258,18 @@ function installNative(ctx: QuickJSContext, options: QuickJsRunOptions, hooks: N
   set("functions", ctx.unwrapResult(ctx.evalCode(`(${JSON.stringify(options.functions)})`)));
   set("inputsJson", ctx.newString(options.inputsJson));
   set("maxLogChars", ctx.newNumber(options.limits.maxLogChars));
-  ctx.setProp(ctx.global, "__cairn_native", native);
+  set("slowSerializerSource", ctx.newString(SLOW_SERIALIZER_SOURCE));
+  set("consoleFormatSource", ctx.newString(CONSOLE_FORMAT_SOURCE));
+  const bind = ctx.getProp(ctx.global, "__cairn_bind");
+  const bound = ctx.callFunction(bind, ctx.undefined, native);
+  bind.dispose();
   native.dispose();
+  if (bound.error) {
+    const error = describeError(ctx, bound.error);
+    bound.error.dispose();
+    throw new Error(`sandbox prelude failed: ${error.message}`);
+  }
+  bound.value.dispose();
 }
 
 function settle(

@@ -2,7 +2,7 @@
 // QuickJS off the main thread is what lets the server answer pings and other sessions while a snippet computes.
 import { parentPort } from "node:worker_threads";
 import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
-import { runInQuickJs } from "./quickjs-run.js";
+import { type PreparedContext, prepareContext, runInQuickJs } from "./quickjs-run.js";
 import type { FromWorker, RunMessage, ToWorker } from "./worker-protocol.js";
 
 const port = parentPort;
@@ -42,27 +42,48 @@ port.on("message", (message: ToWorker) => {
   }
 });
 
+// One fresh context kept ready: compiling the prelude happens between runs, not during one.
+let ready: PreparedContext | undefined;
+let refilling = false;
+function takeContext(module: Awaited<typeof modulePromise>): PreparedContext {
+  const taken = ready ?? prepareContext(module);
+  ready = undefined;
+  if (!refilling) {
+    refilling = true;
+    setImmediate(() => {
+      refilling = false;
+      ready ??= prepareContext(module);
+    });
+  }
+  return taken;
+}
+
 async function start(message: RunMessage): Promise<void> {
   const module = await modulePromise;
+  const prepared = takeContext(module);
   let cancel: () => void = () => {};
   const cancelled = new Promise<void>((resolve) => (cancel = resolve));
   const run: ActiveRun = { calls: new Map(), cancel };
   runs.set(message.runId, run);
   try {
-    const result = await runInQuickJs(module, {
-      code: message.code,
-      inputsJson: message.inputsJson,
-      functions: message.functions,
-      limits: message.limits,
-      cancelFlag: new Int32Array(message.cancelFlag),
-      cancelled,
-      hostCall: (name, argsJson) =>
-        new Promise<string>((resolve, reject) => {
-          const callId = nextCallId++;
-          run.calls.set(callId, { resolve, reject });
-          send({ type: "call", runId: message.runId, callId, name, argsJson });
-        }),
-    });
+    const result = await runInQuickJs(
+      module,
+      {
+        code: message.code,
+        inputsJson: message.inputsJson,
+        functions: message.functions,
+        limits: message.limits,
+        cancelFlag: new Int32Array(message.cancelFlag),
+        cancelled,
+        hostCall: (name, argsJson) =>
+          new Promise<string>((resolve, reject) => {
+            const callId = nextCallId++;
+            run.calls.set(callId, { resolve, reject });
+            send({ type: "call", runId: message.runId, callId, name, argsJson });
+          }),
+      },
+      prepared,
+    );
     send({ type: "done", runId: message.runId, result });
   } catch (error) {
     send({
@@ -81,7 +102,10 @@ async function start(message: RunMessage): Promise<void> {
 }
 
 modulePromise.then(
-  () => send({ type: "ready" }),
+  (module) => {
+    ready = prepareContext(module);
+    send({ type: "ready" });
+  },
   (error: unknown) => {
     throw error;
   },
