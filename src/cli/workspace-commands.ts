@@ -261,18 +261,34 @@ export function registerWorkspaceCommands(program: Command): void {
             return p;
           }
         });
+        // A long query shows it is alive on a terminal (stderr, so piped output stays clean).
+        const started = Date.now();
+        const ticker =
+          process.stderr.isTTY && !options.json
+            ? setInterval(
+                () => process.stderr.write(`\rquerying… ${((Date.now() - started) / 1000).toFixed(1)} s`),
+                500,
+              )
+            : undefined;
+        const stopTicker = () => {
+          if (ticker === undefined) return;
+          clearInterval(ticker);
+          process.stderr.write("\r\x1b[K");
+        };
         await withWorkspace(
           command,
           options.json ?? false,
           async (app) =>
-            (await app.sql()).query({
-              inputs: options.input,
-              sql,
-              parameters,
-              save_as: options.saveAs,
-              expected_version: options.expectedVersion,
-              allow_historical: options.allowHistorical,
-            }),
+            (await app.sql())
+              .query({
+                inputs: options.input,
+                sql,
+                parameters,
+                save_as: options.saveAs,
+                expected_version: options.expectedVersion,
+                allow_historical: options.allowHistorical,
+              })
+              .finally(stopTicker),
           (r) => {
             const header = r.columns.map((c) => c.name);
             const lines = [header.join("\t"), ...r.rows.map((row) => header.map((h) => formatCell(row[h])).join("\t"))];
