@@ -58,7 +58,21 @@ describe("cairn CLI", () => {
   });
 
   it("prints help for every command", () => {
-    for (const command of ["serve", "run"]) {
+    const commands = [
+      "serve",
+      "run",
+      "tools",
+      "bench",
+      "import",
+      "export",
+      "find",
+      "inspect",
+      "resume",
+      "delete",
+      "prune",
+    ];
+    commands.push("query", "describe", "refresh", "host-config", "doctor", "demo");
+    for (const command of commands) {
       const r = cairn([command, "--help"]);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`cairn ${command}`);
