@@ -14,6 +14,7 @@ import {
 import { z } from "zod";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 import type { ToolDefinition, ToolReply } from "./tool.js";
 
@@ -149,7 +150,7 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
       if (info.lane === "artifact" && !deps.artifactsEnabled)
         throw new McpError(McpErrorCode.InvalidParams, "artifact store is disabled");
       const bytes = await session.artifacts.read(handle, { allowDisabled: true });
-      if (/^text\/|json|xml/.test(info.media_type)) {
+      if (isTextMediaType(info.media_type)) {
         return { contents: [{ uri, mimeType: info.media_type, text: bytes.toString("utf8") }] };
       }
       return { contents: [{ uri, mimeType: info.media_type, blob: bytes.toString("base64") }] };
