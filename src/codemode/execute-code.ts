@@ -53,8 +53,7 @@ export function createCodeRunner(
         }
         throw error;
       }
-      const controller = new AbortController();
-      const ctx: RunContext = { session, signal: controller.signal, savedArtifacts: [] };
+      const run: Omit<RunContext, "signal"> = { session, savedArtifacts: [] };
       const result = await executor.execute({
         code: transpiled.code,
         inputsJson: JSON.stringify(input.inputs ?? {}),
@@ -66,20 +65,16 @@ export function createCodeRunner(
           maxLogChars: sandbox.max_log_chars,
         },
         signal,
-        onHostCall: (name, argsJson, callSignal) => {
-          const onAbort = () => controller.abort();
-          callSignal.addEventListener("abort", onAbort, { once: true });
-          return bindings.answer(name, argsJson, ctx).finally(() => callSignal.removeEventListener("abort", onAbort));
-        },
+        // The executor aborts the call's signal when the run ends, which stops upstream calls still in flight.
+        onHostCall: (name, argsJson, callSignal) => bindings.answer(name, argsJson, { ...run, signal: callSignal }),
       });
-      controller.abort();
       if (!result.ok && result.error.line !== undefined) {
         const line = transpiled.originalLine(result.error.line);
         if (line === undefined) delete result.error.line;
         else result.error.line = line;
       }
       result.stats.ms = Date.now() - started;
-      return reply(result, ctx.savedArtifacts);
+      return reply(result, run.savedArtifacts);
     },
   };
 }

@@ -4,7 +4,10 @@
 /** JSON text crossing the sandbox boundary. Values never cross as live objects, only as serialized text. */
 export type JsonText = string;
 
-/** Answers one host call made by a snippet. `argsJson` is the JSON array of the call's arguments. */
+/**
+ * Answers one host call made by a snippet. `argsJson` is the JSON array of the call's arguments; `signal` is aborted
+ * when the run ends (finished, failed, cancelled or timed out), so work still in flight for it can stop.
+ */
 export type HostCallHandler = (name: string, argsJson: JsonText, signal: AbortSignal) => Promise<JsonText>;
 
 export interface ExecutionLimits {
