@@ -4,7 +4,6 @@ import { type App, createApp } from "../app.js";
 import { loadConfig } from "../config/load.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 
-export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
@@ -45,9 +44,4 @@ export function reportFailure(error: unknown, json: boolean): number {
   if (json) process.stdout.write(`${JSON.stringify({ error: cairnError.toJSON() })}\n`);
   else process.stderr.write(`cairn: ${cairnError.code}: ${cairnError.message}\n`);
   return usage && !json ? EXIT_USAGE : EXIT_FAILURE;
-}
-
-/** Closes the app, then lets the process exit on its own (temp directories are removed by the exit hook). */
-export async function closeApp(app: App): Promise<void> {
-  await app.close();
 }

@@ -1,7 +1,7 @@
 // `cairn run FILE|-`: one snippet on a fresh runtime (handles do not outlive it), result printed to stdout.
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { closeApp, EXIT_FAILURE, EXIT_USAGE, ExitError, openApp, reportFailure } from "./common.js";
+import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp, reportFailure } from "./common.js";
 
 export function registerRun(program: Command): void {
   program
@@ -46,7 +46,7 @@ export function registerRun(program: Command): void {
           if (error instanceof ExitError) throw error;
           throw new ExitError(reportFailure(error, options.json ?? false));
         } finally {
-          await closeApp(app);
+          await app.close();
         }
       },
     );

@@ -12,7 +12,7 @@ import {
   serveHttp,
 } from "../server/transports/http.js";
 import { serveStdio } from "../server/transports/stdio.js";
-import { closeApp, EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
+import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
 
 interface ServeOptions {
   transport: string;
@@ -57,20 +57,20 @@ export function registerServe(program: Command): void {
         tools = app.selectTools(options.tools?.flatMap((t) => t.split(",")).filter(Boolean));
       } catch (error) {
         process.stderr.write(`cairn serve: ${(error as Error).message}\n`);
-        await closeApp(app);
+        await app.close();
         throw new ExitError(EXIT_USAGE);
       }
       // Upstream servers connect while the host initializes; calls that need them wait for it.
       void app.start();
       if (http === undefined) {
         const stop = async () => {
-          await closeApp(app);
+          await app.close();
           process.exit(0);
         };
         process.once("SIGINT", stop);
         process.once("SIGTERM", stop);
         await serveStdio(app, tools);
-        await closeApp(app);
+        await app.close();
         return;
       }
 
@@ -84,7 +84,7 @@ export function registerServe(program: Command): void {
             ? `port ${http.port} on ${http.host} is in use: stop the other server or pass --port`
             : toCairnError(error).message;
         process.stderr.write(`cairn serve: ${reason}\n`);
-        await closeApp(app);
+        await app.close();
         throw new ExitError(EXIT_FAILURE);
       }
       process.stderr.write(
@@ -96,7 +96,7 @@ export function registerServe(program: Command): void {
         process.once("SIGTERM", stop);
       });
       await running.close();
-      await closeApp(app);
+      await app.close();
       process.exit(0);
     });
 }

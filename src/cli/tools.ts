@@ -1,6 +1,6 @@
 // `cairn tools [QUERY]`: the capabilities snippets can call, listed or searched, with each upstream's state.
 import type { Command } from "commander";
-import { closeApp, ExitError, openApp, reportFailure } from "./common.js";
+import { ExitError, openApp, reportFailure } from "./common.js";
 
 export function registerTools(program: Command): void {
   program
@@ -35,7 +35,7 @@ export function registerTools(program: Command): void {
       } catch (error) {
         throw new ExitError(reportFailure(error, options.json ?? false));
       } finally {
-        await closeApp(app);
+        await app.close();
       }
     });
 }

@@ -5,7 +5,7 @@ import { isAbsolute, resolve } from "node:path";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import type { App } from "../app.js";
-import { closeApp, ExitError, openApp, reportFailure } from "./common.js";
+import { ExitError, openApp, reportFailure } from "./common.js";
 
 interface JsonOption {
   json?: boolean;
@@ -31,7 +31,7 @@ async function withWorkspace<T>(
   } catch (error) {
     throw new ExitError(reportFailure(error, json));
   } finally {
-    await closeApp(app);
+    await app.close();
   }
 }
 
