@@ -77,7 +77,9 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const { config } = loaded;
   const logger = options.logger ?? createLogger();
   const executor: Executor =
-    config.sandbox.backend === "node" && config.sandbox.allow_unsafe ? new NodeExecutor() : new QuickJsExecutor();
+    config.sandbox.backend === "node" && config.sandbox.allow_unsafe
+      ? new NodeExecutor()
+      : new QuickJsExecutor({ maxWorkers: config.sandbox.max_workers, maxQueued: config.sandbox.max_queued });
   // The native engines load on first use (SQLite with the workspace, DuckDB with the first query).
   const workspace = lazy(() =>
     import("./workspace/workspace.js").then(({ openWorkspace }) =>

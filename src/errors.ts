@@ -25,6 +25,8 @@ export const ErrorCode = {
   SYNTAX: "SYNTAX",
   RUNTIME: "RUNTIME",
   CANCELLED: "CANCELLED",
+  /** Every sandbox worker is busy and the queue is full, or a queued run waited past its timeout: nothing ran. */
+  BUSY: "BUSY",
   // Workspace
   NOT_FOUND: "NOT_FOUND",
   VERSION_CONFLICT: "VERSION_CONFLICT",
@@ -65,6 +67,7 @@ export const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   SYNTAX: "SandboxError",
   RUNTIME: "SandboxError",
   CANCELLED: "SandboxError",
+  BUSY: "SandboxError",
   NOT_FOUND: "WorkspaceError",
   VERSION_CONFLICT: "WorkspaceError",
   INVALID_NAME: "WorkspaceError",

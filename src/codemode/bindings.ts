@@ -2,13 +2,20 @@
 // `workspace.save`, `linear.list_issues`) and capabilities reached by canonical name through `call_tool` are
 // registered here; the executor only ever sees dotted paths and JSON text.
 import { CairnError, ErrorCode } from "../errors.js";
+import type { HostPayload } from "../sandbox/executor.js";
 import { BYTES_TAG } from "../sandbox/prelude.js";
 import type { ArtifactInfo } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 
-/** JSON text produced on the host, passed to the sandbox as it is (no parse and re-serialize of stored values). */
+/**
+ * JSON text produced on the host, passed to the sandbox as it is (no parse and re-serialize of stored values), with
+ * the bytes its `{"__cairn_bytes__": i}` tags refer to.
+ */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(
+    readonly text: string,
+    readonly bytes: readonly Uint8Array[] = [],
+  ) {}
 }
 
 /** What a run's host calls can reach. One per run: it collects the artifacts saved during the run. */
@@ -76,9 +83,9 @@ export class Bindings {
     return [...paths];
   }
 
-  /** Answers one host call with JSON text; throws CairnError for the snippet to catch. */
-  async answer(path: string, argsJson: string, ctx: RunContext): Promise<string> {
-    const args = parseArgs(argsJson);
+  /** Answers one host call; throws CairnError for the snippet to catch. */
+  async answer(path: string, payload: HostPayload, ctx: RunContext): Promise<HostPayload> {
+    const args = parseArgs(payload);
     let value: unknown;
     if (path === "call_tool") {
       const [name, callArgs] = args;
@@ -88,7 +95,7 @@ export class Bindings {
       if (fn) value = await fn(args, ctx);
       else value = await this.fromProviders(path, args, ctx);
     }
-    return toJsonText(value);
+    return toPayload(value);
   }
 
   private async fromProviders(path: string, args: unknown[], ctx: RunContext): Promise<unknown> {
@@ -120,39 +127,56 @@ export class Bindings {
   }
 }
 
-function parseArgs(argsJson: string): unknown[] {
-  const parsed: unknown = argsJson.includes(BYTES_TAG)
-    ? JSON.parse(argsJson, (_key, value: unknown) => {
-        if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-          const tagged = (value as Record<string, unknown>)[BYTES_TAG];
-          if (typeof tagged === "string" && Object.keys(value).length === 1) return Buffer.from(tagged, "latin1");
-        }
-        return value;
-      })
-    : JSON.parse(argsJson);
-  if (!Array.isArray(parsed)) throw new CairnError(ErrorCode.INVALID_ARGUMENT, "malformed host call");
+function parseArgs({ json, bytes }: HostPayload): unknown[] {
+  let parsed: unknown;
+  try {
+    parsed = !json.includes(BYTES_TAG)
+      ? JSON.parse(json)
+      : JSON.parse(json, (_key, value: unknown) => {
+          if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+            const index = (value as Record<string, unknown>)[BYTES_TAG];
+            if (typeof index === "number" && Object.keys(value).length === 1) {
+              const found = bytes[index];
+              if (found) return Buffer.from(found.buffer, found.byteOffset, found.byteLength);
+            }
+          }
+          return value;
+        });
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed)) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "the host call's arguments are not a JSON array: pass plain data");
+  }
   return parsed;
 }
 
-/** Host values to JSON text for the sandbox: bytes are tagged, RawJson passes through. */
-export function toJsonText(value: unknown): string {
-  if (value instanceof RawJson) return value.text;
-  if (value === undefined) return "null";
-  if (value instanceof Uint8Array) return bytesJson(value);
-  return JSON.stringify(value, (_key, item: unknown) => {
-    if (item instanceof Uint8Array) return { [BYTES_TAG]: Buffer.from(item).toString("latin1") };
+/** Host values to what the sandbox receives: JSON text with bytes beside it; RawJson passes through. */
+export function toPayload(value: unknown): HostPayload {
+  if (value instanceof RawJson) return { json: value.text, bytes: value.bytes };
+  if (value === undefined) return { json: "null", bytes: [] };
+  const bytes: Uint8Array[] = [];
+  const tag = (item: Uint8Array) => {
+    bytes.push(item);
+    return { [BYTES_TAG]: bytes.length - 1 };
+  };
+  if (value instanceof Uint8Array) return { json: JSON.stringify(tag(value)), bytes };
+  const json = JSON.stringify(value, (_key, item: unknown) => {
+    if (item instanceof Uint8Array) return tag(item);
     if (
       item !== null &&
       typeof item === "object" &&
       (item as { type?: unknown }).type === "Buffer" &&
       Array.isArray((item as { data?: unknown }).data)
     ) {
-      return { [BYTES_TAG]: Buffer.from((item as { data: number[] }).data).toString("latin1") };
+      return tag(Buffer.from((item as { data: number[] }).data));
     }
     return item;
   });
+  return { json, bytes };
 }
 
-export function bytesJson(bytes: Uint8Array): string {
-  return `{${JSON.stringify(BYTES_TAG)}:${JSON.stringify(Buffer.from(bytes).toString("latin1"))}}`;
+/** Bytes as a host answer: one tag and the bytes beside it. */
+export function bytesValue(bytes: Uint8Array): RawJson {
+  return new RawJson(`{${JSON.stringify(BYTES_TAG)}:0}`, [bytes]);
 }

@@ -6,6 +6,7 @@ import type { ExecutionError, ExecutionResult, Executor } from "../sandbox/execu
 import type { ArtifactInfo } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 import type { Bindings, RunContext } from "./bindings.js";
+import { encodeInputs } from "./inputs.js";
 import { transpileSnippet } from "./transpile.js";
 
 export interface ExecuteCodeInput {
@@ -41,6 +42,7 @@ export function createCodeRunner(
           `timeout_ms ${input.timeout_ms} is over the configured sandbox.timeout_ms = ${sandbox.timeout_ms}: pass a smaller value or omit it`,
         );
       }
+      const inputsJson = encodeInputs(input.inputs);
       let transpiled: Awaited<ReturnType<typeof transpileSnippet>>;
       try {
         transpiled = await transpileSnippet(input.code);
@@ -56,7 +58,7 @@ export function createCodeRunner(
       const run: Omit<RunContext, "signal"> = { session, savedArtifacts: [] };
       const result = await executor.execute({
         code: transpiled.code,
-        inputsJson: JSON.stringify(input.inputs ?? {}),
+        inputsJson,
         functions: bindings.functionPaths(),
         limits: {
           timeoutMs: input.timeout_ms ?? sandbox.timeout_ms,
@@ -66,7 +68,7 @@ export function createCodeRunner(
         },
         signal,
         // The executor aborts the call's signal when the run ends, which stops upstream calls still in flight.
-        onHostCall: (name, argsJson, callSignal) => bindings.answer(name, argsJson, { ...run, signal: callSignal }),
+        onHostCall: (name, args, callSignal) => bindings.answer(name, args, { ...run, signal: callSignal }),
       });
       if (!result.ok && result.error.line !== undefined) {
         const line = transpiled.originalLine(result.error.line);

@@ -3,7 +3,7 @@
 // store is never reachable from another session.
 import { CairnError, ErrorCode } from "../errors.js";
 import { isTextMediaType } from "../session/artifact-store.js";
-import { type Bindings, bytesJson, RawJson, type RunContext } from "./bindings.js";
+import { type Bindings, bytesValue, RawJson, type RunContext } from "./bindings.js";
 
 export const HIDDEN_CAPABILITIES = {
   "cairn:results/save": {
@@ -77,7 +77,7 @@ export function defineStoreBindings(bindings: Bindings): void {
       bytes = Buffer.from(data, "utf8");
       if (mediaType === undefined && opts.filename === undefined) mediaType = "text/plain";
     } else if (data instanceof Uint8Array) {
-      bytes = Buffer.from(data);
+      bytes = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     } else {
       throw new CairnError(
         ErrorCode.INVALID_ARGUMENT,
@@ -104,7 +104,7 @@ export function defineStoreBindings(bindings: Bindings): void {
     const info = ctx.session.artifacts.info(key, { allowDisabled: true });
     const bytes = await ctx.session.artifacts.read(key, { allowDisabled: info.lane === "spill" });
     const mode = as ?? (isTextMediaType(info.media_type) ? "text" : "bytes");
-    if (mode === "bytes") return new RawJson(bytesJson(bytes));
+    if (mode === "bytes") return bytesValue(bytes);
     const text = bytes.toString("utf8");
     if (mode === "text") return text;
     try {

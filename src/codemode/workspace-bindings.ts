@@ -5,7 +5,7 @@ import { CairnError, ErrorCode } from "../errors.js";
 import type { SqlDescribeInput, SqlQueryInput, WorkspaceSql } from "../workspace/sql.js";
 import { FindInputSchema, InspectInputSchema, ResumeInputSchema, SaveInputSchema } from "../workspace/tool-schemas.js";
 import type { Workspace } from "../workspace/workspace.js";
-import { type Bindings, bytesJson, RawJson, type RunContext } from "./bindings.js";
+import { type Bindings, bytesValue, type RunContext } from "./bindings.js";
 import { saveToWorkspace } from "./promote.js";
 
 function parse<S extends z.ZodType>(schema: S, value: unknown, fn: string): z.infer<S> {
@@ -60,7 +60,7 @@ export function defineWorkspaceBindings(
       });
     }
     const ws = await workspace();
-    if (as === "bytes") return new RawJson(bytesJson(await ws.read(ref, { as: "bytes" })));
+    if (as === "bytes") return bytesValue(await ws.read(ref, { as: "bytes" }));
     if (as === "json") return ws.read(ref, { as: "json" });
     return ws.read(ref, { as: "text" });
   };

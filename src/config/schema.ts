@@ -34,9 +34,19 @@ export const SandboxConfigSchema = z.strictObject({
     .describe('"quickjs" (WebAssembly isolation) or "node" (trusted code only; needs allow_unsafe = true)'),
   allow_unsafe: z.boolean().default(false).describe("must be true for the node backend, which is not a sandbox"),
   timeout_ms: int(100, 3_600_000, "wall clock for one execute_code, tool calls included").default(30_000),
-  memory_mb: int(8, 4096, "heap limit of one run in MiB").default(128),
+  memory_mb: int(
+    8,
+    2000,
+    "memory one run may hold in MiB, measured by Cairn (at most 2000: the engine's own ceiling)",
+  ).default(128),
   max_tool_calls: int(0, 1_000_000, "host calls one run may make").default(1000),
   max_log_chars: int(0, 10_000_000, "console output kept per run").default(20_000),
+  max_workers: int(
+    1,
+    256,
+    "sandbox workers, so snippets running at once (a run holds its worker while it awaits)",
+  ).default(4),
+  max_queued: int(0, 100_000, "snippets that may wait for a worker; one more fails at once with BUSY").default(64),
 });
 
 export const OutputConfigSchema = z

@@ -5,15 +5,25 @@
 export type JsonText = string;
 
 /**
- * Answers one host call made by a snippet. `argsJson` is the JSON array of the call's arguments; `signal` is aborted
- * when the run ends (finished, failed, cancelled or timed out), so work still in flight for it can stop.
+ * A value crossing the boundary: its JSON text, and the byte arrays that text refers to as `{"__cairn_bytes__": i}`.
+ * Bytes travel beside the text so that moving them costs linear time, not a string encoding of every byte.
  */
-export type HostCallHandler = (name: string, argsJson: JsonText, signal: AbortSignal) => Promise<JsonText>;
+export interface HostPayload {
+  json: JsonText;
+  bytes: readonly Uint8Array[];
+}
+
+/**
+ * Answers one host call made by a snippet. `args.json` is the JSON array of the call's arguments; `signal` is aborted
+ * when the run ends (finished, failed, cancelled or timed out), so work still in flight for it can stop. The answer
+ * rejects with anything thrown; the snippet receives it as an error with its name, code and message.
+ */
+export type HostCallHandler = (name: string, args: HostPayload, signal: AbortSignal) => Promise<HostPayload>;
 
 export interface ExecutionLimits {
   /** Wall clock for the whole run, host calls included. */
   timeoutMs: number;
-  /** Heap limit of the run in MiB. */
+  /** Memory the run may hold in MiB, measured by Cairn (the engine's own accounting is not trusted). */
   memoryMb: number;
   /** Host calls the run may make; one more fails the run with TOO_MANY_CALLS. */
   maxToolCalls: number;
@@ -60,11 +70,15 @@ export type ExecutionResult =
 /**
  * Runs snippets. Guarantees, for every implementation:
  * - each `execute` starts from fresh global state: nothing a previous run defined is visible;
- * - the return value arrives as JSON text produced by the shared serializer (prelude.ts), so a value that is not
- *   JSON fails the run with a message naming its path and type, never a silent `null`;
+ * - the return value arrives as JSON text produced by the shared serializer (prelude.ts) and checked by the host to
+ *   be exactly one JSON value, so a value that is not JSON fails the run with a message naming its path and type,
+ *   never a silent `null`, and no snippet can add to or corrupt the reply built around it;
  * - a snippet's failure, including a broken limit, is a resolved `{ok: false}` result, never a rejection;
  *   `execute` rejects only when the backend itself is broken;
- * - limits hold after `await` too, and a run never keeps the caller's event loop busy for longer than a slice.
+ * - limits hold after `await` too, and a run never keeps the caller's event loop busy for longer than a slice;
+ * - what one run does (loop, overrun, exhaust memory, crash its worker) never changes another run's outcome;
+ * - when no worker is free and the queue is full, or a queued run waits past its own timeout, the run fails with
+ *   BUSY and nothing of it ran.
  */
 export interface Executor {
   readonly kind: "quickjs" | "node";

@@ -3,16 +3,17 @@
 
 import { createContext, runInContext } from "node:vm";
 import { parentPort } from "node:worker_threads";
-import type { ExecutionResult } from "./executor.js";
+import type { ExecutionResult, HostPayload } from "./executor.js";
+import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
 import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
 import { classify } from "./quickjs-run.js";
-import type { FromWorker, RunMessage, ToWorker } from "./worker-protocol.js";
+import { type FromWorker, type RunMessage, type ToWorker, transferList } from "./worker-protocol.js";
 
 const port = parentPort;
 if (!port) throw new Error("node-worker must run in a worker thread");
-const send = (message: FromWorker) => port.postMessage(message);
-const calls = new Map<number, { resolve(text: string): void; reject(text: string): void }>();
+const send = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+const calls = new Map<number, { resolve(answer: HostPayload): void; reject(text: string): void }>();
 let nextCallId = 1;
 
 port.on("message", (message: ToWorker) => {
@@ -20,12 +21,21 @@ port.on("message", (message: ToWorker) => {
   else if (message.type === "call-result") {
     const call = calls.get(message.callId);
     calls.delete(message.callId);
-    if (message.ok) call?.resolve(message.text);
+    if (message.ok) call?.resolve({ json: message.text, bytes: message.bytes });
     else call?.reject(message.text);
   }
   // "cancel": the main thread terminates this worker, which is the only reliable stop for V8 code.
 });
 send({ type: "ready" });
+
+/** The host handles the prelude returns (see PRELUDE_SOURCE). */
+interface PreludeHost {
+  finish(value: unknown): string | undefined;
+  byteLength(bytes: unknown): number;
+  chunk(bytes: unknown, start: number, end: number): ArrayBuffer;
+  alloc(size: number): Uint8Array;
+  write(target: Uint8Array, piece: ArrayBuffer, offset: number): void;
+}
 
 async function run(message: RunMessage): Promise<void> {
   const started = Date.now();
@@ -34,6 +44,7 @@ async function run(message: RunMessage): Promise<void> {
   let toolCalls = 0;
   let tooMany = false;
   const stats = () => ({ ms: Date.now() - started, tool_calls: toolCalls });
+  let host: PreludeHost | undefined;
   const native = {
     functions: message.functions,
     inputsJson: message.inputsJson,
@@ -41,18 +52,31 @@ async function run(message: RunMessage): Promise<void> {
     slowSerializerSource: SLOW_SERIALIZER_SOURCE,
     consoleFormatSource: CONSOLE_FORMAT_SOURCE,
     log: (level: string, text: string) => logs.push(level, text),
+    // A timer never fires early; one due after the deadline never fires (the run ends with TIMEOUT first).
     sleep: (ms: number) =>
-      new Promise<void>((resolve) => setTimeout(resolve, Math.min(ms, Math.max(0, deadline - Date.now())))),
-    call: (name: string, argsJson: string) => {
+      new Promise<void>((resolve) => {
+        if (Date.now() + ms <= deadline) setTimeout(resolve, ms);
+      }),
+    call: (name: string, argsJson: string, list: unknown[]) => {
       toolCalls++;
       if (toolCalls > message.limits.maxToolCalls) {
         tooMany = true;
-        return new Promise<string>(() => {});
+        return new Promise<never>(() => {});
       }
-      return new Promise<string>((resolve, reject) => {
+      const prelude = host as PreludeHost;
+      const bytes = list.map((item) => new Uint8Array(prelude.chunk(item, 0, prelude.byteLength(item))));
+      return new Promise<HostPayload>((resolve, reject) => {
         const callId = nextCallId++;
         calls.set(callId, { resolve, reject });
-        send({ type: "call", runId: message.runId, callId, name, argsJson });
+        send({ type: "call", runId: message.runId, callId, name, argsJson, bytes }, transferList(bytes));
+      }).then((answer) => {
+        if (answer.bytes.length === 0) return answer.json;
+        const inside = answer.bytes.map((b) => {
+          const target = prelude.alloc(b.byteLength);
+          prelude.write(target, b.slice().buffer, 0);
+          return target;
+        });
+        return [answer.json, inside];
       });
     },
   };
@@ -60,7 +84,7 @@ async function run(message: RunMessage): Promise<void> {
   let result: ExecutionResult;
   try {
     runInContext(PRELUDE_SOURCE, context, { filename: "prelude.js" });
-    (context as { __cairn_bind: (n: typeof native) => void }).__cairn_bind(native);
+    host = (context as { __cairn_bind: (n: typeof native) => PreludeHost }).__cairn_bind(native);
     const promise = runInContext(message.code, context, { filename: "snippet.js" }) as Promise<unknown>;
     const tooManyCheck = new Promise<never>((_, reject) => {
       const timer = setInterval(() => {
@@ -75,8 +99,10 @@ async function run(message: RunMessage): Promise<void> {
       );
     });
     const value = await Promise.race([promise, tooManyCheck]);
-    const finish = (context as { __cairn_finish: (v: unknown) => string }).__cairn_finish;
-    result = { ok: true, valueJson: finish(value), logs: logs.lines(), stats: stats() };
+    const checked = checkValueText(host.finish(value));
+    result = checked.ok
+      ? { ok: true, valueJson: checked.text, logs: logs.lines(), stats: stats() }
+      : { ok: false, error: checked.error, logs: logs.lines(), stats: stats() };
   } catch (thrown) {
     if (tooMany) {
       result = {
@@ -93,7 +119,8 @@ async function run(message: RunMessage): Promise<void> {
       result = { ok: false, error: describeThrown(thrown), logs: logs.lines(), stats: stats() };
     }
   }
-  send({ type: "done", runId: message.runId, result });
+  // Every run has a worker of its own, ended after the run: nothing to retire.
+  send({ type: "done", runId: message.runId, result, retire: false });
 }
 
 function describeThrown(thrown: unknown): ReturnType<typeof classify> {

@@ -1,7 +1,8 @@
 // The JavaScript that runs inside every sandbox before a snippet: globals, console capture, the host-call bridge and
-// the JSON serializer. It is shared by both executors, so a value that is JSON on one backend is JSON on the other.
+// the JSON serializer. Shared by both executors. It keeps its own copies of every intrinsic it uses before any snippet
+// code runs, so a snippet that replaces JSON.stringify or Array.prototype.join cannot change what crosses the boundary.
 
-/** Key that marks bytes (a Uint8Array) inside host-call JSON; the value is a latin1 string of the bytes. */
+/** Key that marks bytes inside host-call JSON: `{"__cairn_bytes__": i}` is the i-th byte array sent beside the text. */
 export const BYTES_TAG = "__cairn_bytes__";
 
 /** Max nesting of a value crossing the boundary; deeper values are refused with their path. */
@@ -9,17 +10,90 @@ export const MAX_JSON_DEPTH = 1000;
 
 /**
  * Evaluating the prelude only defines `__cairn_bind(native)` (so a context can be prepared, and the prelude compiled,
- * before a run arrives); the run calls it once, and it deletes itself. `native` holds:
- * - `call(name, argsJson)`: a promise of the JSON text of the host's answer; it rejects with the JSON text of an
- *   error object `{name, code, message, data?}`;
+ * before a run arrives); the run calls it once, before the snippet, and it deletes itself. `native` holds:
+ * - `call(name, argsJson, bytes)`: sends one host call; `bytes` lists the byte arrays the JSON refers to by index. It
+ *   returns a promise of the host's answer: its JSON text, or `[text, byteArrays]` when the answer holds bytes; it
+ *   rejects with the JSON text of an error object `{name, code, message, data?}`;
  * - `log(level, text)`: records one console line (synchronous);
- * - `sleep(ms)`: a promise settled after `ms` milliseconds, never past the run's deadline;
+ * - `sleep(ms)`: a promise settled after `ms` milliseconds, never before; a delay past the run's deadline never fires;
  * - `functions`: the dotted paths of host functions to expose; `inputsJson`: the `inputs` global as JSON text;
  *   `maxLogChars`: the console budget, used to cut a single giant line before it crosses the boundary;
  *   `slowSerializerSource` and `consoleFormatSource`: SLOW_SERIALIZER_SOURCE and CONSOLE_FORMAT_SOURCE, as strings.
- * It defines `__cairn_finish(value)` returning the JSON text of a snippet's return value, or throwing a
- * `SandboxError` with code NOT_JSON that names the offending path and type.
+ * It returns the host's handles, which no snippet can reach or replace:
+ * - `finish(value)`: the JSON text of a snippet's return value, or throws a `SandboxError` with code NOT_JSON that
+ *   names the offending path and type;
+ * - `byteLength(bytes)`, `chunk(bytes, start, end)` (an ArrayBuffer copy of a range), `alloc(n)` (a Uint8Array) and
+ *   `write(target, arrayBuffer, offset)`: move bytes across the boundary in bounded pieces, in linear time;
+ * - `join(pieces)` and `slice(text, start, end)`: move long strings across in bounded pieces;
+ * - `describe(thrown)`: short JSON text `{object, name?, message?, code?, stack?, data?, text?}` of a thrown value.
  */
+
+/** Intrinsics kept before any snippet runs; the lazily compiled helpers below receive them as `P`. */
+const PRIMORDIALS_SOURCE = `
+  const FunctionPrototypeCall = Function.prototype.call;
+  const uncurry = (fn) => FunctionPrototypeCall.bind(fn);
+  const getter = (proto, key) => uncurry(Object.getOwnPropertyDescriptor(proto, key).get);
+  const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
+  const P = Object.freeze({
+    JSONStringify: JSON.stringify,
+    JSONParse: JSON.parse,
+    ObjectKeys: Object.keys,
+    ObjectGetPrototypeOf: Object.getPrototypeOf,
+    ObjectDefineProperty: Object.defineProperty,
+    ObjectCreate: Object.create,
+    ObjectFreeze: Object.freeze,
+    ObjectPrototype: Object.prototype,
+    ObjectHasOwn: uncurry(Object.prototype.hasOwnProperty),
+    ArrayIsArray: Array.isArray,
+    ArrayPush: uncurry(Array.prototype.push),
+    ArrayJoin: uncurry(Array.prototype.join),
+    NumberIsFinite: Number.isFinite,
+    MathFloor: Math.floor,
+    MathMin: Math.min,
+    String: String,
+    StringSlice: uncurry(String.prototype.slice),
+    StringSplit: uncurry(String.prototype.split),
+    StringCharCodeAt: uncurry(String.prototype.charCodeAt),
+    StringIndexOf: uncurry(String.prototype.indexOf),
+    SetCtor: Set,
+    SetHas: uncurry(Set.prototype.has),
+    SetAdd: uncurry(Set.prototype.add),
+    SetDelete: uncurry(Set.prototype.delete),
+    MapCtor: Map,
+    MapSet: uncurry(Map.prototype.set),
+    MapDelete: uncurry(Map.prototype.delete),
+    PromiseThen: uncurry(Promise.prototype.then),
+    PromiseReject: Promise.reject.bind(Promise),
+    ReflectApply: Reflect.apply,
+    TypeErrorCtor: TypeError,
+    Uint8ArrayCtor: Uint8Array,
+    TypedArrayTag: getter(TypedArrayPrototype, Symbol.toStringTag),
+    TypedArrayBuffer: getter(TypedArrayPrototype, "buffer"),
+    TypedArrayByteOffset: getter(TypedArrayPrototype, "byteOffset"),
+    TypedArrayByteLength: getter(TypedArrayPrototype, "byteLength"),
+    TypedArraySet: uncurry(TypedArrayPrototype.set),
+    ArrayBufferByteLength: getter(ArrayBuffer.prototype, "byteLength"),
+    ArrayBufferSlice: uncurry(ArrayBuffer.prototype.slice),
+    DateGetTime: uncurry(Date.prototype.getTime),
+    DateToISOString: uncurry(Date.prototype.toISOString),
+  });
+  // Brand checks that no snippet can fool: an intrinsic getter throws on anything but its own kind.
+  const isArrayBuffer = (v) => { try { P.ArrayBufferByteLength(v); return true; } catch { return false; } };
+  const isUint8Array = (v) => { try { return P.TypedArrayTag(v) === "Uint8Array"; } catch { return false; } };
+  const isBytes = (v) => isUint8Array(v) || isArrayBuffer(v);
+  const isDate = (v) => { try { P.DateGetTime(v); return true; } catch { return false; } };
+  const isIdentifier = (key) => {
+    if (key.length === 0) return false;
+    for (let i = 0; i < key.length; i++) {
+      const c = P.StringCharCodeAt(key, i);
+      const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36;
+      if (!letter && !(i > 0 && c >= 48 && c <= 57)) return false;
+    }
+    return true;
+  };
+  const keyPath = (path, key) => (isIdentifier(key) ? path + "." + key : path + "[" + P.JSONStringify(key) + "]");
+`;
+
 /** The path-naming serializer, compiled inside the sandbox only when the fast path refuses a value. */
 export const SLOW_SERIALIZER_SOURCE = `
   // Serializer: the JSON test of SPEC. Builds the text itself so nothing is dropped or turned into null silently.
@@ -27,11 +101,16 @@ export const SLOW_SERIALIZER_SOURCE = `
     if (v === null) return "null";
     const t = typeof v;
     if (t === "object") {
-      const proto = Object.getPrototypeOf(v);
-      const ctor = proto && proto.constructor && proto.constructor.name;
-      return ctor ? "an instance of " + ctor : "an object with an unusual prototype";
+      let ctor;
+      try {
+        const proto = P.ObjectGetPrototypeOf(v);
+        ctor = proto && P.ObjectHasOwn(proto, "constructor") && proto.constructor && proto.constructor.name;
+      } catch {
+        ctor = undefined;
+      }
+      return typeof ctor === "string" && ctor ? "an instance of " + ctor : "an object with an unusual prototype";
     }
-    if (t === "number") return String(v);
+    if (t === "number") return P.String(v);
     if (t === "undefined") return "undefined";
     return "a " + t;
   };
@@ -46,63 +125,67 @@ export const SLOW_SERIALIZER_SOURCE = `
   };
   function buildJson(value, root, options) {
     const parts = [];
-    const ancestors = new Set();
+    const ancestors = new P.SetCtor();
     const fail = (path, v, hint, code) => {
       throw makeError(options.errorName, code || "NOT_JSON", path + " is " + describe(v) + ": " + hint);
     };
     const walk = (v, path, depth) => {
       switch (typeof v) {
-        case "string": parts.push(JSON.stringify(v)); return;
-        case "boolean": parts.push(v ? "true" : "false"); return;
+        case "string": P.ArrayPush(parts, P.JSONStringify(v)); return;
+        case "boolean": P.ArrayPush(parts, v ? "true" : "false"); return;
         case "number":
-          if (!Number.isFinite(v)) fail(path, v, hints.number);
-          parts.push(JSON.stringify(v)); return;
+          if (!P.NumberIsFinite(v)) fail(path, v, hints.number);
+          P.ArrayPush(parts, P.JSONStringify(v)); return;
         case "undefined": fail(path, v, depth === 0 ? "undefined is not JSON; pass null or a value" : hints.undefined); return;
         case "function": fail(path, v, hints.function); return;
         case "bigint": fail(path, v, hints.bigint); return;
         case "symbol": fail(path, v, hints.symbol); return;
       }
-      if (v === null) { parts.push("null"); return; }
+      if (v === null) { P.ArrayPush(parts, "null"); return; }
       if (depth > MAX_DEPTH) throw makeError(options.errorName, "NOT_JSON", path + " is nested deeper than " + MAX_DEPTH + " levels: flatten the value");
-      if (ancestors.has(v)) fail(path, v, "it refers back to itself (a cycle); JSON cannot hold cycles");
+      if (P.SetHas(ancestors, v)) fail(path, v, "it refers back to itself (a cycle); JSON cannot hold cycles");
       if (isBytes(v)) {
-        if (!options.allowBytes) fail(path, v, hints.bytes);
-        parts.push("{" + JSON.stringify(BYTES_TAG) + ":" + JSON.stringify(bytesToLatin1(v)) + "}");
+        if (!options.bytesOut) fail(path, v, hints.bytes);
+        P.ArrayPush(parts, "{" + P.JSONStringify(BYTES_TAG) + ":" + options.bytesOut.length + "}");
+        P.ArrayPush(options.bytesOut, v);
         return;
       }
-      if (v instanceof Date) {
-        const time = v.getTime();
-        if (!Number.isFinite(time)) fail(path, v, "an invalid Date has no ISO form");
-        parts.push(JSON.stringify(v.toISOString()));
+      if (isDate(v)) {
+        const time = P.DateGetTime(v);
+        if (!P.NumberIsFinite(time)) fail(path, v, "an invalid Date has no ISO form");
+        P.ArrayPush(parts, P.JSONStringify(P.DateToISOString(v)));
         return;
       }
-      ancestors.add(v);
-      if (Array.isArray(v)) {
-        parts.push("[");
-        for (let i = 0; i < v.length; i++) {
-          if (i > 0) parts.push(",");
+      P.SetAdd(ancestors, v);
+      if (P.ArrayIsArray(v)) {
+        P.ArrayPush(parts, "[");
+        const n = v.length;
+        for (let i = 0; i < n; i++) {
+          if (i > 0) P.ArrayPush(parts, ",");
           walk(v[i], path + "[" + i + "]", depth + 1);
         }
-        parts.push("]");
+        P.ArrayPush(parts, "]");
       } else {
-        const proto = Object.getPrototypeOf(v);
-        if (proto !== Object.prototype && proto !== null) fail(path, v, hints.instance);
-        parts.push("{");
+        const proto = P.ObjectGetPrototypeOf(v);
+        if (proto !== P.ObjectPrototype && proto !== null) fail(path, v, hints.instance);
+        P.ArrayPush(parts, "{");
         let first = true;
-        for (const key of Object.keys(v)) {
+        const keys = P.ObjectKeys(v);
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
           const item = v[key];
           if (item === undefined) continue; // an absent key, as in JSON.stringify
-          if (!first) parts.push(",");
+          if (!first) P.ArrayPush(parts, ",");
           first = false;
-          parts.push(JSON.stringify(key), ":");
+          P.ArrayPush(parts, P.JSONStringify(key), ":");
           walk(item, keyPath(path, key), depth + 1);
         }
-        parts.push("}");
+        P.ArrayPush(parts, "}");
       }
-      ancestors.delete(v);
+      P.SetDelete(ancestors, v);
     };
     walk(value, root, 0);
-    return parts.join("");
+    return P.ArrayJoin(parts, "");
   }
   return buildJson;
 `;
@@ -110,185 +193,210 @@ export const SLOW_SERIALIZER_SOURCE = `
 /** The console formatter, compiled inside the sandbox on the first console call. */
 export const CONSOLE_FORMAT_SOURCE = String.raw`
   const inspect = (v, depth, seen) => {
-    if (typeof v === "string") return depth === 0 ? v : JSON.stringify(v);
-    if (typeof v === "function") return "[Function " + (v.name || "anonymous") + "]";
-    if (typeof v === "bigint") return String(v) + "n";
-    if (typeof v === "symbol") return String(v);
-    if (v === null || typeof v !== "object") return String(v);
-    if (v instanceof Error) return (v.name || "Error") + ": " + v.message + (v.code ? " [" + v.code + "]" : "");
-    if (v instanceof Date) return Number.isFinite(v.getTime()) ? v.toISOString() : "Invalid Date";
-    if (isBytes(v)) return "Uint8Array(" + (v.byteLength) + ")";
-    if (seen.has(v)) return "[Circular]";
-    if (depth >= 4) return Array.isArray(v) ? "[Array]" : "[Object]";
-    seen.add(v);
+    if (typeof v === "string") return depth === 0 ? v : P.JSONStringify(v);
+    if (typeof v === "function") return "[Function " + (typeof v.name === "string" && v.name ? v.name : "anonymous") + "]";
+    if (typeof v === "bigint") return P.String(v) + "n";
+    if (typeof v === "symbol") return "Symbol()";
+    if (v === null || typeof v !== "object") return P.String(v);
+    if (isDate(v)) return P.NumberIsFinite(P.DateGetTime(v)) ? P.DateToISOString(v) : "Invalid Date";
+    if (isUint8Array(v)) return "Uint8Array(" + P.TypedArrayByteLength(v) + ")";
+    if (isArrayBuffer(v)) return "ArrayBuffer(" + P.ArrayBufferByteLength(v) + ")";
+    if (v instanceof Error) return P.String(v.name || "Error") + ": " + P.String(v.message) + (v.code ? " [" + P.String(v.code) + "]" : "");
+    if (P.SetHas(seen, v)) return "[Circular]";
+    if (depth >= 4) return P.ArrayIsArray(v) ? "[Array]" : "[Object]";
+    P.SetAdd(seen, v);
+    const items = [];
     let out;
-    if (Array.isArray(v)) {
-      const items = v.slice(0, 100).map((x) => inspect(x, depth + 1, seen));
-      if (v.length > 100) items.push("... " + (v.length - 100) + " more items");
-      out = "[" + items.join(", ") + "]";
+    if (P.ArrayIsArray(v)) {
+      const n = P.MathMin(v.length, 100);
+      for (let i = 0; i < n; i++) P.ArrayPush(items, inspect(v[i], depth + 1, seen));
+      if (v.length > 100) P.ArrayPush(items, "... " + (v.length - 100) + " more items");
+      out = "[" + P.ArrayJoin(items, ", ") + "]";
     } else {
-      const keys = Object.keys(v);
-      const items = keys.slice(0, 100).map((k) => keyPath("", k).replace(/^./, "") + ": " + inspect(v[k], depth + 1, seen));
-      if (keys.length > 100) items.push("... " + (keys.length - 100) + " more keys");
-      out = "{" + items.join(", ") + "}";
+      const keys = P.ObjectKeys(v);
+      const n = P.MathMin(keys.length, 100);
+      for (let i = 0; i < n; i++) {
+        const key = keys[i];
+        P.ArrayPush(items, (isIdentifier(key) ? key : P.JSONStringify(key)) + ": " + inspect(v[key], depth + 1, seen));
+      }
+      if (keys.length > 100) P.ArrayPush(items, "... " + (keys.length - 100) + " more keys");
+      out = "{" + P.ArrayJoin(items, ", ") + "}";
     }
-    seen.delete(v);
+    P.SetDelete(seen, v);
     return out;
   };
   const format = (args) => {
     let text;
     try {
-      text = args.map((a) => inspect(a, 0, new Set())).join(" ");
+      const parts = [];
+      for (let i = 0; i < args.length; i++) P.ArrayPush(parts, inspect(args[i], 0, new P.SetCtor()));
+      text = P.ArrayJoin(parts, " ");
     } catch (error) {
       text = "[unprintable value]";
     }
+    if (typeof text !== "string") text = "[unprintable value]";
     const max = maxLogChars;
     if (text.length > max) {
-      const half = Math.floor(max / 2);
-      text = text.slice(0, half) + "\n[... " + (text.length - 2 * half) + " chars cut from this line ...]\n" + text.slice(text.length - half);
+      const half = P.MathFloor(max / 2);
+      text = P.StringSlice(text, 0, half) + "\n[... " + (text.length - 2 * half) + " chars cut from this line ...]\n" + P.StringSlice(text, text.length - half);
     }
     return text;
   };
   return format;
 `;
 
+/** Bytes move in pieces of this size, so a copy never needs more than one piece of extra sandbox memory. */
+export const BYTES_CHUNK = 1024 * 1024;
+
 export const PRELUDE_SOURCE = `
 Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerable: false, writable: false, value: function (native) {
   "use strict";
   delete globalThis.__cairn_bind;
+  ${PRIMORDIALS_SOURCE}
   const BYTES_TAG = ${JSON.stringify(BYTES_TAG)};
   const MAX_DEPTH = ${MAX_JSON_DEPTH};
   const define = (target, name, value) =>
-    Object.defineProperty(target, name, { value, writable: false, enumerable: false, configurable: false });
+    P.ObjectDefineProperty(target, name, { value, writable: false, enumerable: false, configurable: false });
 
   // Errors: the names and codes of SPEC, catchable by name, code or class.
+  const own = (target, name, value) =>
+    P.ObjectDefineProperty(target, name, { value, writable: true, enumerable: false, configurable: true });
   class CairnError extends Error {
     constructor(message, code, data) {
       super(message);
-      this.name = new.target.name;
-      if (code !== undefined) this.code = code;
-      if (data !== undefined) this.data = data;
+      own(this, "name", new.target.name);
+      if (code !== undefined) own(this, "code", code);
+      if (data !== undefined) own(this, "data", data);
     }
   }
-  const errorClasses = { CairnError };
-  for (const name of ["ToolCallError", "ToolNotFoundError", "ResultStoreError", "ArtifactStoreError", "PolicyError",
-    "SandboxError", "WorkspaceError", "QueryError", "ArgumentError"]) {
+  const errorClasses = P.ObjectCreate(null);
+  errorClasses.CairnError = CairnError;
+  const errorNames = ["ToolCallError", "ToolNotFoundError", "ResultStoreError", "ArtifactStoreError", "PolicyError",
+    "SandboxError", "WorkspaceError", "QueryError", "ArgumentError"];
+  for (let i = 0; i < errorNames.length; i++) {
+    const name = errorNames[i];
     const cls = { [name]: class extends CairnError {} }[name];
     errorClasses[name] = cls;
     define(globalThis, name, cls);
   }
   define(globalThis, "CairnError", CairnError);
   const makeError = (name, code, message, data) => {
-    const cls = errorClasses[name] || CairnError;
-    const error = new cls(message, code, data);
-    error.name = name;
+    const cls = (typeof name === "string" && errorClasses[name]) || CairnError;
+    const error = new cls(P.String(message), code, data);
+    if (typeof name === "string") own(error, "name", name);
     return error;
   };
 
-  const keyPath = (path, key) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? path + "." + key : path + "[" + JSON.stringify(key) + "]");
-  const isBytes = (v) => v instanceof Uint8Array || v instanceof ArrayBuffer;
-  const bytesToLatin1 = (v) => {
-    const u8 = v instanceof ArrayBuffer ? new Uint8Array(v) : v;
-    let out = "";
-    for (let i = 0; i < u8.length; i += 8192) out += String.fromCharCode.apply(null, u8.subarray(i, i + 8192));
-    return out;
-  };
   // Rarely needed code (the path-naming serializer, the console formatter) is compiled on first use: compiling is
-  // most of a fresh context's cost, and most runs never need it.
-  // Handed over as strings by the host (no parse cost until used).
-  const SLOW_SERIALIZER = native.slowSerializerSource;
-  const CONSOLE_FORMAT = native.consoleFormatSource;
+  // most of a fresh context's cost, and most runs never need it. It refers to nothing global: only to P and helpers.
   const FunctionCtor = Function;
   let slowBuild;
   const buildJson = (value, root, options) => {
-    slowBuild ??= new FunctionCtor("makeError", "BYTES_TAG", "MAX_DEPTH", "isBytes", "bytesToLatin1", "keyPath", SLOW_SERIALIZER)(
-      makeError, BYTES_TAG, MAX_DEPTH, isBytes, bytesToLatin1, keyPath);
+    slowBuild ??= new FunctionCtor("P", "makeError", "BYTES_TAG", "MAX_DEPTH", "isBytes", "isDate", "keyPath", native.slowSerializerSource)(
+      P, makeError, BYTES_TAG, MAX_DEPTH, isBytes, isDate, keyPath);
     return slowBuild(value, root, options);
   };
   let lazyFormat;
   const format = (args) => {
-    lazyFormat ??= new FunctionCtor("isBytes", "keyPath", "maxLogChars", CONSOLE_FORMAT)(isBytes, keyPath, native.maxLogChars);
+    lazyFormat ??= new FunctionCtor("P", "isUint8Array", "isArrayBuffer", "isDate", "isIdentifier", "maxLogChars", native.consoleFormatSource)(
+      P, isUint8Array, isArrayBuffer, isDate, isIdentifier, native.maxLogChars);
     return lazyFormat(args);
   };
 
-  // The fast path: the engine's JSON.stringify with a replacer that refuses anything outside the JSON contract. It
-  // knows no paths, so on any refusal the slow builder above runs to report the exact path and type.
+  // The fast path: the engine's JSON.stringify (kept before the snippet ran) with a replacer that refuses anything
+  // outside the JSON contract. It knows no paths, so on any refusal the slow builder runs to report the exact path.
   const REFUSED = {};
-  const makeReplacer = (allowBytes) => function (key, v) {
+  const makeReplacer = (bytesOut) => function (key, v) {
     switch (typeof v) {
       case "string": case "boolean": return v;
-      case "number": if (!Number.isFinite(v)) throw REFUSED; return v;
-      case "undefined": if (Array.isArray(this)) throw REFUSED; return v;
+      case "number": if (!P.NumberIsFinite(v)) throw REFUSED; return v;
+      case "undefined": if (P.ArrayIsArray(this)) throw REFUSED; return v;
       case "function": case "bigint": case "symbol": throw REFUSED;
     }
     if (v === null) {
       // Date.prototype.toJSON turns an invalid date into null: not silently.
-      if (this[key] instanceof Date) throw REFUSED;
+      if (isDate(this[key])) throw REFUSED;
       return v;
     }
-    if (Array.isArray(v)) return v;
-    const proto = Object.getPrototypeOf(v);
-    if (proto === Object.prototype || proto === null) return v;
-    if (allowBytes && isBytes(v)) return { [BYTES_TAG]: bytesToLatin1(v) };
+    if (P.ArrayIsArray(v)) return v;
+    if (bytesOut && isBytes(v)) {
+      const tagged = P.ObjectCreate(null);
+      tagged[BYTES_TAG] = bytesOut.length;
+      P.ArrayPush(bytesOut, v);
+      return tagged;
+    }
+    const proto = P.ObjectGetPrototypeOf(v);
+    if (proto === P.ObjectPrototype || proto === null) return v;
     throw REFUSED;
   };
-  const replacers = { true: makeReplacer(true), false: makeReplacer(false) };
+  // Returns JSON text, or throws a CairnError naming the path of what is not JSON.
   function serialize(value, root, options) {
     if (value !== undefined) {
+      const bytesOut = options.bytesOut;
+      const mark = bytesOut ? bytesOut.length : 0;
       try {
-        return JSON.stringify(value, replacers[options.allowBytes]);
+        const text = P.JSONStringify(value, makeReplacer(bytesOut));
+        if (typeof text === "string") return text;
       } catch (error) {
         // A refusal, a cycle or nesting too deep for the engine: the builder names the path (or succeeds).
       }
+      if (bytesOut) bytesOut.length = mark;
     }
-    return buildJson(value, root, options);
+    const text = buildJson(value, root, options);
+    if (typeof text !== "string") throw makeError(options.errorName, "NOT_JSON", root + " has no JSON form");
+    return text;
   }
-  const latin1ToBytes = (s) => {
-    const out = new Uint8Array(s.length);
-    for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-    return out;
+  const parseHostJson = (text, bytes) => {
+    if (P.StringIndexOf(text, BYTES_TAG) === -1) return P.JSONParse(text);
+    return P.JSONParse(text, (key, v) => {
+      if (v === null || typeof v !== "object") return v;
+      const keys = P.ObjectKeys(v);
+      const index = keys.length === 1 && keys[0] === BYTES_TAG ? v[BYTES_TAG] : undefined;
+      return typeof index === "number" && bytes && index >= 0 && index < bytes.length ? bytes[index] : v;
+    });
   };
-  const parseHostJson = (text) => {
-    if (text.indexOf(BYTES_TAG) === -1) return JSON.parse(text);
-    return JSON.parse(text, (key, v) =>
-      v !== null && typeof v === "object" && typeof v[BYTES_TAG] === "string" && Object.keys(v).length === 1
-        ? latin1ToBytes(v[BYTES_TAG]) : v);
+  const onAnswer = (answer) =>
+    typeof answer === "string" ? parseHostJson(answer, undefined) : parseHostJson(answer[0], answer[1]);
+  const onHostError = (errorJson) => {
+    let e;
+    try { e = P.JSONParse(errorJson); } catch { e = { name: "CairnError", code: "INTERNAL", message: P.String(errorJson) }; }
+    throw makeError(e.name, e.code, e.message, e.data);
   };
 
-  // Host calls: every exposed function sends its arguments as JSON text and receives JSON text.
+  // Host calls: every exposed function sends its arguments as JSON text (bytes beside it) and receives the same.
   // Parameter names of the built-ins, so a refusal names "value.rows[3]" rather than an argument index.
   const PARAMS = { save_result: ["value", "label"], save_artifact: ["data", "options"], call_tool: ["name", "args"] };
   const STORE_ERRORS = { save_result: "ResultStoreError", "cairn:results/save": "ResultStoreError",
     save_artifact: "ArtifactStoreError", "cairn:artifacts/save": "ArtifactStoreError" };
   const callHost = (name, args) => {
     let argsJson;
+    const bytesOut = [];
     try {
       const target = name === "call_tool" && typeof args[0] === "string" ? args[0] : name;
-      const errorName = STORE_ERRORS[target] || "ArgumentError";
-      const names = PARAMS[name] || [];
+      const errorName = (P.ObjectHasOwn(STORE_ERRORS, target) && STORE_ERRORS[target]) || "ArgumentError";
+      const names = (P.ObjectHasOwn(PARAMS, name) && PARAMS[name]) || [];
       const parts = [];
       for (let i = 0; i < args.length; i++) {
         const root = names[i] || "argument " + (i + 1);
         if (args[i] === undefined && name === "save_result" && i === 0) {
           throw makeError(errorName, "NOT_JSON", "value is undefined: undefined is not JSON; save null or a value");
         }
-        parts.push(args[i] === undefined ? "null" : serialize(args[i], root, { errorName, allowBytes: true }));
+        P.ArrayPush(parts, args[i] === undefined ? "null" : serialize(args[i], root, { errorName, bytesOut }));
       }
-      argsJson = "[" + parts.join(",") + "]";
+      argsJson = "[" + P.ArrayJoin(parts, ",") + "]";
     } catch (error) {
-      return Promise.reject(error);
+      return P.PromiseReject(error);
     }
-    return native.call(name, argsJson).then(parseHostJson, (errorJson) => {
-      let e;
-      try { e = JSON.parse(errorJson); } catch { e = { name: "CairnError", code: "INTERNAL", message: String(errorJson) }; }
-      throw makeError(e.name, e.code, e.message, e.data);
-    });
+    return P.PromiseThen(native.call(name, argsJson, bytesOut), onAnswer, onHostError);
   };
-  for (const path of native.functions) {
-    const segments = path.split(".");
+  const functions = native.functions;
+  for (let f = 0; f < functions.length; f++) {
+    const path = functions[f];
+    const segments = P.StringSplit(path, ".");
     let target = globalThis;
-    for (const segment of segments.slice(0, -1)) {
-      if (!Object.prototype.hasOwnProperty.call(target, segment)) define(target, segment, Object.create(null));
+    for (let s = 0; s < segments.length - 1; s++) {
+      const segment = segments[s];
+      if (!P.ObjectHasOwn(target, segment)) define(target, segment, P.ObjectCreate(null));
       target = target[segment];
     }
     const last = segments[segments.length - 1];
@@ -296,28 +404,73 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   }
 
   // console: formatted in here, kept within the log budget out there.
-  const consoleObject = Object.create(null);
-  for (const level of ["log", "info", "warn", "error", "debug"]) {
+  const consoleObject = P.ObjectCreate(null);
+  const levels = ["log", "info", "warn", "error", "debug"];
+  for (let i = 0; i < levels.length; i++) {
+    const level = levels[i];
     define(consoleObject, level, (...args) => { native.log(level, format(args)); });
   }
-  define(globalThis, "console", Object.freeze(consoleObject));
+  define(globalThis, "console", P.ObjectFreeze(consoleObject));
 
-  // Timers that never outlive the run: the host settles them, the run's deadline still applies.
+  // Timers that never outlive the run and never fire early: the host settles them after their delay.
   let nextTimer = 1;
-  const timers = new Map();
+  const timers = new P.MapCtor();
   define(globalThis, "setTimeout", (fn, ms, ...args) => {
-    if (typeof fn !== "function") throw new TypeError("setTimeout needs a function");
+    if (typeof fn !== "function") throw new P.TypeErrorCtor("setTimeout needs a function");
     const id = nextTimer++;
-    timers.set(id, true);
-    native.sleep(Math.max(0, Number(ms) || 0)).then(() => {
-      if (timers.delete(id)) fn(...args);
+    P.MapSet(timers, id, true);
+    const delay = +ms;
+    P.PromiseThen(native.sleep(delay > 0 ? delay : 0), () => {
+      if (P.MapDelete(timers, id)) P.ReflectApply(fn, undefined, args);
     });
     return id;
   });
-  define(globalThis, "clearTimeout", (id) => { timers.delete(id); });
+  define(globalThis, "clearTimeout", (id) => { P.MapDelete(timers, id); });
 
-  define(globalThis, "inputs", JSON.parse(native.inputsJson));
-  define(globalThis, "__cairn_finish", (value) =>
-    value === undefined ? "null" : serialize(value, "return value", { errorName: "SandboxError", allowBytes: false }));
+  define(globalThis, "inputs", P.JSONParse(native.inputsJson));
+
+  const byteLength = (v) => (isArrayBuffer(v) ? P.ArrayBufferByteLength(v) : P.TypedArrayByteLength(v));
+  const host = P.ObjectCreate(null);
+  host.finish = (value) =>
+    value === undefined ? "null" : serialize(value, "return value", { errorName: "SandboxError", bytesOut: undefined });
+  host.byteLength = byteLength;
+  host.chunk = (v, start, end) => {
+    if (isArrayBuffer(v)) return P.ArrayBufferSlice(v, start, end);
+    const offset = P.TypedArrayByteOffset(v);
+    return P.ArrayBufferSlice(P.TypedArrayBuffer(v), offset + start, offset + end);
+  };
+  host.alloc = (n) => new P.Uint8ArrayCtor(n);
+  host.join = (pieces) => P.ArrayJoin(pieces, "");
+  host.slice = (text, start, end) => P.StringSlice(text, start, end);
+  // A thrown value as short JSON text the host can read whatever the snippet threw: getters that throw, huge
+  // messages and odd prototypes are cut or skipped here, where reading them cannot hurt the host.
+  const cut = (v, n) => (typeof v === "string" ? (v.length > n ? P.StringSlice(v, 0, n) + "..." : v) : undefined);
+  const read = (e, key) => { try { return e[key]; } catch { return undefined; } };
+  host.describe = (e) => {
+    const out = P.ObjectCreate(null);
+    if (e !== null && (typeof e === "object" || typeof e === "function")) {
+      out.object = true;
+      out.name = cut(read(e, "name"), 200);
+      out.message = cut(read(e, "message"), 8000);
+      out.code = cut(read(e, "code"), 100);
+      out.stack = cut(read(e, "stack"), 8000);
+      const data = read(e, "data");
+      if (data !== null && typeof data === "object") {
+        try {
+          const text = serialize(data, "data", { errorName: "SandboxError", bytesOut: undefined });
+          if (text.length <= 65536) out.data = P.JSONParse(text);
+        } catch {}
+      }
+      if (out.message === undefined) {
+        try { out.text = cut(serialize(e, "error", { errorName: "SandboxError", bytesOut: undefined }), 8000); } catch {}
+      }
+    } else {
+      out.object = false;
+      out.text = typeof e === "string" ? cut(P.JSONStringify(e), 8000) : typeof e === "symbol" ? "Symbol()" : cut(P.String(e), 8000);
+    }
+    return P.JSONStringify(out);
+  };
+  host.write = (target, piece, offset) => { P.TypedArraySet(target, new P.Uint8ArrayCtor(piece), offset); };
+  return P.ObjectFreeze(host);
 } });
 `;

@@ -1,9 +1,12 @@
 // One snippet run inside QuickJS (WebAssembly): a fresh runtime and context, the prelude, the snippet, and a job loop
-// that settles host calls as promises. Runs in a worker thread; the interrupt handler enforces deadline and cancel.
+// that settles host calls as promises. Runs in a worker thread; the interrupt handler and the memory guard stop it.
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
-import type { ExecutionError, ExecutionLimits, ExecutionResult } from "./executor.js";
+import type { ExecutionError, ExecutionLimits, ExecutionResult, HostPayload } from "./executor.js";
+import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
+import type { MemoryGuard } from "./memory-guard.js";
 import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
+import { Boundary, HOST_HANDLE_NAMES, type HostHandles } from "./quickjs-boundary.js";
 
 const MIB = 1024 * 1024;
 /** QuickJS stack budget: deep recursion fails as a RangeError long before the WebAssembly stack is at risk. */
@@ -18,10 +21,12 @@ export interface QuickJsRunOptions {
   functions: readonly string[];
   limits: ExecutionLimits;
   cancelFlag: Int32Array;
-  /** Sends one host call; settles with JSON text (or rejects with the JSON text of an error object). */
-  hostCall(name: string, argsJson: string): Promise<string>;
+  /** Sends one host call; settles with the answer (or rejects with the JSON text of an error object). */
+  hostCall(name: string, args: HostPayload): Promise<HostPayload>;
   /** Resolves when the main thread asks to cancel; the job loop races it. */
   cancelled: Promise<void>;
+  /** The worker's memory guard: the run is stopped with MEMORY_LIMIT when the engine's memory passes `capBytes`. */
+  memory?: { guard: MemoryGuard; capBytes: number };
 }
 
 type Stop = { code: "TIMEOUT" | "CANCELLED" | "TOO_MANY_CALLS" | "MEMORY_LIMIT" | "RUNTIME"; message: string };
@@ -43,14 +48,18 @@ export function prepareContext(module: QuickJSWASMModule): PreparedContext {
   // Strict and without debug info: the prelude compiles in about two thirds of the time, and its lines never matter.
   const prelude = ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { strict: true, strip: true });
   if (prelude.error) {
-    const error = describeError(ctx, prelude.error);
+    const message = JSON.stringify(ctx.dump(prelude.error));
     prelude.error.dispose();
     ctx.dispose();
     rt.dispose();
-    throw new Error(`sandbox prelude failed: ${error.message}`);
+    throw new Error(`sandbox prelude failed: ${message}`);
   }
   prelude.value.dispose();
   return { rt, ctx };
+}
+
+export function memoryLimitMessage(memoryMb: number): string {
+  return `the run passed its ${memoryMb} MiB memory limit (sandbox.memory_mb) and was stopped: process the data in pages, keep it behind a handle (save_result, save_artifact), or query it with workspace.query`;
 }
 
 export async function runInQuickJs(
@@ -70,10 +79,18 @@ export async function runInQuickJs(
   let wake: () => void = () => {};
   const nextWake = () => new Promise<void>((resolve) => (wake = resolve));
   const timerIds = new Set<NodeJS.Timeout>();
+  const memoryStop: Stop = { code: "MEMORY_LIMIT", message: memoryLimitMessage(limits.memoryMb) };
+  const guard = options.memory?.guard;
 
   const stopWith = (s: Stop) => {
     stop ??= s;
     wake();
+  };
+  /** The stop in force: a passed memory cap or deadline wins over whatever the snippet did meanwhile. */
+  const currentStop = (): Stop | undefined => {
+    if (!stop && guard?.exceeded) stop = memoryStop;
+    if (!stop && Date.now() >= deadline) stop = timeoutStop(limits.timeoutMs);
+    return stop;
   };
   const stats = () => ({ ms: Date.now() - started, tool_calls: toolCalls });
   const fail = (error: ExecutionError): ExecutionResult => ({ ok: false, error, logs: logs.lines(), stats: stats() });
@@ -81,8 +98,18 @@ export async function runInQuickJs(
 
   const { rt, ctx } = prepared;
   rt.setMemoryLimit(limits.memoryMb * MIB);
+  // Past the cap every further engine allocation fails at once, so a snippet that catches "out of memory" and tries
+  // again reaches the interrupt handler within microseconds instead of rebuilding its big value each time.
+  if (options.memory) options.memory.guard.arm(options.memory.capBytes, () => rt.setMemoryLimit(1));
   rt.setInterruptHandler(() => {
     if (stop) return true;
+    if (guard?.exceeded) {
+      stop = memoryStop;
+      // The engine must allocate the uncatchable error that unwinds the snippet: give it room to do so.
+      guard.allowStopReserve();
+      rt.setMemoryLimit(limits.memoryMb * MIB);
+      return true;
+    }
     if (Atomics.load(options.cancelFlag, 0) !== 0) {
       stop = { code: "CANCELLED", message: "the run was cancelled by the client" };
       return true;
@@ -96,10 +123,11 @@ export async function runInQuickJs(
   const deadlineTimer = setTimeout(() => stopWith(timeoutStop(limits.timeoutMs)), limits.timeoutMs);
   options.cancelled.then(() => stopWith({ code: "CANCELLED", message: "the run was cancelled by the client" }));
 
+  let host: HostHandles | undefined;
   try {
-    installNative(ctx, options, {
+    const installed = installNative(ctx, options, {
       log: (level, text) => logs.push(level, text),
-      call: (name, argsJson) => {
+      call: (name, args) => {
         toolCalls++;
         if (toolCalls > limits.maxToolCalls) {
           stopWith({
@@ -109,40 +137,48 @@ export async function runInQuickJs(
           return undefined;
         }
         inflight++;
-        return options.hostCall(name, argsJson).finally(() => {
+        return options.hostCall(name, args).finally(() => {
           inflight--;
         });
       },
       sleep: (ms) => {
         if (timersPending >= MAX_TIMERS) return undefined;
         timersPending++;
+        // A timer never fires before its delay. One due after the deadline is never scheduled: the run ends with
+        // TIMEOUT at the deadline, still waiting for it.
+        if (Date.now() + ms > deadline) return new Promise<void>(() => {});
         return new Promise<void>((resolve) => {
-          const id = setTimeout(
-            () => {
-              timerIds.delete(id);
-              timersPending--;
-              resolve();
-            },
-            Math.min(ms, Math.max(0, deadline - Date.now())),
-          );
+          const id = setTimeout(() => {
+            timerIds.delete(id);
+            timersPending--;
+            resolve();
+          }, ms);
           timerIds.add(id);
         });
       },
       settled: () => wake(),
       isFinished: () => finished,
+      outOfMemory: () => stopWith(memoryStop),
     });
+    if (installed === undefined) return limitError(currentStop() ?? memoryStop);
+    host = installed.host;
+    const boundary = installed.boundary;
+    const describe = (handle: QuickJSHandle): ExecutionError => {
+      const d = boundary.describe(handle);
+      return classify(d.name, d.code, d.message, d.stack, d.data);
+    };
 
-    if (stop) return limitError(stop);
+    if (currentStop()) return limitError(stop as Stop);
 
     const evaluated = ctx.evalCode(options.code, SNIPPET_FILENAME);
     if (evaluated.error) {
-      if (stop) {
+      if (currentStop()) {
         evaluated.error.dispose();
-        return limitError(stop);
+        return limitError(stop as Stop);
       }
-      const error = describeError(ctx, evaluated.error);
+      const error = describe(evaluated.error);
       evaluated.error.dispose();
-      return fail(error);
+      return currentStop() ? limitError(stop as Stop) : fail(error);
     }
     const promise = evaluated.value;
     try {
@@ -150,20 +186,20 @@ export async function runInQuickJs(
         const waiting = nextWake();
         const jobs = rt.executePendingJobs();
         if (jobs.error) {
-          const error = stop ? undefined : describeError(ctx, jobs.error);
+          const error = currentStop() ? undefined : describe(jobs.error);
           jobs.error.dispose();
-          if (stop) return limitError(stop);
+          if (currentStop()) return limitError(stop as Stop);
           if (error) return fail(error);
         }
-        if (stop) return limitError(stop);
+        if (currentStop()) return limitError(stop as Stop);
         const state = ctx.getPromiseState(promise);
         if (state.type === "fulfilled") {
-          return finish(ctx, state.value, logs, stats, () => stop);
+          return finish(ctx, boundary, host, state.value, currentStop, logs, stats);
         }
         if (state.type === "rejected") {
-          const error = describeError(ctx, state.error);
+          const error = describe(state.error);
           state.error.dispose();
-          if (stop) return limitError(stop);
+          if (currentStop()) return limitError(stop as Stop);
           return fail(error);
         }
         if (inflight === 0 && timersPending === 0 && !rt.hasPendingJob()) {
@@ -183,7 +219,10 @@ export async function runInQuickJs(
     finished = true;
     clearTimeout(deadlineTimer);
     for (const id of timerIds) clearTimeout(id);
+    guard?.disarm();
     try {
+      rt.setMemoryLimit(-1);
+      if (host) for (const handle of Object.values(host)) handle.dispose();
       ctx.dispose();
       rt.dispose();
     } catch {
@@ -201,14 +240,22 @@ function timeoutStop(timeoutMs: number): Stop {
 
 interface NativeHooks {
   log(level: string, text: string): void;
-  call(name: string, argsJson: string): Promise<string> | undefined;
+  call(name: string, args: HostPayload): Promise<HostPayload> | undefined;
   sleep(ms: number): Promise<void> | undefined;
   settled(): void;
   isFinished(): boolean;
+  /** A value could not be built or read in the sandbox for lack of memory: the run stops with MEMORY_LIMIT. */
+  outOfMemory(): void;
 }
 
-function installNative(ctx: QuickJSContext, options: QuickJsRunOptions, hooks: NativeHooks): void {
+/** Binds the prelude to this run's host functions; undefined when the sandbox had no memory to take `inputs`. */
+function installNative(
+  ctx: QuickJSContext,
+  options: QuickJsRunOptions,
+  hooks: NativeHooks,
+): { host: HostHandles; boundary: Boundary } | undefined {
   const native = ctx.newObject();
+  let boundary: Boundary | undefined;
   const set = (name: string, handle: QuickJSHandle) => {
     ctx.setProp(native, name, handle);
     handle.dispose();
@@ -216,21 +263,36 @@ function installNative(ctx: QuickJSContext, options: QuickJsRunOptions, hooks: N
   set(
     "log",
     ctx.newFunction("log", (level, text) => {
-      hooks.log(ctx.getString(level), ctx.getString(text));
+      try {
+        hooks.log(ctx.getString(level), (boundary as Boundary).readText(text));
+      } catch {
+        hooks.outOfMemory();
+      }
     }),
   );
   set(
     "call",
-    ctx.newFunction("call", (nameHandle, argsHandle) => {
+    ctx.newFunction("call", (nameHandle, argsHandle, bytesHandle) => {
       const deferred = ctx.newPromise();
-      const pending = hooks.call(ctx.getString(nameHandle), ctx.getString(argsHandle));
+      let args: HostPayload;
+      let name: string;
+      try {
+        const b = boundary as Boundary;
+        name = ctx.getString(nameHandle);
+        args = { json: b.readText(argsHandle), bytes: b.readBytesList(bytesHandle) };
+      } catch {
+        // The arguments could not be read out of a full sandbox: the run stops; the promise never settles.
+        hooks.outOfMemory();
+        return deferred.handle;
+      }
+      const pending = hooks.call(name, args);
       if (pending === undefined) {
         // Over the call budget: the run is already stopping; the promise never settles.
         return deferred.handle;
       }
       pending.then(
-        (text) => settle(ctx, deferred, true, text, hooks),
-        (errorText: unknown) => settle(ctx, deferred, false, String(errorText), hooks),
+        (answer) => settle(ctx, boundary as Boundary, deferred, answer, hooks),
+        (errorText: unknown) => reject(boundary as Boundary, deferred, String(errorText), hooks),
       );
       return deferred.handle;
     }),
@@ -239,7 +301,8 @@ function installNative(ctx: QuickJSContext, options: QuickJsRunOptions, hooks: N
     "sleep",
     ctx.newFunction("sleep", (msHandle) => {
       const deferred = ctx.newPromise();
-      const pending = hooks.sleep(Number(ctx.getNumber(msHandle)) || 0);
+      const ms = Number(ctx.getNumber(msHandle));
+      const pending = hooks.sleep(Number.isFinite(ms) && ms > 0 ? ms : 0);
       if (pending === undefined) {
         const error = ctx.newError({ name: "SandboxError", message: `more than ${MAX_TIMERS} pending timers` });
         deferred.reject(error);
@@ -256,40 +319,101 @@ function installNative(ctx: QuickJSContext, options: QuickJsRunOptions, hooks: N
     }),
   );
   set("functions", ctx.unwrapResult(ctx.evalCode(`(${JSON.stringify(options.functions)})`)));
-  set("inputsJson", ctx.newString(options.inputsJson));
   set("maxLogChars", ctx.newNumber(options.limits.maxLogChars));
   set("slowSerializerSource", ctx.newString(SLOW_SERIALIZER_SOURCE));
   set("consoleFormatSource", ctx.newString(CONSOLE_FORMAT_SOURCE));
+  // `inputs` may be megabytes: it crosses in pieces, joined inside (the bind below has not run, so join it here).
+  set("inputsJson", joinInside(ctx, options.inputsJson));
   const bind = ctx.getProp(ctx.global, "__cairn_bind");
   const bound = ctx.callFunction(bind, ctx.undefined, native);
   bind.dispose();
   native.dispose();
   if (bound.error) {
-    const error = describeError(ctx, bound.error);
     bound.error.dispose();
-    throw new Error(`sandbox prelude failed: ${error.message}`);
+    // The prelude is Cairn's own code: it fails only when the sandbox cannot hold `inputs`.
+    return undefined;
   }
+  const host = Object.fromEntries(
+    HOST_HANDLE_NAMES.map((name) => [name, ctx.getProp(bound.value, name)]),
+  ) as unknown as HostHandles;
   bound.value.dispose();
+  boundary = new Boundary(ctx, host);
+  return { host, boundary };
+}
+
+/** A long string built inside the sandbox from pieces, before the prelude's own join exists. */
+function joinInside(ctx: QuickJSContext, text: string): QuickJSHandle {
+  const PIECE = 256 * 1024;
+  if (text.length <= PIECE) return ctx.newString(text);
+  const pieces = ctx.newArray();
+  for (let start = 0, i = 0; start < text.length; start += PIECE, i++) {
+    const piece = ctx.newString(text.slice(start, start + PIECE));
+    ctx.setProp(pieces, i, piece);
+    piece.dispose();
+  }
+  const join = ctx.getProp(pieces, "join");
+  const empty = ctx.newString("");
+  const joined = ctx.callFunction(join, pieces, empty);
+  join.dispose();
+  empty.dispose();
+  pieces.dispose();
+  if (joined.error) {
+    joined.error.dispose();
+    return ctx.newString("{}");
+  }
+  return joined.value;
 }
 
 function settle(
   ctx: QuickJSContext,
+  boundary: Boundary,
   deferred: ReturnType<QuickJSContext["newPromise"]>,
-  ok: boolean,
+  answer: HostPayload,
+  hooks: NativeHooks,
+): void {
+  if (hooks.isFinished()) return;
+  try {
+    const text = boundary.newText(answer.json);
+    if (answer.bytes.length === 0) {
+      deferred.resolve(text);
+      text.dispose();
+    } else {
+      const pair = ctx.newArray();
+      const list = ctx.newArray();
+      ctx.setProp(pair, 0, text);
+      text.dispose();
+      answer.bytes.forEach((bytes, i) => {
+        const item = boundary.newBytes(bytes);
+        ctx.setProp(list, i, item);
+        item.dispose();
+      });
+      ctx.setProp(pair, 1, list);
+      list.dispose();
+      deferred.resolve(pair);
+      pair.dispose();
+    }
+  } catch {
+    // The answer does not fit in the run's memory (SandboxMemoryError, or the engine refusing an allocation).
+    // Nothing can be allocated in the sandbox to say so: the run stops.
+    hooks.outOfMemory();
+  }
+  deferred.dispose();
+  hooks.settled();
+}
+
+function reject(
+  boundary: Boundary,
+  deferred: ReturnType<QuickJSContext["newPromise"]>,
   text: string,
   hooks: NativeHooks,
 ): void {
   if (hooks.isFinished()) return;
   try {
-    const value = ctx.newString(text);
-    if (ok) deferred.resolve(value);
-    else deferred.reject(value);
+    const value = boundary.newText(text);
+    deferred.reject(value);
     value.dispose();
   } catch {
-    // The answer does not fit in the run's heap: the pending job loop reports it as a memory limit.
-    const error = ctx.newError({ name: "SandboxError", message: "out of memory while receiving a host answer" });
-    deferred.reject(error);
-    error.dispose();
+    hooks.outOfMemory();
   }
   deferred.dispose();
   hooks.settled();
@@ -297,59 +421,36 @@ function settle(
 
 function finish(
   ctx: QuickJSContext,
+  boundary: Boundary,
+  host: HostHandles,
   value: QuickJSHandle,
+  stopped: () => Stop | undefined,
   logs: LogBuffer,
   stats: () => { ms: number; tool_calls: number },
-  stopped: () => Stop | undefined,
 ): ExecutionResult {
-  const finishFn = ctx.getProp(ctx.global, "__cairn_finish");
-  const result = ctx.callFunction(finishFn, ctx.undefined, value);
-  finishFn.dispose();
+  const result = ctx.callFunction(host.finish, ctx.undefined, value);
   value.dispose();
-  const stop = stopped();
-  if (result.error) {
-    const error = describeError(ctx, result.error);
-    result.error.dispose();
-    if (stop) return { ok: false, error: { name: "SandboxError", ...stop }, logs: logs.lines(), stats: stats() };
-    return { ok: false, error, logs: logs.lines(), stats: stats() };
-  }
-  const text = ctx.getString(result.value);
-  result.value.dispose();
-  return { ok: true, valueJson: text, logs: logs.lines(), stats: stats() };
-}
-
-/** Reads a thrown value into the SPEC error shape; never trusts it to be an Error. */
-export function describeError(ctx: QuickJSContext, handle: QuickJSHandle): ExecutionError {
-  let dumped: unknown;
+  const done = (error: ExecutionError): ExecutionResult => ({ ok: false, error, logs: logs.lines(), stats: stats() });
+  let text: string | undefined;
+  let failure: ExecutionError | undefined;
   try {
-    dumped = ctx.dump(handle);
-  } catch {
-    dumped = undefined;
-  }
-  const isObject = typeof dumped === "object" && dumped !== null;
-  const record = (isObject ? dumped : {}) as Record<string, unknown>;
-  const readString = (key: string): string | undefined => {
-    if (typeof record[key] === "string") return record[key] as string;
-    try {
-      const prop = ctx.getProp(handle, key);
-      const type = ctx.typeof(prop);
-      const out = type === "string" ? ctx.getString(prop) : undefined;
-      prop.dispose();
-      return out;
-    } catch {
-      return undefined;
+    if (result.error) {
+      const d = boundary.describe(result.error);
+      failure = classify(d.name, d.code, d.message, d.stack, d.data);
+    } else if (ctx.typeof(result.value) === "string") {
+      text = boundary.readText(result.value);
     }
-  };
-  const name = isObject ? (readString("name") ?? "Error") : "Error";
-  let message: string;
-  if (isObject) message = readString("message") ?? safeJson(dumped);
-  else message = `uncaught ${typeof dumped === "string" ? JSON.stringify(dumped) : String(dumped)}`;
-  const stack = isObject ? readString("stack") : undefined;
-  const code = isObject ? readString("code") : undefined;
-  let data: Record<string, unknown> | undefined;
-  if (isObject && typeof record.data === "object" && record.data !== null)
-    data = record.data as Record<string, unknown>;
-  return classify(name, code, message, stack, data);
+  } catch {
+    // The value could not be read out of a full sandbox; the memory stop below reports it.
+  } finally {
+    (result.error ?? result.value)?.dispose();
+  }
+  const stop = stopped();
+  if (stop) return done({ name: "SandboxError", ...stop });
+  if (failure) return done(failure);
+  const checked = checkValueText(text);
+  if (!checked.ok) return done(checked.error);
+  return { ok: true, valueJson: checked.text, logs: logs.lines(), stats: stats() };
 }
 
 export function classify(
@@ -379,12 +480,4 @@ export function classify(
 export function lineFromStack(stack: string): number | undefined {
   const match = /snippet\.js:(\d+)/.exec(stack);
   return match ? Number(match[1]) : undefined;
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

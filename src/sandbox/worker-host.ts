@@ -1,10 +1,10 @@
-// The main-thread side of a sandbox worker: starts runs, answers their host calls, enforces the hard deadline with a
-// watchdog that terminates a worker that stopped answering, and turns worker crashes into run results.
+// The main-thread side of a sandbox worker: starts its run, answers the run's host calls, enforces the hard deadline
+// with a watchdog that terminates a worker that stopped answering, and turns worker crashes into run results.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type ResourceLimits, Worker } from "node:worker_threads";
 import { isCairnError } from "../errors.js";
-import type { ExecutionError, ExecutionRequest, ExecutionResult } from "./executor.js";
+import type { ExecutionError, ExecutionRequest, ExecutionResult, HostPayload } from "./executor.js";
 import type { FromWorker, ToWorker } from "./worker-protocol.js";
 
 /** Time a worker gets past a run's deadline to report it before the watchdog terminates the worker. */
@@ -25,6 +25,8 @@ export function workerScript(name: string): URL {
 export interface WorkerHostOptions {
   resourceLimits?: ResourceLimits;
   onDeath?: (host: WorkerHost) => void;
+  /** Called when the worker asks to be replaced after a run (its engine memory grew past what an idle one keeps). */
+  onRetire?: (host: WorkerHost) => void;
   /** Time past the deadline before the watchdog terminates the worker. @default 2000 */
   graceMs?: number;
   /** Terminate the worker at once when the caller cancels (for engines that cannot be interrupted). @default false */
@@ -43,7 +45,7 @@ interface ActiveRun {
 
 let nextRunId = 1;
 
-/** One worker thread hosting any number of concurrent runs. */
+/** One worker thread. The pools give it one run at a time, so nothing a run does can reach another run. */
 export class WorkerHost {
   private readonly worker: Worker;
   private readonly runs = new Map<number, ActiveRun>();
@@ -51,11 +53,13 @@ export class WorkerHost {
   /** Resolves once the worker has loaded its engine (or died trying). */
   readonly ready: Promise<void>;
   private onDeath: ((host: WorkerHost) => void) | undefined;
+  private readonly onRetire: ((host: WorkerHost) => void) | undefined;
   private readonly graceMs: number;
   private readonly terminateOnCancel: boolean;
 
   constructor(script: URL, options: WorkerHostOptions = {}) {
     this.onDeath = options.onDeath;
+    this.onRetire = options.onRetire;
     this.graceMs = options.graceMs ?? WATCHDOG_GRACE_MS;
     this.terminateOnCancel = options.terminateOnCancel ?? false;
     this.worker = new Worker(script, { resourceLimits: options.resourceLimits, stdout: true, stderr: true });
@@ -76,7 +80,7 @@ export class WorkerHost {
               name: "SandboxError",
               code: "MEMORY_LIMIT",
               message:
-                "the run passed its heap limit (sandbox.memory_mb); process the data in pages or keep it behind a handle",
+                "the run passed the sandbox worker's memory limit (sandbox.memory_mb) and was stopped: process the data in pages or keep it behind a handle",
             }
           : { name: "SandboxError", code: "RUNTIME", message: `sandbox worker failed: ${error.message}` },
       );
@@ -152,19 +156,35 @@ export class WorkerHost {
     if (!active) return;
     if (message.type === "done") {
       this.finish(message.runId, message.result);
+      if (message.retire) this.onRetire?.(this);
       return;
     }
-    const { callId, name, argsJson } = message;
-    let answer: Promise<string>;
+    const { callId, name, argsJson, bytes } = message;
+    let answer: Promise<HostPayload>;
     try {
-      answer = active.request.onHostCall(name, argsJson, active.controller.signal);
+      answer = active.request.onHostCall(name, { json: argsJson, bytes }, active.controller.signal);
     } catch (error) {
       answer = Promise.reject(error);
     }
     answer.then(
-      (text) => this.post({ type: "call-result", runId: message.runId, callId, ok: true, text }),
+      (payload) =>
+        this.post({
+          type: "call-result",
+          runId: message.runId,
+          callId,
+          ok: true,
+          text: payload.json,
+          bytes: [...payload.bytes],
+        }),
       (error: unknown) =>
-        this.post({ type: "call-result", runId: message.runId, callId, ok: false, text: hostErrorJson(error) }),
+        this.post({
+          type: "call-result",
+          runId: message.runId,
+          callId,
+          ok: false,
+          text: hostErrorJson(error),
+          bytes: [],
+        }),
     );
   }
 
@@ -190,12 +210,7 @@ export class WorkerHost {
           message: `the snippet ran past its ${active.request.limits.timeoutMs} ms deadline (sandbox.timeout_ms or the call's timeout_ms) and was stopped`,
         };
     this.finish(runId, failure(error, Date.now() - active.started));
-    // Other runs of this worker cannot continue on a thread that is being killed.
-    this.die({
-      name: "SandboxError",
-      code: "RUNTIME",
-      message: "the sandbox worker was restarted because another run overran its deadline; run the snippet again",
-    });
+    this.die({ name: "SandboxError", code: "RUNTIME", message: "the sandbox worker was stopped" });
     void this.worker.terminate();
   }
 

@@ -1,4 +1,5 @@
-// Messages between the main thread and a sandbox worker. Values travel as JSON text, never as live objects.
+// Messages between the main thread and a sandbox worker. Values travel as JSON text, never as live objects; bytes
+// travel beside the text as transferred buffers, referred to from the JSON by index.
 import type { ExecutionLimits, ExecutionResult } from "./executor.js";
 
 export interface RunMessage {
@@ -19,6 +20,8 @@ export interface CallResultMessage {
   ok: boolean;
   /** JSON text of the value, or of the error object `{name, code, message, data?}`. */
   text: string;
+  /** Bytes the value's JSON refers to by index. */
+  bytes: Uint8Array[];
 }
 
 export interface CancelMessage {
@@ -34,12 +37,18 @@ export interface CallMessage {
   callId: number;
   name: string;
   argsJson: string;
+  bytes: Uint8Array[];
 }
 
 export interface DoneMessage {
   type: "done";
   runId: number;
   result: ExecutionResult;
+  /**
+   * The worker should be replaced: its engine memory grew past what an idle worker keeps, or a run passed its
+   * memory cap. Terminating the thread is the only way to give WebAssembly memory back to the system.
+   */
+  retire: boolean;
 }
 
 export interface ReadyMessage {
@@ -47,3 +56,15 @@ export interface ReadyMessage {
 }
 
 export type FromWorker = CallMessage | DoneMessage | ReadyMessage;
+
+/** The transfer list for a set of byte arrays: their buffers move between threads without a copy. */
+export function transferList(bytes: readonly Uint8Array[]): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  for (const b of bytes) {
+    // Only whole, unshared buffers can move; a view over part of a buffer is copied by the structured clone.
+    if (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer) {
+      buffers.add(b.buffer);
+    }
+  }
+  return [...buffers];
+}

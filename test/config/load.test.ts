@@ -31,6 +31,8 @@ describe("loadConfig", () => {
       memory_mb: 128,
       max_tool_calls: 1000,
       max_log_chars: 20000,
+      max_workers: 4,
+      max_queued: 64,
     });
     expect(config.output).toEqual({
       view_chars: 40000,

@@ -1,11 +1,11 @@
 // One suite, every Executor: the behaviour SPEC promises for snippets holds on QuickJS and on the trusted node backend.
 import { afterAll, describe, expect, it } from "vitest";
 import { CairnError, ErrorCode } from "../../src/errors.js";
-import type { Executor } from "../../src/sandbox/executor.js";
+import type { Executor, HostPayload } from "../../src/sandbox/executor.js";
 import { NodeExecutor } from "../../src/sandbox/node-executor.js";
 import { QuickJsExecutor } from "../../src/sandbox/quickjs-executor.js";
 import { hostErrorJson } from "../../src/sandbox/worker-host.js";
-import { runSnippet, value } from "../helpers/run-snippet.js";
+import { json, runSnippet, value } from "../helpers/run-snippet.js";
 
 const backends: [string, () => Executor][] = [
   ["QuickJsExecutor", () => new QuickJsExecutor({ maxWorkers: 2 })],
@@ -74,13 +74,13 @@ describe.each(backends)("%s", (_name, create) => {
       executor,
       "return await Promise.all([1, 2, 3, 4].map((i) => math.add({ x: i, y: i })))",
       {
-        onHostCall: async (_name, argsJson) => {
+        onHostCall: async (_name, args) => {
           await new Promise<void>((resolve) => {
             waiting.push(resolve);
             if (waiting.length === 4) for (const release of waiting) release();
           });
-          const [{ x, y }] = JSON.parse(argsJson) as [{ x: number; y: number }];
-          return JSON.stringify(x + y);
+          const [{ x, y }] = JSON.parse(args.json) as [{ x: number; y: number }];
+          return json(JSON.stringify(x + y));
         },
       },
     );
@@ -163,7 +163,7 @@ describe.each(backends)("%s", (_name, create) => {
   it("stops a run waiting on a host call at the deadline", async () => {
     const result = await runSnippet(executor, "await echo(1)", {
       limits: { timeoutMs: 200 },
-      onHostCall: () => new Promise<string>(() => {}),
+      onHostCall: () => new Promise<HostPayload>(() => {}),
     });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error.code).toBe("TIMEOUT");

@@ -13,17 +13,22 @@ export interface SnippetOptions {
 }
 
 /** Host functions every test can use: echo (returns its arguments) and math.add({x, y}). */
-export const defaultHost: HostCallHandler = async (name, argsJson) => {
-  const args = JSON.parse(argsJson) as unknown[];
+export const defaultHost: HostCallHandler = async (name, payload) => {
+  const args = JSON.parse(payload.json) as unknown[];
   if (name === "math.add") {
     const { x, y } = args[0] as { x: number; y: number };
-    return JSON.stringify(x + y);
+    return json(JSON.stringify(x + y));
   }
   if (name === "fail") {
     throw Object.assign(new Error("upstream said no"), {});
   }
-  return argsJson;
+  return payload;
 };
+
+/** A host answer of JSON text without bytes. */
+export function json(text: string) {
+  return { json: text, bytes: [] };
+}
 
 export async function runSnippet(executor: Executor, source: string, options: SnippetOptions = {}) {
   const snippet = await transpileSnippet(source);

@@ -1,7 +1,7 @@
 // Escape and exhaustion attempts against the QuickJS sandbox. Each must be contained, and the next run must work.
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { QuickJsExecutor } from "../../src/sandbox/quickjs-executor.js";
-import { runSnippet, value } from "../helpers/run-snippet.js";
+import { json, runSnippet, value } from "../helpers/run-snippet.js";
 
 const executor = new QuickJsExecutor({ maxWorkers: 2 });
 afterAll(() => executor.close());
@@ -57,9 +57,9 @@ describe("QuickJS sandbox against hostile snippets", () => {
   it("does not pollute host prototypes through host-call arguments", async () => {
     let seen: unknown;
     await runSnippet(executor, 'const o = JSON.parse(\'{"__proto__": {"evil": 1}}\'); await echo(o); return 0', {
-      onHostCall: async (_name, argsJson) => {
-        seen = JSON.parse(argsJson);
-        return "null";
+      onHostCall: async (_name, args) => {
+        seen = JSON.parse(args.json);
+        return json("null");
       },
     });
     expect(({} as Record<string, unknown>).evil).toBeUndefined();
@@ -138,9 +138,9 @@ describe("QuickJS sandbox against hostile snippets", () => {
   it("cannot slip a live object to the host through a getter", async () => {
     let received = "";
     await runSnippet(executor, "let n = 0; const o = { get x() { n++; return n } }; await echo(o); return 0", {
-      onHostCall: async (_name, argsJson) => {
-        received = argsJson;
-        return "null";
+      onHostCall: async (_name, args) => {
+        received = args.json;
+        return json("null");
       },
     });
     expect(received).toBe('[{"x":1}]');
