@@ -123,8 +123,11 @@ async function runFamily(family) {
       progress(`  ${bomb.name}`);
       const baseline = treeRss(cairn.pid);
       let peak = baseline;
+      let passedAt;
+      const limitBytes = (family.limitMb ?? Number.POSITIVE_INFINITY) * 1048576;
       const sampler = setInterval(() => {
         peak = Math.max(peak, treeRss(cairn.pid));
+        if (passedAt === undefined && peak - baseline > limitBytes) passedAt = performance.now();
       }, 20);
       const tool = bomb.tool ?? "execute_code";
       const args = bomb.args ?? { code: bomb.code };
@@ -142,6 +145,7 @@ async function runFamily(family) {
         expected: bomb.expectCode,
         got,
         "stop ms": ms(elapsed),
+        "ms after passing limit": passedAt === undefined ? "-" : ms(t0 + elapsed - passedAt),
         "peak MB over baseline": mb(peak - baseline),
         "limit MB": family.limitMb ?? "",
         "RSS after MB over baseline": mb(after - baseline),
@@ -195,7 +199,9 @@ async function families() {
 export default async function run() {
   const rows = [];
   for (const family of await families()) rows.push(...(await runFamily(family)));
-  console.log("Bombs (stop ms: from the call to its reply; RSS: the server's whole process tree, sampled every 20 ms)");
+  console.log(
+    "Bombs (stop ms: from the call to its reply; ms after passing limit: from the first sample over baseline + limit to the reply, - if never over; RSS: the server's whole process tree, sampled every 20 ms)",
+  );
   table(rows);
   console.log(
     "\nBytes across the sandbox boundary (one execute_code each, save then load; before: 4 MiB 5.6 s, 16 MiB timed out)",

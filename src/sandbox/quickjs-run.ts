@@ -74,6 +74,7 @@ export async function runInQuickJs(
   let toolCalls = 0;
   let stop: Stop | undefined;
   let inflight = 0;
+  let inflightBytes = 0;
   let timersPending = 0;
   let finished = false;
   let wake: () => void = () => {};
@@ -81,9 +82,13 @@ export async function runInQuickJs(
   const timerIds = new Set<NodeJS.Timeout>();
   const memoryStop: Stop = { code: "MEMORY_LIMIT", message: memoryLimitMessage(limits.memoryMb) };
   const guard = options.memory?.guard;
+  const { rt, ctx } = prepared;
 
   const stopWith = (s: Stop) => {
     stop ??= s;
+    // Snippet code still running (a loop of host calls) fails every allocation from now on, so it reaches the
+    // interrupt handler, which ends it, within microseconds instead of finishing its next big serialization.
+    if (!finished) rt.setMemoryLimit(1);
     wake();
   };
   /** The stop in force: a passed memory cap or deadline wins over whatever the snippet did meanwhile. */
@@ -96,13 +101,17 @@ export async function runInQuickJs(
   const fail = (error: ExecutionError): ExecutionResult => ({ ok: false, error, logs: logs.lines(), stats: stats() });
   const limitError = (s: Stop): ExecutionResult => fail({ name: "SandboxError", code: s.code, message: s.message });
 
-  const { rt, ctx } = prepared;
   rt.setMemoryLimit(limits.memoryMb * MIB);
   // Past the cap every further engine allocation fails at once, so a snippet that catches "out of memory" and tries
   // again reaches the interrupt handler within microseconds instead of rebuilding its big value each time.
   if (options.memory) options.memory.guard.arm(options.memory.capBytes, () => rt.setMemoryLimit(1));
   rt.setInterruptHandler(() => {
-    if (stop) return true;
+    if (stop) {
+      // The engine must allocate the uncatchable error that unwinds the snippet: give it room to do so.
+      guard?.allowStopReserve();
+      rt.setMemoryLimit(limits.memoryMb * MIB);
+      return true;
+    }
     if (guard?.exceeded) {
       stop = memoryStop;
       // The engine must allocate the uncatchable error that unwinds the snippet: give it room to do so.
@@ -136,9 +145,22 @@ export async function runInQuickJs(
           });
           return undefined;
         }
+        // Arguments of calls still in flight live outside the sandbox: they count against the same limit, so a
+        // Promise.all of a thousand calls with a big argument cannot hold a thousand copies on the host.
+        let size = args.json.length;
+        for (const b of args.bytes) size += b.byteLength;
+        if (inflightBytes + size > limits.memoryMb * MIB) {
+          stopWith({
+            code: "MEMORY_LIMIT",
+            message: `host calls in flight hold more than ${limits.memoryMb} MiB of arguments (sandbox.memory_mb): await the calls in smaller batches, or pass handles instead of data`,
+          });
+          return undefined;
+        }
         inflight++;
+        inflightBytes += size;
         return options.hostCall(name, args).finally(() => {
           inflight--;
+          inflightBytes -= size;
         });
       },
       sleep: (ms) => {
@@ -159,6 +181,7 @@ export async function runInQuickJs(
       settled: () => wake(),
       isFinished: () => finished,
       outOfMemory: () => stopWith(memoryStop),
+      stopped: () => currentStop() !== undefined,
     });
     if (installed === undefined) return limitError(currentStop() ?? memoryStop);
     host = installed.host;
@@ -246,6 +269,8 @@ interface NativeHooks {
   isFinished(): boolean;
   /** A value could not be built or read in the sandbox for lack of memory: the run stops with MEMORY_LIMIT. */
   outOfMemory(): void;
+  /** The run is stopping: nothing more is sent to the host. */
+  stopped(): boolean;
 }
 
 /** Binds the prelude to this run's host functions; undefined when the sandbox had no memory to take `inputs`. */
@@ -274,6 +299,8 @@ function installNative(
     "call",
     ctx.newFunction("call", (nameHandle, argsHandle, bytesHandle) => {
       const deferred = ctx.newPromise();
+      // A stopping run's calls are never sent (nor their arguments read): the promise never settles.
+      if (hooks.stopped()) return deferred.handle;
       let args: HostPayload;
       let name: string;
       try {
@@ -287,7 +314,7 @@ function installNative(
       }
       const pending = hooks.call(name, args);
       if (pending === undefined) {
-        // Over the call budget: the run is already stopping; the promise never settles.
+        // Over the call or argument budget: the run is already stopping; the promise never settles.
         return deferred.handle;
       }
       pending.then(

@@ -74,6 +74,14 @@ describe("memory is Cairn's own limit", () => {
     expect(codeOf(result)).toBe("MEMORY_LIMIT");
   });
 
+  it("stops host calls whose arguments in flight pass the limit", async () => {
+    const onHostCall = () => new Promise<HostPayload>(() => {});
+    const code = "const big = 'a'.repeat(4 << 20); await Promise.all(Array.from({ length: 40 }, () => echo(big)))";
+    const result = await runSnippet(executor, code, { onHostCall, limits: { memoryMb: 48, timeoutMs: 20_000 } });
+    expect(codeOf(result)).toBe("MEMORY_LIMIT");
+    if (!result.ok) expect(result.error.message).toContain("in flight");
+  });
+
   it("lets a run use most of its limit", async () => {
     const code = "const a = []; for (let i = 0; i < 24; i++) a.push('m'.repeat(1 << 20) + i); return a.length";
     expect(value(await runSnippet(executor, code, { limits: { memoryMb: 48, timeoutMs: 20_000 } }))).toBe(24);
@@ -164,14 +172,19 @@ describe("runs are isolated", () => {
 
   it("answers BUSY to a queued run that waits past its own timeout", async () => {
     const pool = new QuickJsExecutor({ maxWorkers: 1, maxQueued: 4 });
+    let started: () => void = () => {};
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const onHostCall = async (): Promise<HostPayload> => {
+      started();
+      return json("null");
+    };
     try {
-      const [first, second] = await Promise.all([
-        runSnippet(pool, "for (;;) {}", { limits: { timeoutMs: 1500 } }),
-        runSnippet(pool, "return 'late'", { limits: { timeoutMs: 200 } }),
-      ]);
-      expect(codeOf(first as ExecutionResult)).toBe("TIMEOUT");
-      expect(codeOf(second as ExecutionResult)).toBe("BUSY");
-      if (second && !second.ok) expect(second.error.message).toMatch(/waited \d+ ms .* nothing ran/);
+      const first = runSnippet(pool, "await echo(1); for (;;) {}", { onHostCall, limits: { timeoutMs: 1500 } });
+      await running;
+      const second = await runSnippet(pool, "return 'late'", { limits: { timeoutMs: 200 } });
+      expect(codeOf(second)).toBe("BUSY");
+      if (!second.ok) expect(second.error.message).toMatch(/waited \d+ ms .* nothing ran/);
+      expect(codeOf(await first)).toBe("TIMEOUT");
     } finally {
       await pool.close();
     }
@@ -180,12 +193,23 @@ describe("runs are isolated", () => {
   it("cancels a queued run without running it", async () => {
     const pool = new QuickJsExecutor({ maxWorkers: 1, maxQueued: 4 });
     const controller = new AbortController();
+    const calls: string[] = [];
+    let started: () => void = () => {};
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const onHostCall = async (_name: string, args: HostPayload): Promise<HostPayload> => {
+      calls.push(args.json);
+      started();
+      return json("null");
+    };
     try {
-      const first = runSnippet(pool, "for (;;) {}", { limits: { timeoutMs: 500 } });
-      const second = runSnippet(pool, "return 'never'", { signal: controller.signal });
+      const first = runSnippet(pool, "await echo(1); for (;;) {}", { onHostCall, limits: { timeoutMs: 500 } });
+      await running;
+      const second = runSnippet(pool, "await echo(2); return 'never'", { onHostCall, signal: controller.signal });
+      while (pool.size.queued === 0) await new Promise((resolve) => setImmediate(resolve));
       controller.abort();
       expect(codeOf(await second)).toBe("CANCELLED");
       expect(codeOf(await first)).toBe("TIMEOUT");
+      expect(calls).toEqual(["[1]"]);
     } finally {
       await pool.close();
     }
