@@ -78,7 +78,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const logger = options.logger ?? createLogger();
   const executor: Executor =
     config.sandbox.backend === "node" && config.sandbox.allow_unsafe
-      ? new NodeExecutor()
+      ? new NodeExecutor({ maxWorkers: config.sandbox.max_workers, maxQueued: config.sandbox.max_queued })
       : new QuickJsExecutor({ maxWorkers: config.sandbox.max_workers, maxQueued: config.sandbox.max_queued });
   // The native engines load on first use (SQLite with the workspace, DuckDB with the first query).
   const workspace = lazy(() =>
@@ -212,7 +212,14 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     limits: {
       sandbox: {
         backend: executor.kind,
-        ...pick(config.sandbox, ["timeout_ms", "memory_mb", "max_tool_calls", "max_log_chars"]),
+        ...pick(config.sandbox, [
+          "timeout_ms",
+          "memory_mb",
+          "max_tool_calls",
+          "max_log_chars",
+          "max_workers",
+          "max_queued",
+        ]),
       },
       output: config.output,
       results: config.results,

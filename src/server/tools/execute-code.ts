@@ -15,7 +15,7 @@ export function executeCodeTool(runner: CodeRunner, config: Config, options: { m
       `(JSON kept for this session, ${results.ttl_seconds} s, ${results.max_entries} entries, ${results.max_entry_bytes} bytes each), ` +
       `save_artifact(string|Uint8Array, {filename?, media_type?, label?}) -> "art_..." and load_artifact(handle, {as?: "text"|"json"|"bytes"}) (max ${artifacts.max_entry_bytes} bytes each), ` +
       `plus every namespace listed by search_tools / the cairn://namespace resource. No require, import, process, file system or network. ` +
-      `Limits: ${sandbox.timeout_ms} ms (timeout_ms may lower it), ${sandbox.memory_mb} MiB heap, ${sandbox.max_tool_calls} host calls, ${sandbox.max_log_chars} log chars. ` +
+      `Limits: ${sandbox.timeout_ms} ms (timeout_ms may lower it), ${sandbox.memory_mb} MiB memory, ${sandbox.max_tool_calls} host calls, ${sandbox.max_log_chars} log chars. ` +
       `Reply: {"ok":true,"value":...,"logs":[...],"artifacts":[{handle,uri,...}],"stats":{ms,tool_calls}} or {"ok":false,"error":{name,code,message,line?}}. ` +
       `Keep big data out of the reply: save it and return a summary plus the handle. A reply over ${output.view_chars} chars is cut to its first ${output.head_chars} and last ${output.tail_chars} chars; ` +
       `the full text is kept as an art_ handle (read it with read_output, or load_artifact(handle, {as: "json"}).value in the next run).`,
