@@ -86,6 +86,8 @@ async function start(message: RunMessage): Promise<void> {
   const run: ActiveRun = { runId: message.runId, calls: new Map(), cancel };
   active = run;
   let result: ExecutionResult;
+  // A throw out of the engine (a WebAssembly trap) may leave its heap inconsistent: the worker is not reused.
+  let broken = false;
   try {
     result = await runInQuickJs(
       module,
@@ -108,11 +110,12 @@ async function start(message: RunMessage): Promise<void> {
       prepared,
     );
   } catch (error) {
+    broken = true;
     result = refused(`sandbox failure: ${(error as Error).message}`);
   } finally {
     active = undefined;
   }
-  const retire = guard.exceeded || guard.bytes > baselineBytes + RETIRE_GROWTH_BYTES;
+  const retire = broken || guard.exceeded || guard.bytes > baselineBytes + RETIRE_GROWTH_BYTES;
   send({ type: "done", runId: message.runId, result, retire });
   if (!retire) setImmediate(() => refill(module));
 }
