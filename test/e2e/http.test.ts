@@ -444,3 +444,32 @@ describe("cairn serve --transport http: the end of sessions", () => {
     expect(await s.exited).toBe(0);
   });
 });
+
+describe("cairn serve --transport http: runs of different sessions are isolated (issue 11)", () => {
+  it("lets one session's snippets finish while another's exhaust memory or hang in a regex", async () => {
+    const config = join(dir, "isolation.toml");
+    writeFileSync(config, "[sandbox]\nmemory_mb = 64\ntimeout_ms = 10000\nmax_workers = 3\n");
+    const s = await serve(["--config", config]);
+    const [bomber, hanger, worker] = await Promise.all([connectPeer(s.url), connectPeer(s.url), connectPeer(s.url)]);
+    const steady = async () => {
+      const values: unknown[] = [];
+      for (let i = 0; i < 5; i++) {
+        const reply = await worker.run(`const h = await save_result({ i: ${i} }); return (await load_result(h)).i`);
+        values.push(reply.json?.value);
+      }
+      return values;
+    };
+    const [bomb, hang, values] = await Promise.all([
+      bomber.run("const a = []; for (;;) { try { a.push('x'.repeat(1 << 20) + a.length) } catch {} }"),
+      hanger.call("execute_code", { code: "return /(a+)+$/.test('a'.repeat(40) + 'b')", timeout_ms: 500 }),
+      steady(),
+    ]);
+    expect(bomb.json.error.code).toBe("MEMORY_LIMIT");
+    expect(hang.json.error.code).toBe("TIMEOUT");
+    expect(values).toEqual([0, 1, 2, 3, 4]);
+    for (const peer of [bomber, hanger, worker]) expect((await peer.run("return 'after'")).json.value).toBe("after");
+    await Promise.all([bomber, hanger, worker].map((peer) => peer.client.close()));
+    s.child.kill("SIGTERM");
+    await s.exited;
+  });
+});
