@@ -1,8 +1,12 @@
 // output.max_total_bytes is one budget for the whole process (issue 11, property 10): stores of several sessions
 // share it, bytes come back when a copy expires or a session closes, and a refused copy never loses the text.
-import { readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app.js";
 import { ConfigSchema } from "../../src/config/schema.js";
+import { createLogger } from "../../src/log.js";
 import { ArtifactStore } from "../../src/session/artifact-store.js";
 import { Session } from "../../src/session/session.js";
 import { spillDetailed } from "../../src/session/spill.js";
@@ -93,5 +97,28 @@ describe("the process-wide spill budget", () => {
     expect((await a.spillDetailed(text(2000, "é"))).saved).toBeDefined();
     expect((await a.spillDetailed(text(2000, "é"))).saved).toBeUndefined();
     expect(budget.used).toBe(4000);
+  });
+
+  it("is one budget for every session the app opens (HTTP serves up to 100)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cairn-budget-"));
+    const app = createApp(
+      {
+        config: ConfigSchema.parse({ ...config, output: { ...config.output, max_total_bytes: 10_000 } }),
+        configPath: null,
+        workspaceDir: dir,
+      },
+      { logger: createLogger("test", () => {}) },
+    );
+    try {
+      const all = Array.from({ length: 5 }, (_, i) => app.newSession(`http-${i}`));
+      const saved = [];
+      for (const session of all) saved.push((await session.spillDetailed(text(3000))).saved !== undefined);
+      expect(saved).toEqual([true, true, true, false, false]);
+      await (all[0] as Session).close();
+      expect((await (all[4] as Session).spillDetailed(text(3000))).saved).toBeDefined();
+    } finally {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
