@@ -11,7 +11,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
-import { createLogger, type Logger } from "../log.js";
+import { createLogger, type Logger, redactSecrets } from "../log.js";
 import { createBoundedFetch, ReplyTooLargeError } from "./bounded-fetch.js";
 import { BoundedStdioClientTransport } from "./bounded-stdio-transport.js";
 import { DEFAULT_MAX_REPLY_BYTES, replyTooLargeLimit } from "./reply-limit.js";
@@ -391,7 +391,7 @@ export function createUpstreamManager(
       );
     }
     if (error instanceof McpError && error.code !== McpErrorCode.ConnectionClosed) {
-      return new CairnError(ErrorCode.TOOL_FAILED, `${name} failed: ${error.message}`, {
+      return new CairnError(ErrorCode.TOOL_FAILED, `${name} failed: ${redactSecrets(error.message)}`, {
         cause: error,
         data: { server: conn.name, tool },
       });
@@ -406,7 +406,15 @@ export function createUpstreamManager(
   }
 }
 
+/**
+ * Cairn's words for why a connection failed. Foreign messages are redacted: an HTTP client error can quote a header
+ * value, a spawn error the command line, and either may hold an expanded `${VAR}` (decision 0011).
+ */
 function describeConnectError(error: unknown): string {
+  return redactSecrets(connectErrorText(error));
+}
+
+function connectErrorText(error: unknown): string {
   if (error instanceof McpError && error.code === McpErrorCode.ConnectionClosed) {
     return "the server closed its connection or exited (its stderr is in Cairn's log)";
   }
