@@ -167,12 +167,17 @@ export class ArtifactStore {
         await file.close();
       }
     } catch (error) {
-      this.unreserve(lane, size);
+      // close() already gave back every reservation, in-flight ones included: never release twice.
+      if (!this.closed) this.unreserve(lane, size);
       await rm(path, { force: true });
       throw new CairnError(ErrorCode.INTERNAL, `could not write the artifact file: ${(error as Error).message}`, {
         name: NAME,
         cause: error,
       });
+    }
+    if (this.closed) {
+      await rm(path, { force: true });
+      throw new CairnError(ErrorCode.HANDLE_NOT_FOUND, "the artifact store is closed", { name: NAME });
     }
     const createdAt = this.now();
     const expiresAtMs = createdAt + this.config.ttl_seconds * 1000;

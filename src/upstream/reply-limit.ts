@@ -46,7 +46,10 @@ export function replyTooLargeLimit(code: number, data: unknown): number | undefi
 // a response, since server requests have their own id space and would fail an unrelated call of ours.
 const ID_VALUE = String.raw`(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")`;
 const FIRST_KEY = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(result|error|id)"\s*:\s*/;
-const ID_FIRST = new RegExp(String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*${ID_VALUE}\s*[,}]`);
+// When the id comes first, the key after it tells a response ("result", "error") from a server request ("method").
+const ID_FIRST = new RegExp(
+  String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*${ID_VALUE}\s*(?:\}|,\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(result|error)")`,
+);
 // The last member before the closing brace: anchored at the end, so it is a key of the top-level object.
 const ID_LAST = new RegExp(String.raw`[,{]\s*"id"\s*:\s*${ID_VALUE}\s*\}\s*$`);
 
@@ -63,7 +66,10 @@ export function isServerMessage(head: string): boolean {
  */
 export function responseId(head: string, tail: string | undefined): RequestId | undefined {
   if (!FIRST_KEY.test(head)) return undefined;
-  const match = ID_FIRST.exec(head) ?? (tail === undefined ? null : ID_LAST.exec(tail));
+  const first = ID_FIRST.exec(head);
+  // An id first but no "result"/"error" after it: a server request, or a key order we cannot read cheaply.
+  if (!first && /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"/.test(head)) return undefined;
+  const match = first ?? (tail === undefined ? null : ID_LAST.exec(tail));
   if (!match) return undefined;
   const raw = match[1] as string;
   try {

@@ -122,3 +122,20 @@ describe("the process-wide spill budget", () => {
     }
   });
 });
+
+describe("a session closed while it spills", () => {
+  it("gives its bytes back exactly once and keeps no file", async () => {
+    const budget = new SpillBudget(10_000);
+    const [a, b] = sessions(2, budget) as [Session, Session];
+    await b.spillDetailed(text(2000));
+    const pending = a.spillDetailed(text(5000));
+    await a.close();
+    const result = await pending;
+    expect(result.saved).toBeUndefined();
+    expect(result.text).toContain("no copy was kept");
+    // b's 2,000 bytes are still counted: a's release did not take them too.
+    expect(budget.used).toBe(2000);
+    expect((await b.spillDetailed(text(8001))).saved).toBeUndefined();
+    expect((await b.spillDetailed(text(8000))).saved).toBeDefined();
+  });
+});

@@ -170,6 +170,8 @@ describe("responseId", () => {
     ['{"method":"notifications/message","params":{"id":1},"jsonrpc":"2.0"}', undefined],
     ['{"method":"sampling/createMessage","params":{},"jsonrpc":"2.0","id":0}', undefined],
     ['{"result":{"x":{"id":5}}}', undefined],
+    ['{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{}}', undefined],
+    ['{"id":6,"jsonrpc":"2.0","error":{"code":1,"message":"m"}}', 6],
     ["yyyyyyyy", undefined],
     ['[{"jsonrpc":"2.0","id":1,"result":{}}]', undefined],
   ])("finds the top-level id of %s", (line, id) => {
