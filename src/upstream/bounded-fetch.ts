@@ -16,7 +16,8 @@ export type OnDiscarded = (info: { bytes: number; answered: RequestId | undefine
 
 /**
  * Wraps `fetch` so that no message of a response holds more than `limit` bytes:
- * - `application/json` bodies (one message, or a batch) error with `ReplyTooLargeError` past the limit;
+ * - `application/json` bodies (one message, or a batch), and any other body, error with `ReplyTooLargeError` past
+ *   the limit;
  * - `text/event-stream` bodies are cut per event: an event over the limit is dropped whole (an event is held only
  *   until it is complete, so at most `limit` bytes), and on a POST's stream the request it belongs to gets
  *   `replyTooLargeResponse` in its place, once, unless the event shows itself a notification or request of the
@@ -27,11 +28,11 @@ export function createBoundedFetch(limit: number, onDiscarded: OnDiscarded = () 
     const response = await base(url, init);
     if (!response.body) return response;
     const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
-    let body: ReadableStream<Uint8Array>;
-    if (type === "application/json") body = response.body.pipeThrough(totalLimit(limit));
-    else if (type === "text/event-stream")
-      body = response.body.pipeThrough(eventLimit(limit, requestIdOf(init?.body), onDiscarded));
-    else return response;
+    // Any other body (an error page the SDK reads with text()) is one message too.
+    const body =
+      type === "text/event-stream"
+        ? response.body.pipeThrough(eventLimit(limit, requestIdOf(init?.body), onDiscarded))
+        : response.body.pipeThrough(totalLimit(limit));
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
   return bounded;

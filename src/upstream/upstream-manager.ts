@@ -418,6 +418,13 @@ function connectErrorText(error: unknown): string {
   if (error instanceof McpError && error.code === McpErrorCode.ConnectionClosed) {
     return "the server closed its connection or exited (its stderr is in Cairn's log)";
   }
+  const limit =
+    error instanceof McpError
+      ? replyTooLargeLimit(error.code, error.data)
+      : error instanceof ReplyTooLargeError
+        ? error.limit
+        : undefined;
+  if (limit !== undefined) return `a reply passed max_reply_bytes = ${limit} (raise it for this server)`;
   const code = (error as { code?: unknown } | null)?.code;
   if (code === "ENOENT") return "the command was not found on PATH";
   if (code === "EACCES") return "the command is not executable";

@@ -1,6 +1,9 @@
 // Upstream replies over max_reply_bytes (issue 11, property 9): a real SDK server over stdio answers 11 MiB, 64 MiB
 // and absurd lines; each call fails alone with TOO_LARGE (or survives), and the same process answers the next call.
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer as createHttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -97,6 +100,57 @@ describe("an upstream reply over max_reply_bytes (stdio)", () => {
     expect((await caught(manager.callTool("roomy", "sized", { bytes: 17 * MIB }))).message).toContain(
       `more than ${16 * MIB} bytes`,
     );
+  });
+});
+
+describe("a tools/list over max_reply_bytes", () => {
+  it("leaves the server unavailable with a cause naming the key, and the others ready", async () => {
+    const manager = createUpstreamManager(
+      {
+        many: {
+          ...big(),
+          args: [join(here, "../fixtures/servers/many-tools.mjs"), "3000"],
+          max_reply_bytes: 64 * 1024,
+        },
+        big: big(),
+      },
+      { logger: createLogger("upstream", () => {}) },
+    );
+    try {
+      await manager.start();
+      const many = manager.list().find((s) => s.server === "many");
+      expect(many?.status).toBe("unavailable");
+      expect(many?.cause).toContain("max_reply_bytes = 65536");
+      expect(manager.list().find((s) => s.server === "big")?.status).toBe("ready");
+    } finally {
+      await manager.close();
+    }
+  });
+});
+
+describe("an HTTP endpoint that answers with a huge error page", () => {
+  it("is read no further than max_reply_bytes, and the server is reported unavailable", async () => {
+    const page = Buffer.alloc(11 * MIB, 0x3c);
+    const http = createHttpServer((_req, res) => {
+      res.writeHead(500, { "content-type": "text/html" });
+      res.end(page);
+    });
+    http.listen(0, "127.0.0.1");
+    await once(http, "listening");
+    const { port } = http.address() as AddressInfo;
+    const config = { url: `http://127.0.0.1:${port}/mcp`, headers: {}, timeout_ms: 60_000, allow: [], deny: [] };
+    const manager = createUpstreamManager({ page: config as ServerConfig }, { logger: createLogger("u", () => {}) });
+    try {
+      await manager.start();
+      // The SDK reads an error body with text().catch(() => null): bounded, that read fails and is dropped.
+      const status = manager.list()[0];
+      expect(status?.status).toBe("unavailable");
+      expect(status?.cause).toContain("Error POSTing to endpoint: null");
+    } finally {
+      await manager.close();
+      http.closeAllConnections();
+      http.close();
+    }
   });
 });
 
