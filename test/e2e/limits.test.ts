@@ -63,9 +63,24 @@ args = ["${fixture}"]
     expect(r.text).toMatch(/no copy was kept: .*max_file_bytes = 100000/);
   });
 
-  it("still spills output that fits once the budget has room", async () => {
-    const r = await cairn.call("big__sized", { bytes: 5000 });
+  it("sends read_output windows cut, never an error, once the budget is spent", async () => {
+    const first = await cairn.run("return 'w'.repeat(30000)");
+    const handle = /saved as (art_[\w-]+)/.exec(first.text)?.[1];
+    expect(handle).toBeDefined();
+    // Each 20,000-character window is itself over view_chars; the copies soon pass the process budget.
+    const windows = [];
+    for (let i = 0; i < 4; i++) windows.push(await cairn.call("read_output", { handle, length: 20_000 }));
+    for (const w of windows) {
+      expect(w.isError).toBe(false);
+      expect(w.text).toMatch(/\[(Full output|Output cut): /);
+    }
+    expect(windows.at(-1)?.text).toMatch(/no copy was kept: .*max_total_bytes = 150000/);
+    expect((await cairn.run("return 1 + 1")).json.value).toBe(2);
+  });
+
+  it("still spills output that fits when the budget has room", async () => {
+    const r = await cairn.call("big__sized", { bytes: 1500 });
     expect(r.isError).toBe(false);
-    expect(r.text).toMatch(/\[Full output: 5,000 chars saved as art_/);
+    expect(r.text).toMatch(/\[Full output: 1,500 chars saved as art_/);
   });
 });
