@@ -40,6 +40,16 @@ export function redactSecrets(text: string): string {
   return out;
 }
 
+/**
+ * Makes every string written to `stream` pass through `redactSecrets` (main.ts does this for stderr): error prints
+ * of every command, stacks and messages that quote a path or a header are covered at the one place they all leave.
+ */
+export function redactWrites(stream: NodeJS.WriteStream): void {
+  const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) =>
+    write(typeof chunk === "string" ? redactSecrets(chunk) : chunk, ...rest)) as typeof stream.write;
+}
+
 function threshold(): number {
   const wanted = (process.env.CAIRN_LOG ?? "warn").toLowerCase();
   return wanted in RANK ? RANK[wanted as LogLevel] : RANK.warn;

@@ -32,6 +32,20 @@ function cairn(toml: string, args: string[], input?: string) {
   return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
 }
 
+const { CAIRN_HOME: _home, ...withoutHome } = process.env;
+
+/** As `cairn`, but the workspace comes from the file (no --workspace flag, no $CAIRN_HOME). */
+function cairnWithout(toml: string, args: string[]) {
+  const file = join(dir, `c${counter++}.toml`);
+  writeFileSync(file, toml);
+  const r = spawnSync(process.execPath, [MAIN, "--config", file, ...args], {
+    encoding: "utf8",
+    cwd: dir,
+    env: { ...withoutHome, ...env, CAIRN_LOG: "debug" },
+  });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+}
+
 const node = JSON.stringify(process.execPath);
 /** A stdio "server" that prints its arguments and environment to stderr and exits. */
 const leaky = (extra: string) =>
@@ -106,6 +120,19 @@ describe("upstream failures", () => {
   it("still tells the user what failed", () => {
     const r = cairn(upstreamFailures[2]?.toml as string, ["tools"]);
     expect(r.out).toContain("the command was not found on PATH");
+  });
+});
+
+describe("other errors of the CLI", () => {
+  it.each([{ flags: [] }, { flags: ["--json"] }])("never print an expanded workspace path ($flags)", ({ flags }) => {
+    // A file as the parent: opening the workspace fails, and the error quotes the path.
+    const file = join(dir, "a-file");
+    writeFileSync(file, "");
+    const toml = `[workspace]\npath = "${file}/\${CAIRN_TEST_SECRET}/ws"\n`;
+    const r = cairnWithout(toml, ["find", "x", ...flags]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain("[redacted]");
+    expect(r.out).not.toContain(MARKER);
   });
 });
 
