@@ -29,6 +29,7 @@ import { DescribeInputSchema, QueryInputSchema, queryTools } from "./server/tool
 import { readOutputTool } from "./server/tools/read-output.js";
 import { workspaceTools } from "./server/tools/workspace-tools.js";
 import { Session } from "./session/session.js";
+import { SpillBudget } from "./session/spill-budget.js";
 import { createGateway } from "./upstream/gateway.js";
 import { followUpstreams } from "./upstream/upstream-capabilities.js";
 import { createUpstreamManager, type UpstreamStatus } from "./upstream/upstream-manager.js";
@@ -154,6 +155,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     return directCache;
   };
   const sessions = new Set<Session>();
+  // output.max_total_bytes bounds the spilled copies of the whole process, however many sessions HTTP serves.
+  const spillBudget = new SpillBudget(config.output.max_total_bytes);
 
   const namespace = () => ({
     server: "cairn",
@@ -272,7 +275,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       logger,
     }),
     newSession(id) {
-      const session = new Session(id, config, (closed) => sessions.delete(closed));
+      const session = new Session(id, config, (closed) => sessions.delete(closed), spillBudget);
       sessions.add(session);
       return session;
     },

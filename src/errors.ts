@@ -39,6 +39,8 @@ export const ErrorCode = {
   QUERY_TIMEOUT: "QUERY_TIMEOUT",
   IMPORT_FAILED: "IMPORT_FAILED",
   CORRUPT: "CORRUPT",
+  /** Something is already at a destination path (`cairn export`): never replaced without --force, some never. */
+  ALREADY_EXISTS: "ALREADY_EXISTS",
   // A defect of Cairn itself, never a caller's mistake
   INTERNAL: "INTERNAL",
 } as const;
@@ -79,6 +81,7 @@ export const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   QUERY_TIMEOUT: "QueryError",
   IMPORT_FAILED: "WorkspaceError",
   CORRUPT: "WorkspaceError",
+  ALREADY_EXISTS: "WorkspaceError",
   INTERNAL: "InternalError",
 };
 

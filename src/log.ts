@@ -1,5 +1,6 @@
 // Cairn's log: one line per event on stderr (stdout is the MCP channel on stdio and must carry nothing else).
-// Quiet by default; `CAIRN_LOG=debug|info|warn|error|silent` changes the threshold.
+// Quiet by default; `CAIRN_LOG=debug|info|warn|error|silent` changes the threshold. Every line is redacted: values
+// the configuration took from the environment (`${VAR}`) never reach it (decision 0011).
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -12,6 +13,41 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
   /** A logger whose lines carry `component`. */
   child(component: string): Logger;
+}
+
+/** Values shorter than this are not redacted: they are not secrets, and would blank out ordinary words. */
+const MIN_SECRET_CHARS = 4;
+const REDACTED = "[redacted]";
+let secrets: string[] = [];
+
+/**
+ * Registers a value that must never appear in a log line or an error message: config/load.ts registers the value
+ * of every `${VAR}` it expands. Its JSON-escaped form is registered too, since log fields are written as JSON.
+ */
+export function registerSecret(value: string): void {
+  if (value.length < MIN_SECRET_CHARS) return;
+  const forms = new Set(
+    [value, JSON.stringify(value).slice(1, -1), value.trim()].filter((v) => v.length >= MIN_SECRET_CHARS),
+  );
+  // Longest first, so a secret that contains another is replaced whole.
+  secrets = [...new Set([...secrets, ...forms])].sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every registered secret replaced by "[redacted]". */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/**
+ * Makes every string written to `stream` pass through `redactSecrets` (main.ts does this for stderr): error prints
+ * of every command, stacks and messages that quote a path or a header are covered at the one place they all leave.
+ */
+export function redactWrites(stream: NodeJS.WriteStream): void {
+  const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) =>
+    write(typeof chunk === "string" ? redactSecrets(chunk) : chunk, ...rest)) as typeof stream.write;
 }
 
 function threshold(): number {
@@ -35,7 +71,7 @@ export function createLogger(
         extra = " {unserializable fields}";
       }
     }
-    write(`${new Date().toISOString()} ${level} [${component}] ${message}${extra}\n`);
+    write(redactSecrets(`${new Date().toISOString()} ${level} [${component}] ${message}${extra}\n`));
   };
   return {
     debug: (m, f) => emit("debug", m, f),

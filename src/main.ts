@@ -11,6 +11,10 @@ import { registerRun } from "./cli/run.js";
 import { registerServe } from "./cli/serve.js";
 import { registerTools } from "./cli/tools.js";
 import { registerWorkspaceCommands } from "./cli/workspace-commands.js";
+import { redactWrites } from "./log.js";
+
+// Expanded ${VAR} values of the configuration never leave on stderr, whoever writes there (decision 0011).
+redactWrites(process.stderr);
 
 const program = new Command("cairn")
   .description("Code mode over every tool, handles instead of values, and a durable workspace, for AI agents (MCP)")

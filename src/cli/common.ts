@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { type App, createApp } from "../app.js";
 import { loadConfig } from "../config/load.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
+import { redactSecrets } from "../log.js";
 
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
@@ -41,7 +42,8 @@ export function openApp(command: Command): App {
 export function reportFailure(error: unknown, json: boolean): number {
   const cairnError = error instanceof CairnError ? error : toCairnError(error);
   const usage = cairnError.code === ErrorCode.CONFIG_INVALID || cairnError.code === ErrorCode.INVALID_ARGUMENT;
-  if (json) process.stdout.write(`${JSON.stringify({ error: cairnError.toJSON() })}\n`);
+  // stdout is not redacted as a whole (it carries results); an error printed there is, like everything on stderr.
+  if (json) process.stdout.write(redactSecrets(`${JSON.stringify({ error: cairnError.toJSON() })}\n`));
   else process.stderr.write(`cairn: ${cairnError.code}: ${cairnError.message}\n`);
   return usage && !json ? EXIT_USAGE : EXIT_FAILURE;
 }

@@ -99,16 +99,20 @@ export function registerWorkspaceCommands(program: Command): void {
 
   program
     .command("export")
-    .description("write the bytes of a version (a name or ws_ id) to PATH")
+    .description(
+      "write the bytes of a version (a name or ws_ id) to PATH; an existing file is replaced only with --force, " +
+        "and a symlink, FIFO, device or directory never",
+    )
     .argument("<ref>")
     .argument("<path>")
+    .option("--force", "replace an existing regular file (keeping its permissions)")
     .option("--json", "print the reply as JSON")
-    .action(async (ref: string, path: string, options: JsonOption, command: Command) => {
+    .action(async (ref: string, path: string, options: JsonOption & { force?: boolean }, command: Command) => {
       const absolute = isAbsolute(path) ? path : resolve(process.cwd(), path);
       await withWorkspace(
         command,
         options.json ?? false,
-        async (app) => (await app.workspace()).export(ref, absolute),
+        async (app) => (await app.workspace()).export(ref, absolute, { force: options.force ?? false }),
         (r) => `exported ${r.name} v${r.version} (${r.bytes} bytes) to ${r.path}`,
       );
     });

@@ -6,6 +6,7 @@ import { isAbsolute, resolve } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import type { z } from "zod";
 import { CairnError, ErrorCode } from "../errors.js";
+import { registerSecret } from "../log.js";
 import {
   type Config,
   ConfigSchema,
@@ -74,15 +75,18 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   if (!isRecord(expanded)) throw configError(source, ["the document must be a TOML table"]);
   const { servers: rawServers, ...rest } = expanded;
 
+  // Problems quote values as written in the file, never as expanded: an expanded ${VAR} may be a secret.
+  const written = isRecord(raw) ? raw : {};
   const base = ConfigSchema.omit({ servers: true }).safeParse(rest);
-  if (!base.success) problems.push(...describeIssues(base.error.issues, rest));
+  if (!base.success) problems.push(...describeIssues(base.error.issues, written));
 
   const servers: Record<string, ServerConfig> = {};
   if (rawServers !== undefined) {
     if (!isRecord(rawServers)) problems.push("servers: must be a table of [servers.NAME] tables");
     else {
       for (const [name, table] of Object.entries(rawServers)) {
-        const parsed = parseServer(name, table, problems);
+        const writtenServers = isRecord(written.servers) ? written.servers : {};
+        const parsed = parseServer(name, table, writtenServers[name], problems);
         if (parsed) servers[name] = parsed;
       }
     }
@@ -99,7 +103,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   return { ...base.data, servers };
 }
 
-function parseServer(name: string, table: unknown, problems: string[]): ServerConfig | undefined {
+function parseServer(name: string, table: unknown, written: unknown, problems: string[]): ServerConfig | undefined {
   const at = `servers.${name}`;
   if (!SERVER_NAME_PATTERN.test(name)) {
     problems.push(`${at}: the name must start with a letter and hold only letters, digits, "_" or "-" (max 64)`);
@@ -122,7 +126,7 @@ function parseServer(name: string, table: unknown, problems: string[]): ServerCo
   const schema = hasCommand ? StdioServerConfigSchema : HttpServerConfigSchema;
   const parsed = schema.safeParse(table);
   if (!parsed.success) {
-    problems.push(...describeIssues(parsed.error.issues, table, [at]));
+    problems.push(...describeIssues(parsed.error.issues, written, [at]));
     return undefined;
   }
   return parsed.data;
@@ -137,9 +141,13 @@ function describeIssues(issues: z.core.$ZodIssue[], root: unknown, prefix: strin
         .join("\n");
     }
     const got = valueAt(root, issue.path);
-    const shown = got === undefined ? "" : ` (got ${JSON.stringify(got)})`;
+    const shown = got === undefined ? "" : ` (got ${JSON.stringify(typeof got === "string" ? clip(got) : got)})`;
     return `${path.join(".") || "(top level)"}: ${issue.message}${shown}`;
   });
+}
+
+function clip(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }
 
 function valueAt(root: unknown, path: PropertyKey[]): unknown {
@@ -173,6 +181,8 @@ function expandVariables(value: unknown, path: string[], env: NodeJS.ProcessEnv,
         // Left as written so that the same key is not reported a second time as empty.
         return match;
       }
+      // From here on the value is kept out of every log line and upstream cause (decision 0011).
+      registerSecret(found);
       return found;
     });
   }

@@ -105,6 +105,12 @@ const stringMap = z.record(z.string(), z.string());
 
 const serverCommon = {
   timeout_ms: int(100, 3_600_000, "deadline of one upstream call").default(60_000),
+  // At most 256 MiB: one message is decoded to one string, and V8 strings stop near 512 Mi characters.
+  max_reply_bytes: int(
+    64 * 1024,
+    256 * MIB,
+    "bytes of one message from the server (a stdio line, an SSE event, a JSON body); a call whose reply is bigger fails with TOO_LARGE (default 10 MiB)",
+  ).optional(), // the default lives in upstream/reply-limit.ts, next to the code it bounds
   allow: z.array(z.string().min(1)).default([]).describe("tool allow-list; empty = all"),
   deny: z.array(z.string().min(1)).default([]).describe("tools hidden from snippets"),
 };

@@ -90,11 +90,8 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
       }
       return errorResult(cairnError);
     }
-    try {
-      text = await session.spill(text);
-    } catch (error) {
-      return errorResult(toCairnError(error));
-    }
+    // Never an error: a copy the caps refuse still sends the head and tail, with a note (decision 0010).
+    text = await session.spill(text);
     const content: CallToolResult["content"] = [{ type: "text", text }, ...media];
     return isError ? { content, isError: true } : { content };
   });

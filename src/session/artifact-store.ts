@@ -1,6 +1,7 @@
 // The session artifact store: bytes in a private temp directory (0700; files created exclusively, 0600, never
 // following links) for the life of the process, reached by unguessable `art_` handles. Two lanes share the handles:
-// artifacts saved by snippets (caps of [artifacts]) and spilled output (caps of [output]).
+// artifacts saved by snippets (caps of [artifacts], per session) and spilled output (caps of [output]; the total is
+// a SpillBudget shared by every session of the process).
 import { constants, mkdtempSync, rmSync } from "node:fs";
 import { open, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -9,6 +10,7 @@ import type { OutputConfig, StoreConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { ARTIFACT_PREFIX, artifactUri, newHandle } from "./handles.js";
 import { checkLabel } from "./result-store.js";
+import { SpillBudget } from "./spill-budget.js";
 
 const NAME = "ArtifactStoreError";
 const MAX_FILENAME_CHARS = 255;
@@ -40,6 +42,16 @@ interface Entry extends ArtifactInfo {
   expiresAtMs: number;
 }
 
+export interface ArtifactStoreOptions {
+  /** The clock of TTLs. @default Date.now */
+  now?: () => number;
+  /**
+   * Bytes of spilled copies across the process, shared with the other sessions' stores.
+   * @default a budget of this store alone, of output.max_total_bytes
+   */
+  spillBudget?: SpillBudget;
+}
+
 // Directories of every live store, removed when the process exits however it exits (main.ts turns SIGINT/SIGTERM
 // into an orderly exit, which runs this hook).
 const liveDirectories = new Set<string>();
@@ -53,15 +65,21 @@ export class ArtifactStore {
   private readonly used: Record<ArtifactLane, number> = { artifact: 0, spill: 0 };
   private readonly counts: Record<ArtifactLane, number> = { artifact: 0, spill: 0 };
   private closed = false;
+  private readonly now: () => number;
+  private readonly spillBudget: SpillBudget;
+  private readonly unregister: () => void;
 
   constructor(
     private readonly config: StoreConfig,
     private readonly output: OutputConfig,
-    private readonly now: () => number = Date.now,
+    options: ArtifactStoreOptions = {},
   ) {
+    this.now = options.now ?? Date.now;
+    this.spillBudget = options.spillBudget ?? new SpillBudget(output.max_total_bytes);
     // mkdtemp creates the directory with mode 0700 and an unpredictable name.
     this.directory = mkdtempSync(join(tmpdir(), "cairn-artifacts-"));
     liveDirectories.add(this.directory);
+    this.unregister = this.spillBudget.register(() => this.sweep());
   }
 
   get enabled(): boolean {
@@ -76,9 +94,12 @@ export class ArtifactStore {
 
   /**
    * Saves a spilled copy of output. Always available (spill protects the context window even when the artifact store
-   * is disabled); capped by output.max_file_bytes and output.max_total_bytes; a refused spill leaves no file.
+   * is disabled); capped by output.max_file_bytes (ENTRY_TOO_LARGE) and the process-wide output.max_total_bytes
+   * (STORE_FULL); a refused spill leaves no file.
    */
   async saveSpill(text: string, mediaType: string): Promise<ArtifactInfo> {
+    // Measured before encoding: a copy over max_file_bytes must not first cost its size again in memory.
+    this.checkCaps("spill", Buffer.byteLength(text, "utf8"));
     return this.write("spill", Buffer.from(text, "utf8"), { media_type: mediaType, filename: "output.txt" });
   }
 
@@ -115,7 +136,12 @@ export class ArtifactStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.unregister();
     this.entries.clear();
+    // The session's spilled copies no longer count against the process.
+    this.spillBudget.release(this.used.spill);
+    this.used.spill = 0;
+    this.counts.spill = 0;
     await rm(this.directory, { recursive: true, force: true });
     liveDirectories.delete(this.directory);
   }
@@ -132,8 +158,7 @@ export class ArtifactStore {
     const ext = filename ? extname(filename) : lane === "spill" ? ".txt" : "";
     const path = join(this.directory, handle + (/^\.[A-Za-z0-9]{1,10}$/.test(ext) ? ext : ""));
     // Reserve the bytes before the first await so that concurrent saves cannot overshoot a cap together.
-    this.used[lane] += size;
-    this.counts[lane] += 1;
+    this.reserve(lane, size);
     try {
       const file = await open(path, WRITE_FLAGS, 0o600);
       try {
@@ -142,13 +167,17 @@ export class ArtifactStore {
         await file.close();
       }
     } catch (error) {
-      this.used[lane] -= size;
-      this.counts[lane] -= 1;
+      // close() already gave back every reservation, in-flight ones included: never release twice.
+      if (!this.closed) this.unreserve(lane, size);
       await rm(path, { force: true });
       throw new CairnError(ErrorCode.INTERNAL, `could not write the artifact file: ${(error as Error).message}`, {
         name: NAME,
         cause: error,
       });
+    }
+    if (this.closed) {
+      await rm(path, { force: true });
+      throw new CairnError(ErrorCode.HANDLE_NOT_FOUND, "the artifact store is closed", { name: NAME });
     }
     const createdAt = this.now();
     const expiresAtMs = createdAt + this.config.ttl_seconds * 1000;
@@ -172,21 +201,15 @@ export class ArtifactStore {
   private checkCaps(lane: ArtifactLane, size: number): void {
     const data = { bytes: size };
     if (lane === "spill") {
-      const { max_file_bytes, max_total_bytes } = this.output;
+      const { max_file_bytes } = this.output;
       if (size > max_file_bytes) {
         throw new CairnError(
           ErrorCode.ENTRY_TOO_LARGE,
-          `output is ${size} bytes, over output.max_file_bytes = ${max_file_bytes}, so no copy was kept: return a smaller projection, or save the data with save_result / save_artifact and return its handle`,
+          `output is ${size} bytes, over output.max_file_bytes = ${max_file_bytes} (one spilled copy): return a smaller projection, or save the data with save_result / save_artifact and return its handle`,
           { name: NAME, data: { ...data, limit: max_file_bytes } },
         );
       }
-      if (this.used.spill + size > max_total_bytes) {
-        throw new CairnError(
-          ErrorCode.STORE_FULL,
-          `spilled output of this process would pass output.max_total_bytes = ${max_total_bytes} (${this.used.spill} used, ${size} more), so no copy was kept: return a smaller projection`,
-          { name: NAME, data: { ...data, used: this.used.spill, limit: max_total_bytes } },
-        );
-      }
+      // The process-wide total is taken by reserve(), which must be the same synchronous step as this check.
       return;
     }
     const { max_entry_bytes, max_entries, max_total_bytes } = this.config;
@@ -233,11 +256,30 @@ export class ArtifactStore {
     for (const [handle, entry] of this.entries) {
       if (entry.expiresAtMs > now) continue;
       this.entries.delete(handle);
-      this.used[entry.lane] -= entry.bytes;
-      this.counts[entry.lane] -= 1;
+      this.unreserve(entry.lane, entry.bytes);
       // TTL deletes the bytes, not just the entry.
       rmSync(entry.path, { force: true });
     }
+  }
+
+  /** Takes `size` bytes of a lane; a spill also takes them from the process budget, or throws STORE_FULL. */
+  private reserve(lane: ArtifactLane, size: number): void {
+    if (lane === "spill" && !this.spillBudget.reserve(size)) {
+      const { used, limit } = this.spillBudget;
+      throw new CairnError(
+        ErrorCode.STORE_FULL,
+        `spilled copies of this process would pass output.max_total_bytes = ${limit} (${used} bytes held by all sessions, ${size} more): return a smaller projection, or let another session's copies expire`,
+        { name: NAME, data: { bytes: size, used, limit } },
+      );
+    }
+    this.used[lane] += size;
+    this.counts[lane] += 1;
+  }
+
+  private unreserve(lane: ArtifactLane, size: number): void {
+    if (lane === "spill") this.spillBudget.release(size);
+    this.used[lane] -= size;
+    this.counts[lane] -= 1;
   }
 
   private requireEnabled(): void {

@@ -5,6 +5,7 @@ import type { ArtifactInfo } from "./artifact-store.js";
 import { ArtifactStore } from "./artifact-store.js";
 import { ResultStore } from "./result-store.js";
 import { spill, spillDetailed } from "./spill.js";
+import { SpillBudget } from "./spill-budget.js";
 
 export class Session {
   readonly results: ResultStore;
@@ -15,12 +16,14 @@ export class Session {
     private readonly config: Config,
     /** Called once the session has closed (the app forgets it). */
     private readonly onClosed: (session: Session) => void = () => {},
+    /** The process's budget of spilled copies, shared by its sessions. @default one of this session alone */
+    spillBudget: SpillBudget = new SpillBudget(config.output.max_total_bytes),
   ) {
     this.results = new ResultStore(config.results);
-    this.artifacts = new ArtifactStore(config.artifacts, config.output);
+    this.artifacts = new ArtifactStore(config.artifacts, config.output, { spillBudget });
   }
 
-  /** The text a client receives for `text`: itself, or the spilled view. */
+  /** The text a client receives for `text`: itself, or the spilled view. Never throws for a refused copy. */
   spill(text: string): Promise<string> {
     return spill(text, this.config.output, this.artifacts);
   }

@@ -1,29 +1,40 @@
 // Spill: text longer than output.view_chars is kept whole as a `text/plain` artifact and replaced by its first
-// head_chars and last tail_chars characters plus one pointer line. Applied once, at the server boundary.
+// head_chars and last tail_chars characters plus one pointer line. Applied once, at the server boundary. A copy the
+// caps refuse never costs the caller its result: the view is still sent, with a note that nothing was saved.
 import type { OutputConfig } from "../config/schema.js";
+import { toCairnError } from "../errors.js";
 import type { ArtifactInfo, ArtifactStore } from "./artifact-store.js";
 
-/** Returns `text` unchanged when it fits the view, else the bounded view. A refused copy throws (no file is left). */
+/** Returns `text` unchanged when it fits the view, else the bounded view. Never throws (decision 0010). */
 export async function spill(text: string, output: OutputConfig, artifacts: ArtifactStore): Promise<string> {
   return (await spillDetailed(text, output, artifacts)).text;
 }
 
-/** As `spill`, also returning the saved copy when there is one. */
+/**
+ * As `spill`, also returning the saved copy when there is one. When the copy is refused (output.max_file_bytes, the
+ * process-wide output.max_total_bytes, a full disk, a closed store) the head and tail are returned with a last line
+ * `[Output cut: N chars; no copy was kept: <why, naming the limit>]` and `saved` is absent.
+ */
 export async function spillDetailed(
   text: string,
   output: OutputConfig,
   artifacts: ArtifactStore,
 ): Promise<{ text: string; saved?: ArtifactInfo }> {
   if (text.length <= output.view_chars) return { text };
-  const saved = await artifacts.saveSpill(text, "text/plain");
   const head = text.slice(0, safeEnd(text, output.head_chars));
   const tail = text.slice(safeStart(text, text.length - output.tail_chars));
   const omitted = text.length - head.length - tail.length;
   const chars = text.length.toLocaleString("en-US");
+  const view = `${head}\n[... ${omitted.toLocaleString("en-US")} chars omitted ...]\n${tail}\n`;
+  let saved: ArtifactInfo;
+  try {
+    saved = await artifacts.saveSpill(text, "text/plain");
+  } catch (error) {
+    // The caller's result (a successful run's value) must survive a refused copy: only the copy is lost.
+    return { text: `${view}[Output cut: ${chars} chars; no copy was kept: ${toCairnError(error).message}]` };
+  }
   return {
-    text:
-      `${head}\n[... ${omitted.toLocaleString("en-US")} chars omitted ...]\n${tail}\n` +
-      `[Full output: ${chars} chars saved as ${saved.handle} | ${saved.uri} | ${saved.path}]`,
+    text: `${view}[Full output: ${chars} chars saved as ${saved.handle} | ${saved.uri} | ${saved.path}]`,
     saved,
   };
 }

@@ -1,7 +1,6 @@
 // Connections to the user's upstream MCP servers (stdio children or Streamable HTTP) through the official SDK client.
 // A broken server never stops the others: it is reported "unavailable" and each later call retries it once.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   type CallToolResult,
@@ -12,7 +11,10 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
-import { createLogger, type Logger } from "../log.js";
+import { createLogger, type Logger, redactSecrets } from "../log.js";
+import { createBoundedFetch, ReplyTooLargeError } from "./bounded-fetch.js";
+import { BoundedStdioClientTransport } from "./bounded-stdio-transport.js";
+import { DEFAULT_MAX_REPLY_BYTES, replyTooLargeLimit } from "./reply-limit.js";
 
 export type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 
@@ -46,7 +48,8 @@ export interface UpstreamManagerOptions {
  * - `callTool` returns the upstream's raw `CallToolResult` (including `isError` results) or throws a CairnError:
  *   `TOOL_NOT_FOUND` (unknown server, tool denied or not offered), `UPSTREAM_UNAVAILABLE` (not running, died,
  *   unreachable; the next call reconnects once), `TOOL_TIMEOUT` (past `timeout_ms`; the call is cancelled
- *   upstream), `TOOL_FAILED` (a protocol error answered by the upstream), `CANCELLED` (the caller's signal).
+ *   upstream), `TOOL_FAILED` (a protocol error answered by the upstream), `CANCELLED` (the caller's signal),
+ *   `TOO_LARGE` (the reply passed the server's `max_reply_bytes`; it was discarded and the connection stays up).
  * - `close()` ends every connection; stdio children get stdin closed, then SIGTERM, then SIGKILL.
  */
 export interface UpstreamManager {
@@ -137,7 +140,7 @@ export function createUpstreamManager(
     if (changed) emit(conn.name);
   }
 
-  function watchStderr(conn: Connection, transport: StdioClientTransport) {
+  function watchStderr(conn: Connection, transport: BoundedStdioClientTransport) {
     const stderrLog = log.child(conn.name);
     let pending = "";
     transport.stderr?.on("data", (chunk: Buffer) => {
@@ -160,16 +163,28 @@ export function createUpstreamManager(
 
   async function connectOnce(conn: Connection): Promise<void> {
     const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const maxReplyBytes = conn.config.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES;
+    const onDiscarded = ({ bytes, answered }: { bytes: number; answered: string | number | undefined }) =>
+      log.warn(`server "${conn.name}" sent a message over max_reply_bytes = ${maxReplyBytes}: discarded`, {
+        bytes,
+        ...(answered === undefined ? { answered: "no request id found" } : { request_id: answered }),
+      });
     const transport = isStdioServer(conn.config)
-      ? new StdioClientTransport({
-          command: conn.config.command,
-          args: conn.config.args,
-          env: conn.config.env,
-          ...(conn.config.cwd === undefined ? {} : { cwd: conn.config.cwd }),
-          stderr: "pipe",
-        })
-      : new StreamableHTTPClientTransport(new URL(conn.config.url), { requestInit: { headers: conn.config.headers } });
-    if (transport instanceof StdioClientTransport) watchStderr(conn, transport);
+      ? new BoundedStdioClientTransport(
+          {
+            command: conn.config.command,
+            args: conn.config.args,
+            env: conn.config.env,
+            ...(conn.config.cwd === undefined ? {} : { cwd: conn.config.cwd }),
+            stderr: "pipe",
+          },
+          { maxMessageBytes: maxReplyBytes, onDiscarded },
+        )
+      : new StreamableHTTPClientTransport(new URL(conn.config.url), {
+          requestInit: { headers: conn.config.headers },
+          fetch: createBoundedFetch(maxReplyBytes, onDiscarded),
+        });
+    if (transport instanceof BoundedStdioClientTransport) watchStderr(conn, transport);
 
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -361,8 +376,22 @@ export function createUpstreamManager(
         { cause: error, data: { server: conn.name, tool, timeout_ms: timeoutMs } },
       );
     }
+    const limit =
+      error instanceof McpError
+        ? replyTooLargeLimit(error.code, error.data)
+        : error instanceof ReplyTooLargeError
+          ? error.limit
+          : undefined;
+    if (limit !== undefined) {
+      return new CairnError(
+        ErrorCode.TOO_LARGE,
+        `${name} replied with more than ${limit} bytes (max_reply_bytes of [servers.${conn.name}]), so the reply ` +
+          "was discarded: ask for less (a page, a filter, fewer fields), or raise max_reply_bytes",
+        { name: "ToolCallError", cause: error, data: { server: conn.name, tool, limit } },
+      );
+    }
     if (error instanceof McpError && error.code !== McpErrorCode.ConnectionClosed) {
-      return new CairnError(ErrorCode.TOOL_FAILED, `${name} failed: ${error.message}`, {
+      return new CairnError(ErrorCode.TOOL_FAILED, `${name} failed: ${redactSecrets(error.message)}`, {
         cause: error,
         data: { server: conn.name, tool },
       });
@@ -377,10 +406,25 @@ export function createUpstreamManager(
   }
 }
 
+/**
+ * Cairn's words for why a connection failed. Foreign messages are redacted: an HTTP client error can quote a header
+ * value, a spawn error the command line, and either may hold an expanded `${VAR}` (decision 0011).
+ */
 function describeConnectError(error: unknown): string {
+  return redactSecrets(connectErrorText(error));
+}
+
+function connectErrorText(error: unknown): string {
   if (error instanceof McpError && error.code === McpErrorCode.ConnectionClosed) {
     return "the server closed its connection or exited (its stderr is in Cairn's log)";
   }
+  const limit =
+    error instanceof McpError
+      ? replyTooLargeLimit(error.code, error.data)
+      : error instanceof ReplyTooLargeError
+        ? error.limit
+        : undefined;
+  if (limit !== undefined) return `a reply passed max_reply_bytes = ${limit} (raise it for this server)`;
   const code = (error as { code?: unknown } | null)?.code;
   if (code === "ENOENT") return "the command was not found on PATH";
   if (code === "EACCES") return "the command is not executable";

@@ -1,10 +1,9 @@
 // Workspace: the versioned API over a Catalog (names, versions, search) and a BlobStore (bytes by SHA-256).
 // Bytes are committed before the catalog row; removal is the reverse. It runs no snippets and holds no session state.
 
-import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { type FileHandle, mkdir, open, rename, stat, unlink } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join } from "node:path";
+import { type FileHandle, mkdir, open } from "node:fs/promises";
+import { basename, isAbsolute, join } from "node:path";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
 import type { BlobSource, BlobStore, StagedBlob } from "./blobs/blob-store.js";
@@ -21,6 +20,7 @@ import {
   type VersionRecord,
 } from "./catalog/catalog.js";
 import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
+import { type WriteExportOptions, writeExport } from "./export-file.js";
 import { inferType, isTextual } from "./media.js";
 import { type CompactMetadata, compactMetadata, type FullMetadata, metadata } from "./metadata.js";
 import { alignBack, decodeUtf8, decodeUtf8Strict, utf8Prefix, windowEnd } from "./utf8.js";
@@ -559,46 +559,17 @@ export class Workspace {
     return decodeUtf8(window.subarray(0, end));
   }
 
-  /** Writes a version's bytes to `path` (absolute): temp file beside it, synced, renamed; verified on the way. */
-  async export(ref: string, path: string): Promise<ExportResult> {
+  /**
+   * Writes a version's bytes to `path` (absolute), verified on the way, through a synced temp file beside it. Refuses
+   * (`ALREADY_EXISTS`) an existing path unless `force`, and a symlink, FIFO, device or directory even with it.
+   */
+  async export(ref: string, path: string, options: WriteExportOptions = {}): Promise<ExportResult> {
     if (typeof path !== "string" || !isAbsolute(path)) {
       throw new CairnError(ErrorCode.INVALID_ARGUMENT, "export needs an absolute destination path");
     }
     checkWellFormed("path", path);
     const [record] = (await this.resolveAll([checkRef(ref)])) as [VersionRecord];
-    const existing = await stat(path).catch(() => undefined);
-    if (existing?.isDirectory()) {
-      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `${path} is a directory: give a file path to export to`);
-    }
-    const tmp = join(dirname(path), `.${basename(path)}.cairn-${randomBytes(6).toString("hex")}.tmp`);
-    let handle: FileHandle;
-    try {
-      handle = await open(tmp, "wx", 0o644);
-    } catch (error) {
-      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `cannot write ${path}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    try {
-      try {
-        for await (const chunk of this.blobs.open(record.sha256, record.bytes)) {
-          let written = 0;
-          while (written < chunk.byteLength) {
-            written += (await handle.write(chunk, written, chunk.byteLength - written)).bytesWritten;
-          }
-        }
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(tmp, path);
-    } catch (error) {
-      await unlink(tmp).catch(() => {});
-      if (error instanceof CairnError) throw error;
-      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `cannot write ${path}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
+    await writeExport(path, this.blobs.open(record.sha256, record.bytes), options);
     return {
       artifact_id: record.artifact_id,
       name: record.name,

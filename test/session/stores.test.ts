@@ -16,7 +16,7 @@ function artifactStore(
   output: Partial<typeof defaults.output> = {},
   now = Date.now,
 ) {
-  const store = new ArtifactStore({ ...defaults.artifacts, ...overrides }, { ...defaults.output, ...output }, now);
+  const store = new ArtifactStore({ ...defaults.artifacts, ...overrides }, { ...defaults.output, ...output }, { now });
   stores.push(store);
   return store;
 }
@@ -188,24 +188,24 @@ describe("spill", () => {
     expect(view).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
   });
 
-  it("fails past max_file_bytes and leaves no file", async () => {
+  it("past max_file_bytes keeps no copy and leaves no file, but still sends head and tail with a note", async () => {
     const store = artifactStore({}, { max_file_bytes: 50_000 });
-    await expect(spill("x".repeat(60_000), { ...output, max_file_bytes: 50_000 }, store)).rejects.toMatchObject({
-      code: "ENTRY_TOO_LARGE",
-      message: expect.stringContaining("max_file_bytes = 50000"),
-    });
+    const view = await spill("x".repeat(60_000), { ...output, max_file_bytes: 50_000 }, store);
+    expect(view.startsWith("x".repeat(20_000))).toBe(true);
+    expect(view).toContain("[... 20,000 chars omitted ...]");
+    expect(view.split("\n").at(-1)).toMatch(/^\[Output cut: 60,000 chars; no copy was kept: .*max_file_bytes = 50000/);
     const { readdirSync } = await import("node:fs");
     expect(readdirSync(store.directory)).toEqual([]);
   });
 
-  it("fails past max_total_bytes of the process and leaves no file", async () => {
+  it("past max_total_bytes of the process keeps no copy and leaves no file, but still sends the view", async () => {
     const limits = { ...output, max_total_bytes: 100_000 };
     const store = artifactStore({}, limits);
     await spill("x".repeat(60_000), limits, store);
-    await expect(spill("y".repeat(60_000), limits, store)).rejects.toMatchObject({
-      code: "STORE_FULL",
-      message: expect.stringContaining("max_total_bytes = 100000"),
-    });
+    const view = await spill("y".repeat(60_000), limits, store);
+    expect(view.split("\n").at(-1)).toMatch(
+      /^\[Output cut: 60,000 chars; no copy was kept: .*max_total_bytes = 100000/,
+    );
     const { readdirSync } = await import("node:fs");
     expect(readdirSync(store.directory)).toHaveLength(1);
   });

@@ -337,7 +337,7 @@ describe("read, import and export", () => {
     await ws.close();
   });
 
-  it("exports the exact bytes and refuses to overwrite a directory", async () => {
+  it("exports the exact bytes and refuses to replace a directory (issue 11)", async () => {
     const { ws } = await fresh();
     const bytes = Uint8Array.from({ length: 3000 }, (_, i) => i % 251);
     await ws.save({ name: "blob", content: bytes });
@@ -347,7 +347,7 @@ describe("read, import and export", () => {
     expect(Buffer.compare(readFileSync(target), Buffer.from(bytes))).toBe(0);
     const dirTarget = join(root, "a-directory");
     mkdirSync(dirTarget, { recursive: true });
-    expect((await failure(ws.export("blob", dirTarget))).code).toBe("INVALID_ARGUMENT");
+    expect((await failure(ws.export("blob", dirTarget))).code).toBe("ALREADY_EXISTS");
     await ws.close();
   });
 });
