@@ -13,7 +13,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
-import type { Logger } from "../log.js";
+import { type Logger, redactSecrets } from "../log.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 import type { ToolDefinition, ToolReply } from "./tool.js";
@@ -172,7 +172,8 @@ function readOrThrow<T>(read: () => T): T {
 }
 
 function errorResult(error: CairnError): CallToolResult {
-  return { content: [{ type: "text", text: JSON.stringify({ error: error.toJSON() }) }], isError: true };
+  // A message may quote a path or a cause built from a `${VAR}` of cairn.toml: the secret never reaches the model.
+  return { content: [{ type: "text", text: redactSecrets(JSON.stringify({ error: error.toJSON() })) }], isError: true };
 }
 
 function invalidArguments(tool: string, error: z.ZodError): CairnError {

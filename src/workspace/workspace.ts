@@ -3,7 +3,7 @@
 
 import { constants } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
-import { basename, isAbsolute, join } from "node:path";
+import { basename, isAbsolute, join, resolve } from "node:path";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
 import type { BlobSource, BlobStore, StagedBlob } from "./blobs/blob-store.js";
@@ -193,6 +193,13 @@ const VERIFY_WHOLE_BYTES = 4 * 1024 * 1024;
  * Temp files left by writers that died are removed.
  */
 export async function openWorkspace(dir: string, options: WorkspaceOptions = {}): Promise<Workspace> {
+  // Node's recursive mkdir never returns for a missing path under /proc or /sys (it loops): refuse them up front.
+  if (/^\/(proc|sys)(\/|$)/.test(resolve(dir))) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `the workspace cannot live under /proc or /sys (${dir}): pass --workspace DIR or set [workspace] path to a real directory`,
+    );
+  }
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const blobs = await createFsBlobStore(join(dir, "blobs"));
   const catalog = await createSqliteCatalog(join(dir, "catalog.db"));

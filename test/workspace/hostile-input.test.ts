@@ -133,3 +133,12 @@ describe("malformed arguments", () => {
     expect(readdirSync(join(dir, "ws", "blobs", "tmp"))).toEqual([]);
   });
 });
+
+describe("workspace directory", () => {
+  it.each(["/proc/cairn-test/ws", "/sys/cairn-test", "/proc"])(
+    "refuses %s instead of looping in mkdir",
+    async (path) => {
+      expect(await code(openWorkspace(path))).toBe("INVALID_ARGUMENT");
+    },
+  );
+});
