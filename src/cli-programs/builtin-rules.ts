@@ -1,0 +1,386 @@
+// The built-in argument rules of well-known programs, as data: what makes each run other commands or write files.
+// They apply whenever such a program is allowed; they cannot see what a config file or a repository makes a program do.
+
+/**
+ * One refused option. `option` is spelled `--long` (also refused as any GNU-style abbreviation such as `--out`, and
+ * with `=value`), `-x` (one letter: also inside a cluster `-abx` and glued `-xVALUE`) or `-word` (a find-style word:
+ * refused when an argument starts with it).
+ */
+export interface DenyRule {
+  option: string;
+  /** Why it is refused, completing "refused: ...". */
+  why: string;
+  /** Only after one of these subcommands; absent = everywhere. */
+  subcommands?: readonly string[];
+}
+
+/** How the first argument that is not an option (the subcommand) is found, for programs such as git. */
+export interface SubcommandRules {
+  /** Subcommands allowed when the user configured none. */
+  allowed: readonly string[];
+  /** Options refused before the subcommand, each with its reason. */
+  globalDeny: readonly DenyRule[];
+  /** Options allowed before the subcommand; any other option there is refused. */
+  globalFlags: readonly string[];
+  /** Options before the subcommand that take the next argument as their value (or `--opt=value`). */
+  globalOptionsWithValue: readonly string[];
+  /** Why other subcommands are refused. */
+  why: string;
+}
+
+export interface ProgramRules {
+  /** Refused whatever the arguments unless `allow_any_arguments = true`: the reason (it runs code, it writes files). */
+  refuseUnlessOptedIn?: string;
+  /** Arguments are find-style words (`-exec`), not getopt options: no clusters, no abbreviations. */
+  words?: boolean;
+  /** Short options that take a value: the rest of their cluster is that value, not more options. */
+  shortWithValue?: string;
+  /** The first argument is a cluster of short options even without a dash (`tar xvf`). */
+  oldStyleFirstArgument?: boolean;
+  /** Long options that are allowed although they are a prefix of a refused one (`--checkpoint`). */
+  exactLongOptions?: readonly string[];
+  deny: readonly DenyRule[];
+  /** Arguments refused wherever they appear, whatever option they belong to. */
+  denyArguments?: readonly { pattern: RegExp; why: string }[];
+  /** Arguments Cairn puts first, switching a program's own sandbox on (GNU sed `--sandbox`). */
+  prepend?: readonly string[];
+  subcommands?: SubcommandRules;
+}
+
+const RUNS_CODE = "it runs commands or code given in its arguments";
+const WRITES = "it writes, moves or deletes files named in its arguments";
+
+const runner = (why = RUNS_CODE): ProgramRules => ({ refuseUnlessOptedIn: why, deny: [] });
+
+// Read-only by default: any other git subcommand can write, and aliases (any name git does not know) run commands.
+const GIT_READ_ONLY = [
+  "status",
+  "log",
+  "show",
+  "diff",
+  "blame",
+  "annotate",
+  "grep",
+  "ls-files",
+  "ls-tree",
+  "rev-parse",
+  "rev-list",
+  "describe",
+  "shortlog",
+  "cat-file",
+  "show-ref",
+  "for-each-ref",
+  "merge-base",
+  "name-rev",
+  "diff-tree",
+  "diff-index",
+  "diff-files",
+  "count-objects",
+  "check-ignore",
+  "check-attr",
+  "version",
+];
+
+const GIT_REMOTE = ["clone", "fetch", "pull", "push", "ls-remote", "archive", "submodule", "remote"];
+
+const git: ProgramRules = {
+  subcommands: {
+    allowed: GIT_READ_ONLY,
+    globalDeny: [
+      { option: "-c", why: "it sets configuration that can run commands (core.sshCommand, aliases, pagers)" },
+      { option: "--config-env", why: "it sets configuration that can run commands" },
+      { option: "--exec-path", why: "it chooses where git finds the commands it runs" },
+      { option: "--help", why: "it runs man or a web browser" },
+      { option: "-h", why: "it runs man or a web browser" },
+    ],
+    globalFlags: [
+      "-p",
+      "-P",
+      "--paginate",
+      "--no-pager",
+      "--bare",
+      "--no-replace-objects",
+      "--literal-pathspecs",
+      "--glob-pathspecs",
+      "--noglob-pathspecs",
+      "--icase-pathspecs",
+      "--no-optional-locks",
+      "--version",
+      "-v",
+      "--html-path",
+      "--man-path",
+      "--info-path",
+    ],
+    globalOptionsWithValue: ["-C", "--git-dir", "--work-tree", "--namespace", "-c", "--config-env"],
+    why: "other subcommands can write to the repository, and aliases run commands",
+  },
+  deny: [
+    { option: "--output", why: "it writes the output to a file" },
+    { option: "--open-files-in-pager", why: "it runs a pager command" },
+    { option: "-O", why: "git grep -O runs a pager command", subcommands: ["grep"] },
+    { option: "--help", why: "it runs man or a web browser" },
+    { option: "--exec", why: "it runs a command" },
+    { option: "-x", why: "it runs a command", subcommands: ["rebase", "archive"] },
+    { option: "--upload-pack", why: "it runs a command", subcommands: GIT_REMOTE },
+    { option: "--receive-pack", why: "it runs a command", subcommands: GIT_REMOTE },
+    { option: "-u", why: "it names a command to run", subcommands: GIT_REMOTE },
+    { option: "--config", why: "it sets configuration that can run commands", subcommands: ["clone"] },
+    { option: "-c", why: "it sets configuration that can run commands", subcommands: ["clone"] },
+    { option: "--template", why: "it installs hooks that run commands", subcommands: ["clone", "init"] },
+    { option: "--extcmd", why: "it runs a command", subcommands: ["difftool"] },
+    { option: "--tool", why: "it runs a command", subcommands: ["difftool", "mergetool"] },
+  ],
+  denyArguments: [{ pattern: /^(ext|fd)::/i, why: "the ext:: and fd:: transports run commands" }],
+};
+
+const find: ProgramRules = {
+  words: true,
+  deny: [
+    { option: "-exec", why: "it runs a command" },
+    { option: "-execdir", why: "it runs a command" },
+    { option: "-ok", why: "it runs a command" },
+    { option: "-okdir", why: "it runs a command" },
+    { option: "-delete", why: "it deletes files" },
+    { option: "-fprint", why: "it writes a file" },
+    { option: "-fprint0", why: "it writes a file" },
+    { option: "-fprintf", why: "it writes a file" },
+    { option: "-fls", why: "it writes a file" },
+  ],
+};
+
+const rg: ProgramRules = {
+  shortWithValue: "efgtTmABCjMErdV",
+  deny: [
+    { option: "--pre", why: "it runs a command on every file" },
+    { option: "--pre-glob", why: "it selects files for a --pre command" },
+  ],
+};
+
+const fd: ProgramRules = {
+  deny: [
+    { option: "--exec", why: "it runs a command" },
+    { option: "--exec-batch", why: "it runs a command" },
+    { option: "-x", why: "it runs a command" },
+    { option: "-X", why: "it runs a command" },
+  ],
+};
+
+// GNU sed's --sandbox refuses the e, r, w commands and the e and w flags of s, also in -f script files.
+const sed: ProgramRules = {
+  shortWithValue: "efl",
+  prepend: ["--sandbox"],
+  deny: [
+    { option: "-i", why: "it edits files in place" },
+    { option: "--in-place", why: "it edits files in place" },
+  ],
+};
+
+const tar: ProgramRules = {
+  shortWithValue: "fbCgHIKLNTVX",
+  oldStyleFirstArgument: true,
+  exactLongOptions: ["checkpoint"],
+  deny: [
+    { option: "--to-command", why: "it runs a command" },
+    { option: "--checkpoint-action", why: "it can run a command" },
+    { option: "--use-compress-program", why: "it runs a command" },
+    { option: "-I", why: "it runs a command" },
+    { option: "--rsh-command", why: "it runs a command" },
+    { option: "--rmt-command", why: "it runs a command" },
+    { option: "--info-script", why: "it runs a command" },
+    { option: "--new-volume-script", why: "it runs a command" },
+    { option: "-F", why: "it runs a command" },
+    { option: "--files-from", why: "names in the list can be options" },
+    { option: "-T", why: "names in the list can be options" },
+    { option: "-x", why: "it writes files" },
+    { option: "--extract", why: "it writes files" },
+    { option: "--get", why: "it writes files" },
+    { option: "-c", why: "it writes an archive" },
+    { option: "--create", why: "it writes an archive" },
+    { option: "-r", why: "it writes an archive" },
+    { option: "--append", why: "it writes an archive" },
+    { option: "-u", why: "it writes an archive" },
+    { option: "--update", why: "it writes an archive" },
+    { option: "-A", why: "it writes an archive" },
+    { option: "--catenate", why: "it writes an archive" },
+    { option: "--concatenate", why: "it writes an archive" },
+    { option: "--delete", why: "it writes an archive" },
+  ],
+  // host:file names a remote archive, opened with rsh/ssh whose options the host part can inject.
+  denyArguments: [{ pattern: /:/, why: "host:file makes tar run a remote shell" }],
+};
+
+const sort: ProgramRules = {
+  shortWithValue: "kotST",
+  deny: [
+    { option: "-o", why: "it writes a file" },
+    { option: "--output", why: "it writes a file" },
+    { option: "--compress-program", why: "it runs a command" },
+  ],
+};
+
+const curl: ProgramRules = {
+  // -q as the very first argument stops curl from reading ~/.curlrc, which can hold any option.
+  prepend: ["-q"],
+  deny: [
+    { option: "-o", why: "it writes a file" },
+    { option: "--output", why: "it writes a file" },
+    { option: "-O", why: "it writes a file" },
+    { option: "--remote-name", why: "it writes a file" },
+    { option: "--remote-name-all", why: "it writes files" },
+    { option: "--output-dir", why: "it writes files" },
+    { option: "-J", why: "it writes a file" },
+    { option: "--remote-header-name", why: "it writes a file" },
+    { option: "-D", why: "it writes a file" },
+    { option: "--dump-header", why: "it writes a file" },
+    { option: "-c", why: "it writes a file" },
+    { option: "--cookie-jar", why: "it writes a file" },
+    { option: "--trace", why: "it writes a file" },
+    { option: "--trace-ascii", why: "it writes a file" },
+    { option: "--stderr", why: "it writes a file" },
+    { option: "--libcurl", why: "it writes a file" },
+    { option: "--etag-save", why: "it writes a file" },
+    { option: "--hsts", why: "it writes a file" },
+    { option: "--alt-svc", why: "it writes a file" },
+    { option: "-K", why: "a config file can hold any option" },
+    { option: "--config", why: "a config file can hold any option" },
+  ],
+};
+
+/** Built-in rules by program name. A program not listed here runs with any arguments its user allows. */
+export const BUILTIN_RULES: Readonly<Record<string, ProgramRules>> = {
+  git,
+  find,
+  rg,
+  fd,
+  fdfind: fd,
+  sed,
+  gsed: sed,
+  tar,
+  gtar: tar,
+  sort,
+  curl,
+  // Program runners, shells, interpreters and editors.
+  ...Object.fromEntries(
+    [
+      "sh",
+      "bash",
+      "dash",
+      "zsh",
+      "ksh",
+      "mksh",
+      "fish",
+      "csh",
+      "tcsh",
+      "busybox",
+      "env",
+      "xargs",
+      "nice",
+      "ionice",
+      "timeout",
+      "nohup",
+      "setsid",
+      "stdbuf",
+      "time",
+      "watch",
+      "flock",
+      "chroot",
+      "sudo",
+      "doas",
+      "su",
+      "runuser",
+      "unshare",
+      "nsenter",
+      "taskset",
+      "chrt",
+      "strace",
+      "ltrace",
+      "gdb",
+      "script",
+      "parallel",
+      "systemd-run",
+      "ssh",
+      "make",
+      "gmake",
+      "npm",
+      "npx",
+      "pnpm",
+      "yarn",
+      "bun",
+      "deno",
+      "node",
+      "nodejs",
+      "python",
+      "python2",
+      "python3",
+      "perl",
+      "ruby",
+      "php",
+      "lua",
+      "tclsh",
+      "Rscript",
+      "osascript",
+      "pwsh",
+      "awk",
+      "gawk",
+      "mawk",
+      "nawk",
+      "vi",
+      "vim",
+      "nvim",
+      "emacs",
+      "ed",
+      "ex",
+      "less",
+      "more",
+      "man",
+      "docker",
+      "podman",
+      "kubectl",
+    ].map((name) => [name, runner()]),
+  ),
+  ...Object.fromEntries(
+    [
+      "tee",
+      "cp",
+      "mv",
+      "rm",
+      "dd",
+      "install",
+      "ln",
+      "link",
+      "unlink",
+      "mkdir",
+      "rmdir",
+      "touch",
+      "chmod",
+      "chown",
+      "chgrp",
+      "truncate",
+      "shred",
+      "split",
+      "csplit",
+      "patch",
+      "wget",
+      "rsync",
+      "scp",
+      "sponge",
+      "mkfifo",
+      "mknod",
+    ].map((name) => [name, runner(WRITES)]),
+  ),
+};
+
+/** Versioned interpreter names (`python3.12`, `perl5.36`) share their family's rules. */
+const VERSIONED = /^(python|perl|ruby|php|lua|node|pip)[0-9.]*$/;
+
+/** The built-in rules for a program by its allowed name, else by the name of the file it resolves to. */
+export function builtinRulesFor(name: string, realName?: string): ProgramRules | undefined {
+  // busybox is one file for many programs: its real name says nothing about the program asked for.
+  for (const candidate of [name, realName === "busybox" ? undefined : realName]) {
+    if (candidate === undefined) continue;
+    const rules = BUILTIN_RULES[candidate];
+    if (rules) return rules;
+    if (VERSIONED.test(candidate)) return runner();
+  }
+  return undefined;
+}

@@ -1,0 +1,157 @@
+// How a program's whole process tree is found and ended, strongest layer the machine supports (decision 0146):
+// a Linux PID namespace, else a marker variable found in /proc/*/environ, else the process group alone (macOS).
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+
+/**
+ * - `pid-namespace`: the program runs in a new PID namespace (`unshare`, with a user namespace when unprivileged);
+ *   when it ends, the kernel kills every process left inside, whatever `setsid` or double forks they did.
+ * - `marker`: the program and its descendants carry `CAIRN_RUN=<random>`; every process holding it is killed, scan
+ *   after scan, until none is left. A descendant that clears its environment escapes.
+ * - `process-group`: the program's process group only; `setsid` escapes it.
+ */
+export type ContainmentKind = "pid-namespace" | "marker" | "process-group";
+
+export const MARKER_VARIABLE = "CAIRN_RUN";
+
+// PID 1 of a namespace ignores signals it has no handler for; a shell as PID 1 lets SIGTERM reach the program.
+// PWD is unset because the shell would add it to the program's environment.
+const NAMESPACE_INIT = ["/bin/sh", "-c", 'unset PWD; "$@"; exit $?', "cairn-init"];
+
+const UNSHARE_VARIANTS = [
+  ["--pid", "--fork", "--kill-child"],
+  ["--user", "--map-current-user", "--pid", "--fork", "--kill-child"],
+  ["--user", "--map-root-user", "--pid", "--fork", "--kill-child"],
+];
+
+export interface Containment {
+  kind: ContainmentKind;
+  /** Starts a program inside this containment; stdin closed, stdout and stderr piped. */
+  spawn(path: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): ContainedProcess;
+}
+
+export interface ContainedProcess {
+  child: ChildProcess;
+  /** Asks the program to stop (SIGTERM to its group and, with a marker, to every process carrying it). */
+  terminate(): void;
+  /** Kills every process the program started that is still alive; resolves when a scan finds none. */
+  kill(): Promise<void>;
+}
+
+/**
+ * The strongest containment this machine offers, found by trying it: `unshare` on an absolute PATH directory that
+ * can create a PID namespace (as is, or with a user namespace), else a marker when /proc shows environments.
+ */
+export async function detectContainment(unsharePath: string | undefined): Promise<ContainmentKind[]> {
+  const kinds: ContainmentKind[] = [];
+  if (process.platform === "linux") {
+    if (unsharePath && (await findUnshareVariant(unsharePath))) kinds.push("pid-namespace");
+    if (await canReadOwnEnviron()) kinds.push("marker");
+  }
+  kinds.push("process-group");
+  return kinds;
+}
+
+const variants = new Map<string, Promise<string[] | undefined>>();
+
+/** The first `unshare` flag set that runs a program in a new PID namespace here, memoized per path. */
+export function findUnshareVariant(unsharePath: string): Promise<string[] | undefined> {
+  let found = variants.get(unsharePath);
+  if (!found) {
+    found = (async () => {
+      for (const variant of UNSHARE_VARIANTS) {
+        const ok = await new Promise<boolean>((resolve) =>
+          execFile(
+            unsharePath,
+            [...variant, ...NAMESPACE_INIT, "/bin/sh", "-c", "exit 0"],
+            { timeout: 5000 },
+            (error) => resolve(error === null),
+          ),
+        );
+        if (ok) return variant;
+      }
+      return undefined;
+    })();
+    variants.set(unsharePath, found);
+  }
+  return found;
+}
+
+async function canReadOwnEnviron(): Promise<boolean> {
+  try {
+    await readFile(`/proc/${process.pid}/environ`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function createContainment(kind: ContainmentKind, unshare?: { path: string; variant: string[] }): Containment {
+  return {
+    kind,
+    spawn(path, args, { cwd, env }) {
+      const marker = kind === "marker" ? randomBytes(18).toString("base64url") : undefined;
+      const [command, argv] =
+        kind === "pid-namespace" && unshare
+          ? [unshare.path, [...unshare.variant, ...NAMESPACE_INIT, path, ...args]]
+          : [path, [...args]];
+      const child = spawn(command, argv, {
+        shell: false,
+        stdio: ["ignore", "pipe", "pipe"],
+        // Own process group: the first layer everywhere, and the only one without /proc.
+        detached: true,
+        cwd,
+        env: marker === undefined ? env : { ...env, [MARKER_VARIABLE]: marker },
+      });
+      const pgid = child.pid;
+      return {
+        child,
+        terminate() {
+          signalGroup(pgid, "SIGTERM");
+          if (marker !== undefined) void signalMarked(marker, "SIGTERM");
+        },
+        async kill() {
+          signalGroup(pgid, "SIGKILL");
+          // The namespace dies with unshare (--kill-child); the kernel then kills everything inside it.
+          if (kind === "pid-namespace") signalProcess(pgid, "SIGKILL");
+          if (marker === undefined) return;
+          // Processes forked while a scan ran are caught by the next one; killed ones no longer show an environment.
+          for (let round = 0; round < 100; round++) {
+            if ((await signalMarked(marker, "SIGKILL")) === 0) return;
+          }
+        },
+      };
+    },
+  };
+}
+
+function signalGroup(pgid: number | undefined, signal: NodeJS.Signals) {
+  if (pgid !== undefined) signalProcess(-pgid, signal);
+}
+
+function signalProcess(pid: number | undefined, signal: NodeJS.Signals) {
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Signals every process whose environment holds the marker; returns how many it found. */
+async function signalMarked(marker: string, signal: NodeJS.Signals): Promise<number> {
+  const needle = Buffer.from(`${MARKER_VARIABLE}=${marker}\0`);
+  let found = 0;
+  const entries = await readdir("/proc").catch(() => [] as string[]);
+  await Promise.all(
+    entries.map(async (entry) => {
+      if (!/^\d+$/.test(entry)) return;
+      const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
+      if (!environ?.includes(needle)) return;
+      found++;
+      signalProcess(Number(entry), signal);
+    }),
+  );
+  return found;
+}
