@@ -79,6 +79,7 @@ const GIT_READ_ONLY = [
   "check-ignore",
   "check-attr",
   "version",
+  "var",
 ];
 
 const GIT_REMOTE = ["clone", "fetch", "pull", "push", "ls-remote", "archive", "submodule", "remote"];
@@ -153,6 +154,7 @@ const rg: ProgramRules = {
   deny: [
     { option: "--pre", why: "it runs a command on every file" },
     { option: "--pre-glob", why: "it selects files for a --pre command" },
+    { option: "--hostname-bin", why: "it runs a command" },
   ],
 };
 
@@ -204,6 +206,11 @@ const tar: ProgramRules = {
     { option: "--catenate", why: "it writes an archive" },
     { option: "--concatenate", why: "it writes an archive" },
     { option: "--delete", why: "it writes an archive" },
+    { option: "--remove-files", why: "it deletes files" },
+    { option: "--index-file", why: "it writes a file" },
+    { option: "--volno-file", why: "it writes a file" },
+    { option: "--listed-incremental", why: "it writes a file" },
+    { option: "-g", why: "it writes a file" },
   ],
   // host:file names a remote archive, opened with rsh/ssh whose options the host part can inject.
   denyArguments: [{ pattern: /:/, why: "host:file makes tar run a remote shell" }],
@@ -243,7 +250,13 @@ const curl: ProgramRules = {
     { option: "--alt-svc", why: "it writes a file" },
     { option: "-K", why: "a config file can hold any option" },
     { option: "--config", why: "a config file can hold any option" },
+    { option: "--ssl-sessions", why: "it writes a file" },
+    { option: "--unix-socket", why: "a local socket (such as Docker's) can start processes" },
+    { option: "--abstract-unix-socket", why: "a local socket can start processes" },
+    { option: "--engine", why: "it loads a crypto engine library" },
   ],
+  // curl 8.3+ writes --write-out text to a file named in %output{...}.
+  denyArguments: [{ pattern: /%output\{/i, why: "%output{file} in --write-out writes a file" }],
 };
 
 /** Built-in rules by program name. A program not listed here runs with any arguments its user allows. */
