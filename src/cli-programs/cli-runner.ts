@@ -2,6 +2,7 @@
 // an argument policy per program, a minimal environment, a bound on programs at once and the whole process tree
 // ended with the program (decisions 0145, 0146). Output is held in memory up to a cap per stream.
 import type { ChildProcess } from "node:child_process";
+import { setMaxListeners } from "node:events";
 import { accessSync, constants, realpathSync, statSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { basename, delimiter, isAbsolute, join } from "node:path";
@@ -175,6 +176,8 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
       );
     }, timeoutMs);
     const onCancel = () => stopper.abort(new CairnError(ErrorCode.CANCELLED, `${program} was cancelled`));
+    // One run's signal is shared by all its host calls; a snippet may start hundreds of programs at once.
+    if (runOptions.signal) setMaxListeners(0, runOptions.signal);
     runOptions.signal?.addEventListener("abort", onCancel, { once: true });
     try {
       const release = await slots.acquire(stopper.signal);
