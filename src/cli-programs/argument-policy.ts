@@ -16,7 +16,7 @@ export interface ProgramPolicy {
 
 export type ArgumentVerdict = { ok: true; args: string[] } | { ok: false; message: string };
 
-const USER_WHY = "it is listed in deny_options";
+const USER_WHY = "is listed in deny_options";
 
 export function createProgramPolicy(
   program: string,

@@ -127,6 +127,10 @@ const REFUSED: [string, string[], string][] = [
   ["curl", ["-K", "/tmp/cfg"], "-K"],
   ["curl", ["--config=/tmp/cfg"], "--config=/tmp/cfg"],
   ["curl", ["-c", "/tmp/jar", "http://x"], "-c"],
+  ["curl", ["-w", "@/tmp/format", "http://x"], "-w"],
+  ["curl", ["-sw", "%output{/tmp/p}x", "http://x"], "-sw"],
+  ["curl", ["--write-out=%output{/tmp/p}x", "http://x"], "--write-out=%output{/tmp/p}x"],
+  ["curl", ["--unix-socket", "/var/run/docker.sock", "http://x/containers/create"], "--unix-socket"],
 ];
 
 const ALLOWED: [string, string[]][] = [
@@ -177,8 +181,11 @@ describe("argument policy", () => {
     for (const program of ["sh", "bash", "python3", "python3.12", "node", "perl", "awk", "xargs", "env", "nohup"]) {
       expect(verdict(program, ["--version"])).toMatch(/runs commands or code.*allow_any_arguments = true/);
     }
-    for (const program of ["tee", "cp", "mv", "rm", "dd", "wget"]) {
+    for (const program of ["tee", "cp", "mv", "rm", "dd", "wget", "gzip", "unzip"]) {
       expect(verdict(program, ["x"])).toMatch(/writes, moves or deletes files.*allow_any_arguments = true/);
+    }
+    for (const program of ["kill", "pkill", "crontab", "at", "systemctl"]) {
+      expect(verdict(program, ["x"])).toMatch(/signals, schedules or controls other processes/);
     }
   });
 
