@@ -1,10 +1,8 @@
 // Runs allow-listed command-line programs for snippets: no shell, arguments as an array, stdin closed, a deadline,
 // an argument policy per program, a minimal environment, a bound on programs at once and the whole process tree
 // ended with the program (decisions 0145, 0146). Output is held in memory up to a cap per stream.
-import type { ChildProcess } from "node:child_process";
 import { setMaxListeners } from "node:events";
 import { accessSync, constants, realpathSync, statSync } from "node:fs";
-import { constants as osConstants } from "node:os";
 import { basename, delimiter, isAbsolute, join } from "node:path";
 import type { CliConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
@@ -17,15 +15,10 @@ import {
   detectContainment,
   findUnshareVariant,
 } from "./containment.js";
+import { type CliResult, type ProgramRun, type ProgramSpec, startProgram } from "./program-run.js";
 import { createSlots } from "./slots.js";
 
-/** What a snippet receives from `cli.NAME(...)` / `cli_run(NAME, args)`. */
-export interface CliResult {
-  /** The program's exit code; 128 + signal number when a signal ended it. */
-  exit_code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { CliResult } from "./program-run.js";
 
 export interface CliRunOptions {
   /** Stops the program and everything it started; the run rejects with `CANCELLED`. */
@@ -90,7 +83,7 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
   const sourceEnv = options.env ?? process.env;
   const log = options.logger ?? createLogger("cli");
   const slots = createSlots(config.max_concurrent);
-  const active = new Set<{ stop(reason: CairnError): void; settled: Promise<unknown> }>();
+  const active = new Set<ProgramRun>();
   // Resolved once: a program installed later needs a restart, and PATH changes inside Cairn cannot redirect a name.
   const table = new Map<string, Program>(
     config.mode === "allowlist"
@@ -183,7 +176,7 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
       const release = await slots.acquire(stopper.signal);
       try {
         started = true;
-        return await execute(program, path, argv, entry.env, stopper.signal);
+        return await execute({ program, path, argv, env: entry.env, cwd }, stopper.signal);
       } finally {
         release();
       }
@@ -193,89 +186,20 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
     }
   }
 
-  async function execute(
-    program: string,
-    path: string,
-    argv: string[],
-    env: NodeJS.ProcessEnv,
-    signal: AbortSignal,
-  ): Promise<CliResult> {
+  async function execute(spec: ProgramSpec, signal: AbortSignal): Promise<CliResult> {
     const containment = await contained();
     if (signal.aborted) throw signal.reason;
-    const proc = containment.spawn(path, argv, { cwd, env });
-    const { child } = proc;
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    const sizes = { stdout: 0, stderr: 0 };
-    let failure: CairnError | undefined;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
-    let ended = false;
-    let settle!: { resolve(result: CliResult): void; reject(error: unknown): void };
-    const settled = new Promise<CliResult>((resolve, reject) => {
-      settle = { resolve, reject };
-    });
-
-    // The program is gone (or past its kill grace): kill what it left, wait briefly for the pipes, then answer.
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      void (async () => {
-        clearTimeout(killTimer);
-        signal.removeEventListener("abort", onAbort);
-        await proc.kill();
-        await pipesClosed(child, pipeGraceMs);
-        active.delete(handle);
-        if (failure) settle.reject(failure);
-        else
-          settle.resolve({
-            exit_code: exit?.code ?? 128 + signalNumber(exit?.signal ?? null),
-            stdout: Buffer.concat(stdout).toString("utf8"),
-            stderr: Buffer.concat(stderr).toString("utf8"),
-          });
-      })();
-    };
-    const stop = (reason: CairnError) => {
-      if (failure) return;
-      failure = reason;
-      proc.terminate();
-      killTimer = setTimeout(end, killGraceMs);
-    };
-    const onAbort = () => stop(signal.reason);
-    const handle = { stop, settled };
-    active.add(handle);
+    const started = startProgram(containment, spec, { maxOutputBytes, killGraceMs, pipeGraceMs });
+    const onAbort = () => started.stop(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
-
-    const collect = (stream: "stdout" | "stderr", chunks: Buffer[]) => (chunk: Buffer) => {
-      if (failure) return;
-      sizes[stream] += chunk.length;
-      if (sizes[stream] > maxOutputBytes) {
-        stop(
-          new CairnError(
-            ErrorCode.TOOL_FAILED,
-            `${program} wrote more than ${maxOutputBytes} bytes to ${stream} and was stopped: narrow the ` +
-              "command (a filter, a limit, a path) or write to a file and read it in parts",
-            { data: { program, stream, limit_bytes: maxOutputBytes } },
-          ),
-        );
-        return;
-      }
-      chunks.push(chunk);
-    };
-    child.stdout?.on("data", collect("stdout", stdout));
-    child.stderr?.on("data", collect("stderr", stderr));
-    child.on("error", (error) => {
-      failure ??= new CairnError(ErrorCode.TOOL_FAILED, `${program} could not start: ${error.message}`, {
-        cause: error,
-      });
-      end();
-    });
-    child.on("exit", (code, exitSignal) => {
-      exit = { code, signal: exitSignal };
-      end();
-    });
-    log.debug(`running ${program}`, { args: argv.length, containment: containment.kind });
-    return settled;
+    active.add(started);
+    log.debug(`running ${spec.program}`, { args: spec.argv.length, containment: containment.kind });
+    try {
+      return await started.result;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      active.delete(started);
+    }
   }
 
   return {
@@ -288,9 +212,9 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
     async close() {
       const stopping = new CairnError(ErrorCode.CANCELLED, "Cairn is shutting down");
       await Promise.allSettled(
-        [...active].map((run) => {
-          run.stop(stopping);
-          return run.settled;
+        [...active].map((started) => {
+          started.stop(stopping);
+          return started.result;
         }),
       );
     },
@@ -330,31 +254,6 @@ async function chooseContainment(wanted: ContainmentKind | "auto", pathVariable:
     throw new CairnError(ErrorCode.INTERNAL, "a PID namespace was asked for but unshare cannot create one here");
   }
   return createContainment(kind, { path: unsharePath, variant });
-}
-
-/** Resolves when both output pipes have closed, or after `graceMs`, destroying them then. */
-function pipesClosed(child: ChildProcess, graceMs: number): Promise<void> {
-  const streams = [child.stdout, child.stderr].filter((s) => s !== null && !s.closed);
-  if (streams.length === 0) return Promise.resolve();
-  return new Promise((resolve) => {
-    let open = streams.length;
-    const timer = setTimeout(() => {
-      for (const stream of streams) stream?.destroy();
-      resolve();
-    }, graceMs);
-    for (const stream of streams) {
-      stream?.once("close", () => {
-        if (--open === 0) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    }
-  });
-}
-
-function signalNumber(signal: NodeJS.Signals | null): number {
-  return signal === null ? 0 : (osConstants.signals[signal] ?? 0);
 }
 
 /** The first executable regular file named `name` in an absolute PATH directory; relative entries are skipped. */
