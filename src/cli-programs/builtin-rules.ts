@@ -42,7 +42,7 @@ export interface ProgramRules {
   deny: readonly DenyRule[];
   /** Arguments refused wherever they appear, whatever option they belong to. */
   denyArguments?: readonly { pattern: RegExp; why: string }[];
-  /** Arguments Cairn puts first, switching a program's own sandbox on (GNU sed `--sandbox`). */
+  /** Arguments Cairn puts first, switching a program's own safeguards on (GNU sed `--sandbox`, curl `-q`). */
   prepend?: readonly string[];
   subcommands?: SubcommandRules;
 }
@@ -87,6 +87,8 @@ const GIT_READ_ONLY = [
 const GIT_REMOTE = ["clone", "fetch", "pull", "push", "ls-remote", "archive", "submodule", "remote"];
 
 const git: ProgramRules = {
+  // A repository's own config runs commands on status and diff (core.fsmonitor) and around writes (hooks).
+  prepend: ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"],
   subcommands: {
     allowed: GIT_READ_ONLY,
     globalDeny: [

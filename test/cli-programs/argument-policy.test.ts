@@ -195,7 +195,11 @@ describe("argument policy", () => {
     expect(checkArguments(policy("grep", undefined, "busybox"), ["-r", "x"]).ok).toBe(true);
   });
 
-  it("puts the programs' own sandboxes first: sed --sandbox, curl -q", () => {
+  it("puts the programs' own safeguards first: sed --sandbox, curl -q, git without fsmonitor and hooks", () => {
+    expect(checkArguments(policy("git"), ["status"])).toEqual({
+      ok: true,
+      args: ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "status"],
+    });
     expect(checkArguments(policy("sed"), ["-n", "p"])).toEqual({ ok: true, args: ["--sandbox", "-n", "p"] });
     expect(checkArguments(policy("curl"), ["https://x"])).toEqual({ ok: true, args: ["-q", "https://x"] });
   });

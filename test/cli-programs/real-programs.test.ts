@@ -20,6 +20,8 @@ beforeAll(() => {
   git("-c", "user.name=t", "-c", "user.email=t@x", "add", "notes.txt");
   git("-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "first");
   execFileSync("tar", ["-cf", "a.tar", "notes.txt"], { cwd: dir });
+  // The repository itself is hostile: its config runs a command on every git status.
+  git("config", "core.fsmonitor", `touch ${CANARY}`);
   const config = ConfigSchema.parse({
     cli: {
       mode: "allowlist",
@@ -66,6 +68,11 @@ describe("allowed programs under their built-in rules", () => {
     const error = await caught(runner.run(program, args));
     expect(error.code).toBe("NOT_ALLOWED");
     expect(error.message).toContain(JSON.stringify(named));
+    expect(existsSync(CANARY)).toBe(false);
+  });
+
+  it("keeps a repository's core.fsmonitor from running on git status", async () => {
+    expect((await runner.run("git", ["status", "--short"])).exit_code).toBe(0);
     expect(existsSync(CANARY)).toBe(false);
   });
 
