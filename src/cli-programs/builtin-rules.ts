@@ -153,7 +153,7 @@ const find: ProgramRules = {
 };
 
 const rg: ProgramRules = {
-  shortWithValue: "efgtTmABCjMErdV",
+  shortWithValue: "efgtTmABCjMErd",
   deny: [
     { option: "--pre", why: "runs a command on every file" },
     { option: "--pre-glob", why: "selects files for a --pre command" },
@@ -162,6 +162,7 @@ const rg: ProgramRules = {
 };
 
 const fd: ProgramRules = {
+  shortWithValue: "etEdjSco",
   deny: [
     { option: "--exec", why: "runs a command" },
     { option: "--exec-batch", why: "runs a command" },
@@ -229,6 +230,7 @@ const sort: ProgramRules = {
 };
 
 const curl: ProgramRules = {
+  shortWithValue: "dHXuAebFmrTxyYzECPQtU",
   // -q as the very first argument stops curl from reading ~/.curlrc, which can hold any option.
   prepend: ["-q"],
   deny: [

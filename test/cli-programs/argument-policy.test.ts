@@ -80,6 +80,7 @@ const REFUSED: [string, string[], string][] = [
   ["fd", ["-x", "sh"], "-x"],
   ["fd", ["-X", "sh"], "-X"],
   ["fd", ["-Hx", "sh"], "-Hx"],
+  ["fd", ["-xt", "f", "sh"], "-xt"],
   ["fd", ["--exec", "sh"], "--exec"],
   ["fd", ["--exec-batch=sh"], "--exec-batch=sh"],
   ["fd", ["--exec-b", "sh"], "--exec-b"],
@@ -152,6 +153,7 @@ const ALLOWED: [string, string[]][] = [
   ["rg", ["--regexp=--pre", "src"]],
   ["rg", ["--search-zip", "x"]],
   ["fd", ["-e", "ts", "-H", "src"]],
+  ["fd", ["-tx", "-Htf", "src"]],
   ["sed", ["-n", "s/a/b/p", "f"]],
   ["sed", ["-es/i/x/", "f"]],
   ["sed", ["-E", "-e", "1d", "f"]],
@@ -162,6 +164,7 @@ const ALLOWED: [string, string[]][] = [
   ["sort", ["-to", "f"]],
   ["sort", ["-r", "-u", "f"]],
   ["curl", ["-sS", "https://example.com"]],
+  ["curl", ["-XPOST", "-HX-o: 1", "-d", "a=1", "https://example.com"]],
 ];
 
 describe("argument policy", () => {
