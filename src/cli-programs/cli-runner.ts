@@ -83,6 +83,8 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
   const sourceEnv = options.env ?? process.env;
   const log = options.logger ?? createLogger("cli");
   const slots = createSlots(config.max_concurrent);
+  const closing = new AbortController();
+  setMaxListeners(0, closing.signal);
   const active = new Set<ProgramRun>();
   // Resolved once: a program installed later needs a restart, and PATH changes inside Cairn cannot redirect a name.
   const table = new Map<string, Program>(
@@ -92,7 +94,12 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
   );
   let containment: Promise<Containment> | undefined;
   const contained = () => {
-    containment ??= chooseContainment(options.containment ?? "auto", sourceEnv.PATH ?? "");
+    containment ??= chooseContainment(options.containment ?? "auto", sourceEnv.PATH ?? "").then((chosen) => {
+      // Only the namespace ends daemonized descendants whatever they do; say so when this machine cannot have it.
+      if (chosen.kind === "pid-namespace") log.info("programs run in a PID namespace");
+      else log.warn(`programs are contained by ${chosen.kind} only: see docs/decisions/0146-program-containment.md`);
+      return chosen;
+    });
     return containment;
   };
 
@@ -145,6 +152,7 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
     const timeoutMs = runOptions.timeoutMs ?? entry.timeoutMs ?? config.timeout_ms;
     const timeoutKey = entry.timeoutMs === undefined ? "[cli] timeout_ms" : `[cli.programs.${program}] timeout_ms`;
     if (runOptions.signal?.aborted) throw new CairnError(ErrorCode.CANCELLED, `${program} was cancelled`);
+    if (closing.signal.aborted) throw closing.signal.reason;
 
     // One signal for "stop now", whatever the cause: the deadline (waiting included) or the caller's cancellation.
     const stopper = new AbortController();
@@ -172,6 +180,9 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
     // One run's signal is shared by all its host calls; a snippet may start hundreds of programs at once.
     if (runOptions.signal) setMaxListeners(0, runOptions.signal);
     runOptions.signal?.addEventListener("abort", onCancel, { once: true });
+    // Calls still waiting for a slot when Cairn closes must not start a program after it.
+    const onClose = () => stopper.abort(closing.signal.reason);
+    closing.signal.addEventListener("abort", onClose, { once: true });
     try {
       const release = await slots.acquire(stopper.signal);
       try {
@@ -183,6 +194,7 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
     } finally {
       clearTimeout(deadline);
       runOptions.signal?.removeEventListener("abort", onCancel);
+      closing.signal.removeEventListener("abort", onClose);
     }
   }
 
@@ -211,6 +223,7 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
 
     async close() {
       const stopping = new CairnError(ErrorCode.CANCELLED, "Cairn is shutting down");
+      closing.abort(stopping);
       await Promise.allSettled(
         [...active].map((started) => {
           started.stop(stopping);

@@ -143,4 +143,16 @@ describe("max_concurrent", () => {
     expect((await caught(busy)).code).toBe("CANCELLED");
     expect(await cli.run("echo", ["after"])).toMatchObject({ stdout: "after\n" });
   });
+
+  it("stops running and waiting calls on close, and starts nothing after", async () => {
+    const t = token();
+    const cli = start(kind, 1);
+    const busy = cli.run("sh", ["-c", `sleep ${t}`]);
+    const waiting = cli.run("sh", ["-c", `sleep ${t}`]);
+    await cli.close();
+    expect((await caught(busy)).code).toBe("CANCELLED");
+    expect((await caught(waiting)).message).toContain("shutting down");
+    expect((await caught(cli.run("echo", ["late"]))).code).toBe("CANCELLED");
+    expect(survivors(t)).toEqual([]);
+  });
 });
