@@ -31,7 +31,7 @@ afterAll(async () => {
   killSurvivors(token);
 });
 
-describe("programs through cairn serve", () => {
+describe.skipIf(process.platform !== "linux")("programs through cairn serve", () => {
   it.each([
     [["-c", "alias.x=!touch CANARY", "x"], '"-c"'],
     [["log", "--output=CANARY"], '"--output=CANARY"'],
