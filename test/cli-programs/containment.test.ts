@@ -111,7 +111,9 @@ describe.skipIf(process.platform !== "linux").each(kinds)("containment by %s", (
     const run = start(kind).run("sh", ["-c", `setsid sleep ${t} & echo up; sleep ${t}`], {
       signal: controller.signal,
     });
-    setTimeout(() => controller.abort(), 50);
+    // Cancel once both sleepers exist, so there is a tree to stop.
+    while (survivors(t).length < 2) await new Promise((resolve) => setImmediate(resolve));
+    controller.abort();
     expect((await caught(run)).code).toBe("CANCELLED");
     if (escapes) expect(survivors(t)).toEqual([]);
   });
