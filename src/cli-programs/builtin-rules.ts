@@ -266,6 +266,26 @@ const curl: ProgramRules = {
   denyArguments: [{ pattern: /%output\{/i, why: "%output{file} in --write-out writes a file" }],
 };
 
+const date: ProgramRules = {
+  shortWithValue: "dfrI",
+  deny: [
+    { option: "-s", why: "sets the system clock" },
+    { option: "--set", why: "sets the system clock" },
+  ],
+};
+
+const file: ProgramRules = {
+  shortWithValue: "mefFP",
+  deny: [
+    { option: "-C", why: "writes a compiled magic file" },
+    { option: "--compile", why: "writes a compiled magic file" },
+  ],
+};
+
+const tree: ProgramRules = {
+  deny: [{ option: "-o", why: "writes the output to a file" }],
+};
+
 /** Built-in rules by program name. A program not listed here runs with any arguments its user allows. */
 export const BUILTIN_RULES: Readonly<Record<string, ProgramRules>> = {
   git,
@@ -279,6 +299,9 @@ export const BUILTIN_RULES: Readonly<Record<string, ProgramRules>> = {
   gtar: tar,
   sort,
   curl,
+  date,
+  file,
+  tree,
   // Program runners, shells, interpreters and editors.
   ...Object.fromEntries(
     names(
@@ -287,14 +310,15 @@ export const BUILTIN_RULES: Readonly<Record<string, ProgramRules>> = {
         "gdb script parallel systemd-run ssh make gmake npm npx pnpm yarn bun deno node nodejs python " +
         "python2 python3 perl ruby php lua tclsh Rscript osascript pwsh awk gawk mawk nawk vi vim nvim " +
         "emacs ed ex less more man docker podman kubectl sqlite3 duckdb psql mysql pandoc latex pdflatex " +
-        "xelatex lualatex convert magick open xdg-open",
+        "xelatex lualatex convert magick open xdg-open gpg gpg2 hg svn cargo go rustc gcc cc clang javac " +
+        "java mvn gradle pip pip3 gem bundle composer dotnet",
     ).map((name) => [name, runner()]),
   ),
   ...Object.fromEntries(
     names(
       "tee cp mv rm dd install ln link unlink mkdir rmdir touch chmod chown chgrp truncate shred split " +
         "csplit patch wget rsync scp sponge mkfifo mknod zip unzip gzip gunzip bzip2 bunzip2 xz unxz zstd " +
-        "7z 7za cpio ar openssl ffmpeg nano",
+        "7z 7za cpio ar openssl ffmpeg nano uniq",
     ).map((name) => [name, runner(WRITES)]),
   ),
   ...Object.fromEntries(

@@ -132,6 +132,13 @@ const REFUSED: [string, string[], string][] = [
   ["curl", ["-sw", "%output{/tmp/p}x", "http://x"], "-sw"],
   ["curl", ["--write-out=%output{/tmp/p}x", "http://x"], "--write-out=%output{/tmp/p}x"],
   ["curl", ["--unix-socket", "/var/run/docker.sock", "http://x/containers/create"], "--unix-socket"],
+  // date, file, tree
+  ["date", ["-s", "2000-01-01"], "-s"],
+  ["date", ["-us", "2000-01-01"], "-us"],
+  ["date", ["--set=2000-01-01"], "--set=2000-01-01"],
+  ["file", ["-zC", "-m", "magic"], "-zC"],
+  ["file", ["--compile", "-m", "magic"], "--compile"],
+  ["tree", ["-o", "/tmp/p"], "-o"],
 ];
 
 const ALLOWED: [string, string[]][] = [
@@ -164,6 +171,9 @@ const ALLOWED: [string, string[]][] = [
   ["sort", ["-to", "f"]],
   ["sort", ["-r", "-u", "f"]],
   ["curl", ["-sS", "https://example.com"]],
+  ["date", ["-Is", "-u"]],
+  ["date", ["-d", "@0", "+%s"]],
+  ["file", ["-b", "--mime-type", "x"]],
   ["curl", ["-XPOST", "-HX-o: 1", "-d", "a=1", "https://example.com"]],
 ];
 
@@ -181,10 +191,24 @@ describe("argument policy", () => {
   });
 
   it("refuses shells, interpreters, runners and file writers whatever their arguments", () => {
-    for (const program of ["sh", "bash", "python3", "python3.12", "node", "perl", "awk", "xargs", "env", "nohup"]) {
+    const runners = [
+      "sh",
+      "bash",
+      "python3",
+      "python3.12",
+      "node",
+      "perl",
+      "awk",
+      "xargs",
+      "env",
+      "nohup",
+      "gpg",
+      "go",
+    ];
+    for (const program of runners) {
       expect(verdict(program, ["--version"])).toMatch(/runs commands or code.*allow_any_arguments = true/);
     }
-    for (const program of ["tee", "cp", "mv", "rm", "dd", "wget", "gzip", "unzip"]) {
+    for (const program of ["tee", "cp", "mv", "rm", "dd", "wget", "gzip", "unzip", "uniq"]) {
       expect(verdict(program, ["x"])).toMatch(/writes, moves or deletes files.*allow_any_arguments = true/);
     }
     for (const program of ["kill", "pkill", "crontab", "at", "systemctl"]) {
