@@ -14,6 +14,7 @@ import { readdir, readFile } from "node:fs/promises";
 export type ContainmentKind = "pid-namespace" | "marker" | "process-group";
 
 export const MARKER_VARIABLE = "CAIRN_RUN";
+const SCAN_BATCH = 64;
 
 // PID 1 of a namespace ignores signals it has no handler for; a shell as PID 1 lets SIGTERM reach the program.
 // PWD is unset because the shell would add it to the program's environment.
@@ -142,16 +143,18 @@ function signalProcess(pid: number | undefined, signal: NodeJS.Signals) {
 /** Signals every process whose environment holds the marker; returns how many it found. */
 async function signalMarked(marker: string, signal: NodeJS.Signals): Promise<number> {
   const needle = Buffer.from(`${MARKER_VARIABLE}=${marker}\0`);
+  const pids = (await readdir("/proc").catch(() => [] as string[])).filter((entry) => /^\d+$/.test(entry));
   let found = 0;
-  const entries = await readdir("/proc").catch(() => [] as string[]);
-  await Promise.all(
-    entries.map(async (entry) => {
-      if (!/^\d+$/.test(entry)) return;
-      const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
-      if (!environ?.includes(needle)) return;
-      found++;
-      signalProcess(Number(entry), signal);
-    }),
-  );
+  // In batches: thousands of files opened at once (a fork bomb's) would fail with EMFILE and hide processes.
+  for (let start = 0; start < pids.length; start += SCAN_BATCH) {
+    await Promise.all(
+      pids.slice(start, start + SCAN_BATCH).map(async (pid) => {
+        const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+        if (!environ?.includes(needle)) return;
+        found++;
+        signalProcess(Number(pid), signal);
+      }),
+    );
+  }
   return found;
 }
