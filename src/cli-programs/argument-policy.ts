@@ -1,7 +1,7 @@
 // The argument guard of one program: built-in rules plus the user's [cli.programs.NAME] table, checked before spawn.
 // It errs on the side of refusing: abbreviations, clusters and option-like values count even where a program would not.
 import type { ProgramPolicyConfig } from "../config/schema.js";
-import { builtinRulesFor, type DenyRule, type ProgramRules } from "./builtin-rules.js";
+import { builtinRulesFor, type DenyRule, type ProgramRules, type SubcommandRules } from "./builtin-rules.js";
 
 /** The rules in force for one allowed program, built once at start from the built-in table and cairn.toml. */
 export interface ProgramPolicy {
@@ -61,12 +61,13 @@ export function checkArguments(policy: ProgramPolicy, args: readonly string[]): 
 
   const found = findSubcommand(policy, args);
   if (!found.ok) return found;
-  const { subcommand, start } = found;
+  const { subcommand } = found;
 
   const rules = [...(builtin?.deny ?? []), ...policy.userDeny].filter(
     (rule) => rule.subcommands === undefined || (subcommand !== undefined && rule.subcommands.includes(subcommand)),
   );
-  for (let index = start; index < args.length; index++) {
+  // Also before the subcommand: a user's deny_options may name a global option such as git's -C.
+  for (let index = 0; index < args.length; index++) {
     const arg = args[index] as string;
     if (subcommand !== undefined && index === found.index) continue;
     for (const { pattern, why } of builtin?.denyArguments ?? []) {
@@ -91,17 +92,15 @@ export function checkArguments(policy: ProgramPolicy, args: readonly string[]): 
   return { ok: true, args: [...(builtin?.prepend ?? []), ...args] };
 }
 
-type SubcommandFound =
-  | { ok: true; subcommand: string | undefined; index: number; start: number }
-  | { ok: false; message: string };
+type SubcommandFound = { ok: true; subcommand: string | undefined; index: number } | { ok: false; message: string };
 
-/** Finds the subcommand, checking the options before it; `start` is where the option scan begins. */
+/** Finds the subcommand and its index, checking the options before it. */
 function findSubcommand(policy: ProgramPolicy, args: readonly string[]): SubcommandFound {
   const { program, builtin } = policy;
   const table = `[cli.programs.${program}]`;
   const spec = builtin?.subcommands;
   const allowed = policy.subcommands ?? spec?.allowed;
-  if (allowed === undefined) return { ok: true, subcommand: undefined, index: -1, start: 0 };
+  if (allowed === undefined) return { ok: true, subcommand: undefined, index: -1 };
 
   let index = 0;
   if (spec) {
@@ -127,7 +126,7 @@ function findSubcommand(policy: ProgramPolicy, args: readonly string[]): Subcomm
       }
       return refuse(
         `${describe(program, index, arg)}: it is not an option ${program} takes before its subcommand in Cairn ` +
-          `(allowed there: ${[...spec.globalFlags, ...spec.globalOptionsWithValue].join(" ")}); put options ` +
+          `(allowed there: ${allowedGlobals(spec).join(" ")}); put options ` +
           `after the subcommand, or set allow_any_arguments = true in ${table} of cairn.toml`,
       );
     }
@@ -139,7 +138,7 @@ function findSubcommand(policy: ProgramPolicy, args: readonly string[]): Subcomm
     );
   }
   const subcommand = args[index];
-  if (subcommand === undefined) return { ok: true, subcommand: undefined, index: -1, start: index };
+  if (subcommand === undefined) return { ok: true, subcommand: undefined, index: -1 };
   if (!allowed.includes(subcommand)) {
     const why = policy.subcommands === undefined && spec ? `; ${spec.why}` : "";
     return refuse(
@@ -147,7 +146,14 @@ function findSubcommand(policy: ProgramPolicy, args: readonly string[]): Subcomm
         `${allowed.join(", ")})${why}. To allow it, list it in subcommands in ${table} of cairn.toml`,
     );
   }
-  return { ok: true, subcommand, index, start: index };
+  return { ok: true, subcommand, index };
+}
+
+function allowedGlobals(spec: SubcommandRules): string[] {
+  const usable = spec.globalOptionsWithValue.filter(
+    (option) => !spec.globalDeny.some((rule) => rule.option === option),
+  );
+  return [...spec.globalFlags, ...usable];
 }
 
 /** Whether `arg` is (or contains, in a short-option cluster) the option a rule refuses. */

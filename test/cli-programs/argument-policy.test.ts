@@ -237,6 +237,8 @@ describe("argument policy", () => {
     expect(verdict("git", ["log", "--output=x"], { allow_options: ["--output"] })).toBe("ok");
     expect(verdict("git", ["-c", "user.name=x", "log"], { allow_options: ["-c"] })).toBe("ok");
     expect(verdict("git", ["log", "--stat"], { deny_options: ["--stat"] })).toContain("deny_options");
+    expect(verdict("git", ["-C", "/elsewhere", "log"], { deny_options: ["-C"] })).toContain('"-C"');
+    expect(verdict("git", ["--git-dir=/x", "log"], { deny_options: ["--git-dir"] })).toContain('"--git-dir=/x"');
     expect(verdict("sh", ["-c", "echo"], { allow_any_arguments: true })).toBe("ok");
     expect(verdict("cat", ["-A", "f"], { deny_options: ["-A"] })).toContain('"-A"');
     expect(verdict("docker", ["ps"], { allow_any_arguments: true, subcommands: ["ps"] })).toBe("ok");
