@@ -257,3 +257,42 @@ describe("argument policy", () => {
     }
   });
 });
+
+/** The spellings a program accepts for one refused option: glued values, abbreviations, clusters, positions. */
+function spellings(option: string, shortWithValue = "", exact: readonly string[] = []): string[] {
+  if (option.startsWith("--")) {
+    const name = option.slice(2);
+    const prefixes = Array.from({ length: name.length }, (_, i) => name.slice(0, i + 1)).filter(
+      (p) => !exact.includes(p),
+    );
+    return [option, `${option}=x`, `--${name.toUpperCase()}=x`, ...prefixes.map((p) => `--${p}`), `--${prefixes[0]}=x`];
+  }
+  if (option.length > 2) return [option, `${option}x`];
+  const letter = option.slice(1);
+  // A cluster partner that takes no value, so the refused letter is still read as an option.
+  const partner = [..."qvwnhlaszLPHZ"].find((c) => c !== letter && !shortWithValue.includes(c)) as string;
+  return [option, `${option}value`, `-${partner}${letter}`, `-${partner}${letter}${partner}`];
+}
+
+describe("argument policy, every built-in refusal in every spelling", () => {
+  const cases: [string, string[], string][] = [];
+  for (const [program, rules] of Object.entries(BUILTIN_RULES)) {
+    for (const rule of rules.deny) {
+      // With the rule's subcommand allowed, the option is still refused.
+      const subcommand = rule.subcommands?.[0] ?? rules.subcommands?.allowed[0];
+      for (const spelling of spellings(rule.option, rules.shortWithValue, rules.exactLongOptions)) {
+        // tar reads a first argument without a dash as options (tar tvf): start it with one.
+        const before = subcommand ? [subcommand] : rules.oldStyleFirstArgument ? ["-t"] : [];
+        cases.push([program, [...before, spelling, "operand"], spelling]);
+        cases.push([program, [...before, "operand", "--", spelling], spelling]);
+      }
+    }
+  }
+
+  it.each(cases)("refuses %s %j, naming %j", (program, args, named) => {
+    const subcommand = BUILTIN_RULES[program]?.subcommands ? args[0] : undefined;
+    const result = checkArguments(policy(program, subcommand ? { subcommands: [subcommand] } : undefined), args);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.message).toContain(JSON.stringify(named));
+  });
+});
