@@ -13,7 +13,7 @@ import {
   type ContainmentKind,
   createContainment,
   detectContainment,
-  findUnshareVariant,
+  namespaceLauncher,
 } from "./containment.js";
 import { type CliResult, type ProgramRun, type ProgramSpec, startProgram } from "./program-run.js";
 import { createSlots } from "./slots.js";
@@ -262,11 +262,12 @@ async function chooseContainment(wanted: ContainmentKind | "auto", pathVariable:
   const kinds = wanted === "auto" ? await detectContainment(unsharePath) : [wanted];
   const kind = kinds[0] ?? "process-group";
   if (kind !== "pid-namespace") return createContainment(kind);
-  const variant = unsharePath === undefined ? undefined : await findUnshareVariant(unsharePath);
-  if (unsharePath === undefined || variant === undefined) {
+  const launcher =
+    unsharePath === undefined ? undefined : await namespaceLauncher(unsharePath, findOnPath("setpriv", pathVariable));
+  if (launcher === undefined) {
     throw new CairnError(ErrorCode.INTERNAL, "a PID namespace was asked for but unshare cannot create one here");
   }
-  return createContainment(kind, { path: unsharePath, variant });
+  return createContainment(kind, launcher);
 }
 
 /** The first executable regular file named `name` in an absolute PATH directory; relative entries are skipped. */

@@ -62,21 +62,30 @@ export function findUnshareVariant(unsharePath: string): Promise<string[] | unde
   if (!found) {
     found = (async () => {
       for (const variant of UNSHARE_VARIANTS) {
-        const ok = await new Promise<boolean>((resolve) =>
-          execFile(
-            unsharePath,
-            [...variant, ...NAMESPACE_INIT, "/bin/sh", "-c", "exit 0"],
-            { timeout: 5000 },
-            (error) => resolve(error === null),
-          ),
-        );
-        if (ok) return variant;
+        if (await succeeds(unsharePath, [...variant, ...NAMESPACE_INIT, "/bin/sh", "-c", "exit 0"])) return variant;
       }
       return undefined;
     })();
     variants.set(unsharePath, found);
   }
   return found;
+}
+
+/**
+ * The command that starts a program in a PID namespace: `unshare` with the flags that work here, behind
+ * `setpriv --pdeathsig KILL` when it works, so the namespace dies with Cairn even when Cairn is killed outright.
+ */
+export async function namespaceLauncher(unsharePath: string, setprivPath?: string): Promise<string[] | undefined> {
+  const variant = await findUnshareVariant(unsharePath);
+  if (variant === undefined) return undefined;
+  const tied = setprivPath !== undefined && (await succeeds(setprivPath, [...PARENT_DEATH, "/bin/sh", "-c", "exit 0"]));
+  return [...(tied ? [setprivPath, ...PARENT_DEATH] : []), unsharePath, ...variant];
+}
+
+const PARENT_DEATH = ["--pdeathsig", "KILL", "--"];
+
+function succeeds(command: string, args: string[]): Promise<boolean> {
+  return new Promise((resolve) => execFile(command, args, { timeout: 5000 }, (error) => resolve(error === null)));
 }
 
 async function canReadOwnEnviron(): Promise<boolean> {
@@ -88,14 +97,18 @@ async function canReadOwnEnviron(): Promise<boolean> {
   }
 }
 
-export function createContainment(kind: ContainmentKind, unshare?: { path: string; variant: string[] }): Containment {
+/** `launcher` is `namespaceLauncher`'s command, required for "pid-namespace". */
+export function createContainment(kind: ContainmentKind, launcher?: readonly string[]): Containment {
+  if (kind === "pid-namespace" && (launcher === undefined || launcher.length === 0)) {
+    throw new Error("a PID namespace needs the command that creates it");
+  }
   return {
     kind,
     spawn(path, args, { cwd, env }) {
       const marker = kind === "marker" ? randomBytes(18).toString("base64url") : undefined;
       const [command, argv] =
-        kind === "pid-namespace" && unshare
-          ? [unshare.path, [...unshare.variant, ...NAMESPACE_INIT, path, ...args]]
+        kind === "pid-namespace" && launcher
+          ? [launcher[0] as string, [...launcher.slice(1), ...NAMESPACE_INIT, path, ...args]]
           : [path, [...args]];
       const child = spawn(command, argv, {
         shell: false,
@@ -114,7 +127,7 @@ export function createContainment(kind: ContainmentKind, unshare?: { path: strin
         },
         async kill() {
           signalGroup(pgid, "SIGKILL");
-          // The namespace dies with unshare (--kill-child); the kernel then kills everything inside it.
+          // The namespace dies with unshare (--kill-child; setpriv has exec'd into it): the kernel kills all inside.
           if (kind === "pid-namespace") signalProcess(pgid, "SIGKILL");
           if (marker === undefined) return;
           // Processes forked while a scan ran are caught by the next one; killed ones no longer show an environment.

@@ -1,6 +1,7 @@
 // Red team: programs that try to outlive their call (setsid, double forks, ignored SIGTERM, held pipes, fork loops),
 // to read Cairn's secrets from the environment, or to jump the max_concurrent queue; run on every containment layer
 // this machine offers. Each test names its processes with a unique `sleep` token and kills what it finds after.
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -133,6 +134,24 @@ describe.skipIf(process.platform !== "linux").each(kinds)("containment by %s", (
     expect(names.sort()).toEqual(expected.sort());
     for (const secret of Object.values(SECRETS)) expect(stdout).not.toContain(secret);
     expect(stdout).toContain("GIT_AUTHOR_NAME=Ada");
+  });
+});
+
+describe.skipIf(!kinds.includes("pid-namespace"))("a PID namespace", () => {
+  it("dies with Cairn even when Cairn is killed outright (SIGKILL)", async () => {
+    const t = token();
+    const built = join(import.meta.dirname, "../../dist/cli-programs/cli-runner.js");
+    // A stand-in for Cairn: the built runner in its own process, running a program that daemonizes.
+    const script = `
+      const { createCliRunner } = await import(${JSON.stringify(built)});
+      const sh = { allow_any_arguments: true, deny_options: [], allow_options: [], env: [] };
+      const cli = createCliRunner({ mode: "allowlist", allow: ["sh"], timeout_ms: 60000, max_concurrent: 1, programs: { sh } });
+      await cli.run("sh", ["-c", "setsid sleep ${t} & sleep ${t}"]);`;
+    const cairn = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "ignore" });
+    while (survivors(t).length < 2) await new Promise((resolve) => setImmediate(resolve));
+    cairn.kill("SIGKILL");
+    while (survivors(t).length > 0) await new Promise((resolve) => setImmediate(resolve));
+    expect(survivors(t)).toEqual([]);
   });
 });
 
