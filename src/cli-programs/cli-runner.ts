@@ -59,7 +59,7 @@ export interface CliRunnerOptions {
 export interface CliRunner {
   /** Allow-listed programs and where they were found on PATH (`path` absent when they were not). */
   programs(): { name: string; path?: string }[];
-  /** The containment layer in force (detected on first use). */
+  /** The containment layer in force (detected when the runner is created with programs to run). */
   containment(): Promise<ContainmentKind>;
   run(program: string, args: readonly unknown[], options?: CliRunOptions): Promise<CliResult>;
   close(): Promise<void>;
@@ -96,12 +96,17 @@ export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {
   const contained = () => {
     containment ??= chooseContainment(options.containment ?? "auto", sourceEnv.PATH ?? "").then((chosen) => {
       // Only the namespace ends daemonized descendants whatever they do; say so when this machine cannot have it.
-      if (chosen.kind === "pid-namespace") log.info("programs run in a PID namespace");
-      else log.warn(`programs are contained by ${chosen.kind} only: see docs/decisions/0146-program-containment.md`);
+      const note = `programs are contained by ${chosen.kind}: see docs/decisions/0146-program-containment.md`;
+      // On Linux a weaker layer can be fixed (install util-linux, allow user namespaces); elsewhere it is the best.
+      if (chosen.kind !== "pid-namespace" && process.platform === "linux") log.warn(note);
+      else log.info(note);
       return chosen;
     });
     return containment;
   };
+
+  // Detected at start, off the request path: the first program run does not pay for it, and the log says it early.
+  if (table.size > 0) contained().catch(() => {});
 
   const allowedList = () => (table.size === 0 ? "none" : [...table.keys()].join(", "));
 

@@ -78,11 +78,24 @@ export function findUnshareVariant(unsharePath: string): Promise<string[] | unde
 export async function namespaceLauncher(unsharePath: string, setprivPath?: string): Promise<string[] | undefined> {
   const variant = await findUnshareVariant(unsharePath);
   if (variant === undefined) return undefined;
-  const tied = setprivPath !== undefined && (await succeeds(setprivPath, [...PARENT_DEATH, "/bin/sh", "-c", "exit 0"]));
+  const tied = setprivPath !== undefined && (await memoized(setprivPath, [...PARENT_DEATH, "/bin/sh", "-c", "exit 0"]));
   return [...(tied ? [setprivPath, ...PARENT_DEATH] : []), unsharePath, ...variant];
 }
 
 const PARENT_DEATH = ["--pdeathsig", "KILL", "--"];
+
+const probes = new Map<string, Promise<boolean>>();
+
+/** Whether a command runs successfully here, tried once per process. */
+function memoized(command: string, args: string[]): Promise<boolean> {
+  const key = JSON.stringify([command, ...args]);
+  let probe = probes.get(key);
+  if (!probe) {
+    probe = succeeds(command, args);
+    probes.set(key, probe);
+  }
+  return probe;
+}
 
 function succeeds(command: string, args: string[]): Promise<boolean> {
   return new Promise((resolve) => execFile(command, args, { timeout: 5000 }, (error) => resolve(error === null)));
