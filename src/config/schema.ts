@@ -88,14 +88,54 @@ export const WorkspaceConfigSchema = z.strictObject({
   index_bytes: int(0, 64 * MIB, "bytes of text indexed for find").default(65_536),
 });
 
-export const CliConfigSchema = z.strictObject({
-  mode: z.enum(["disabled", "allowlist"]).default("disabled").describe('"disabled" or "allowlist"'),
-  allow: z
-    .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, "a program name without a path, e.g. git"))
+const PROGRAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
+
+// "--long" (GNU prefixes count), "-x" (one letter, also inside "-abx" and glued "-xVALUE") or "-word" (find style).
+const optionRule = z.string().regex(/^--?[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'an option such as "--output", "-o" or "-exec"');
+
+export const ProgramPolicySchema = z.strictObject({
+  subcommands: z
+    .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, "a subcommand name such as log"))
+    .optional()
+    .describe("the only subcommands allowed (the first argument that is not an option); replaces the built-in list"),
+  deny_options: z.array(optionRule).default([]).describe("options refused in addition to the built-in rules"),
+  allow_options: z.array(optionRule).default([]).describe("built-in refusals lifted, spelled as in the refusal"),
+  env: z
+    .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"))
     .default([])
-    .describe("program names looked up on PATH"),
-  timeout_ms: int(100, 3_600_000, "deadline of one program run").default(30_000),
+    .describe("variables passed from Cairn's environment besides PATH, HOME, LANG and TZ"),
+  timeout_ms: int(100, 3_600_000, "deadline of one run of this program").optional(),
+  allow_any_arguments: z
+    .boolean()
+    .default(false)
+    .describe("true turns the built-in argument rules off (needed for shells, interpreters and file writers)"),
 });
+
+export const CliConfigSchema = z
+  .strictObject({
+    mode: z.enum(["disabled", "allowlist"]).default("disabled").describe('"disabled" or "allowlist"'),
+    allow: z
+      .array(z.string().regex(PROGRAM_NAME, "a program name without a path, e.g. git"))
+      .default([])
+      .describe("program names looked up on PATH"),
+    timeout_ms: int(100, 3_600_000, "deadline of one program run").default(30_000),
+    max_concurrent: int(1, 256, "programs running at once across all sessions; more calls wait").default(4),
+    programs: z
+      .record(z.string().regex(PROGRAM_NAME, "a program name from allow"), ProgramPolicySchema)
+      .default({})
+      .describe("argument policy, environment and deadline per program: [cli.programs.NAME]"),
+  })
+  .superRefine((cli, ctx) => {
+    for (const name of Object.keys(cli.programs)) {
+      if (!cli.allow.includes(name)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["programs", name],
+          message: `${name} has a [cli.programs.${name}] table but is not in allow: add "${name}" to [cli] allow`,
+        });
+      }
+    }
+  });
 
 export const GatewayConfigSchema = z.strictObject({
   direct: z.boolean().default(false).describe("also list every upstream tool as a direct MCP tool NAME__tool"),
@@ -148,6 +188,7 @@ export type OutputConfig = Config["output"];
 export type StoreConfig = Config["results"];
 export type WorkspaceConfig = Config["workspace"];
 export type CliConfig = Config["cli"];
+export type ProgramPolicyConfig = z.infer<typeof ProgramPolicySchema>;
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
 export type StdioServerConfig = z.infer<typeof StdioServerConfigSchema>;
 export type HttpServerConfig = z.infer<typeof HttpServerConfigSchema>;

@@ -1,0 +1,186 @@
+// How a program's whole process tree is found and ended, strongest layer the machine supports (decision 0146):
+// a Linux PID namespace, else a marker variable found in /proc/*/environ, else the process group alone (macOS).
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+
+/**
+ * - `pid-namespace`: the program runs in a new PID namespace (`unshare`, with a user namespace when unprivileged);
+ *   when it ends, the kernel kills every process left inside, whatever `setsid` or double forks they did.
+ * - `marker`: the program and its descendants carry `CAIRN_RUN=<random>`; every process holding it is killed, scan
+ *   after scan, until none is left. A descendant that clears its environment escapes.
+ * - `process-group`: the program's process group only; `setsid` escapes it.
+ */
+export type ContainmentKind = "pid-namespace" | "marker" | "process-group";
+
+export const MARKER_VARIABLE = "CAIRN_RUN";
+const SCAN_BATCH = 64;
+
+// PID 1 of a namespace ignores signals it has no handler for; a shell as PID 1 lets SIGTERM reach the program.
+// PWD is unset because the shell would add it to the program's environment.
+const NAMESPACE_INIT = ["/bin/sh", "-c", 'unset PWD; "$@"; exit $?', "cairn-init"];
+
+const UNSHARE_VARIANTS = [
+  ["--pid", "--fork", "--kill-child"],
+  ["--user", "--map-current-user", "--pid", "--fork", "--kill-child"],
+  ["--user", "--map-root-user", "--pid", "--fork", "--kill-child"],
+];
+
+export interface Containment {
+  kind: ContainmentKind;
+  /** Starts a program inside this containment; stdin closed, stdout and stderr piped. */
+  spawn(path: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): ContainedProcess;
+}
+
+export interface ContainedProcess {
+  child: ChildProcess;
+  /** Asks the program to stop (SIGTERM to its group and, with a marker, to every process carrying it). */
+  terminate(): void;
+  /** Kills every process the program started that is still alive; resolves when a scan finds none. */
+  kill(): Promise<void>;
+}
+
+/**
+ * The strongest containment this machine offers, found by trying it: `unshare` on an absolute PATH directory that
+ * can create a PID namespace (as is, or with a user namespace), else a marker when /proc shows environments.
+ */
+export async function detectContainment(unsharePath: string | undefined): Promise<ContainmentKind[]> {
+  const kinds: ContainmentKind[] = [];
+  if (process.platform === "linux") {
+    if (unsharePath && (await findUnshareVariant(unsharePath))) kinds.push("pid-namespace");
+    if (await canReadOwnEnviron()) kinds.push("marker");
+  }
+  kinds.push("process-group");
+  return kinds;
+}
+
+const variants = new Map<string, Promise<string[] | undefined>>();
+
+/** The first `unshare` flag set that runs a program in a new PID namespace here, memoized per path. */
+export function findUnshareVariant(unsharePath: string): Promise<string[] | undefined> {
+  let found = variants.get(unsharePath);
+  if (!found) {
+    found = (async () => {
+      for (const variant of UNSHARE_VARIANTS) {
+        if (await succeeds(unsharePath, [...variant, ...NAMESPACE_INIT, "/bin/sh", "-c", "exit 0"])) return variant;
+      }
+      return undefined;
+    })();
+    variants.set(unsharePath, found);
+  }
+  return found;
+}
+
+/**
+ * The command that starts a program in a PID namespace: `unshare` with the flags that work here, behind
+ * `setpriv --pdeathsig KILL` when it works, so the namespace dies with Cairn even when Cairn is killed outright.
+ */
+export async function namespaceLauncher(unsharePath: string, setprivPath?: string): Promise<string[] | undefined> {
+  const variant = await findUnshareVariant(unsharePath);
+  if (variant === undefined) return undefined;
+  const tied = setprivPath !== undefined && (await memoized(setprivPath, [...PARENT_DEATH, "/bin/sh", "-c", "exit 0"]));
+  return [...(tied ? [setprivPath, ...PARENT_DEATH] : []), unsharePath, ...variant];
+}
+
+const PARENT_DEATH = ["--pdeathsig", "KILL", "--"];
+
+const probes = new Map<string, Promise<boolean>>();
+
+/** Whether a command runs successfully here, tried once per process. */
+function memoized(command: string, args: string[]): Promise<boolean> {
+  const key = JSON.stringify([command, ...args]);
+  let probe = probes.get(key);
+  if (!probe) {
+    probe = succeeds(command, args);
+    probes.set(key, probe);
+  }
+  return probe;
+}
+
+function succeeds(command: string, args: string[]): Promise<boolean> {
+  return new Promise((resolve) => execFile(command, args, { timeout: 5000 }, (error) => resolve(error === null)));
+}
+
+async function canReadOwnEnviron(): Promise<boolean> {
+  try {
+    await readFile(`/proc/${process.pid}/environ`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `launcher` is `namespaceLauncher`'s command, required for "pid-namespace". */
+export function createContainment(kind: ContainmentKind, launcher?: readonly string[]): Containment {
+  if (kind === "pid-namespace" && (launcher === undefined || launcher.length === 0)) {
+    throw new Error("a PID namespace needs the command that creates it");
+  }
+  return {
+    kind,
+    spawn(path, args, { cwd, env }) {
+      const marker = kind === "marker" ? randomBytes(18).toString("base64url") : undefined;
+      const [command, argv] =
+        kind === "pid-namespace" && launcher
+          ? [launcher[0] as string, [...launcher.slice(1), ...NAMESPACE_INIT, path, ...args]]
+          : [path, [...args]];
+      const child = spawn(command, argv, {
+        shell: false,
+        stdio: ["ignore", "pipe", "pipe"],
+        // Own process group: the first layer everywhere, and the only one without /proc.
+        detached: true,
+        cwd,
+        env: marker === undefined ? env : { ...env, [MARKER_VARIABLE]: marker },
+      });
+      const pgid = child.pid;
+      return {
+        child,
+        terminate() {
+          signalGroup(pgid, "SIGTERM");
+          if (marker !== undefined) void signalMarked(marker, "SIGTERM");
+        },
+        async kill() {
+          signalGroup(pgid, "SIGKILL");
+          // The namespace dies with unshare (--kill-child; setpriv has exec'd into it): the kernel kills all inside.
+          if (kind === "pid-namespace") signalProcess(pgid, "SIGKILL");
+          if (marker === undefined) return;
+          // Processes forked while a scan ran are caught by the next one; killed ones no longer show an environment.
+          for (let round = 0; round < 100; round++) {
+            if ((await signalMarked(marker, "SIGKILL")) === 0) return;
+          }
+        },
+      };
+    },
+  };
+}
+
+function signalGroup(pgid: number | undefined, signal: NodeJS.Signals) {
+  if (pgid !== undefined) signalProcess(-pgid, signal);
+}
+
+function signalProcess(pid: number | undefined, signal: NodeJS.Signals) {
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Signals every process whose environment holds the marker; returns how many it found. */
+async function signalMarked(marker: string, signal: NodeJS.Signals): Promise<number> {
+  const needle = Buffer.from(`${MARKER_VARIABLE}=${marker}\0`);
+  const pids = (await readdir("/proc").catch(() => [] as string[])).filter((entry) => /^\d+$/.test(entry));
+  let found = 0;
+  // In batches: thousands of files opened at once (a fork bomb's) would fail with EMFILE and hide processes.
+  for (let start = 0; start < pids.length; start += SCAN_BATCH) {
+    await Promise.all(
+      pids.slice(start, start + SCAN_BATCH).map(async (pid) => {
+        const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+        if (!environ?.includes(needle)) return;
+        found++;
+        signalProcess(Number(pid), signal);
+      }),
+    );
+  }
+  return found;
+}

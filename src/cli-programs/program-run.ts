@@ -1,0 +1,132 @@
+// One started program: collects its output up to a cap, stops it on request (SIGTERM, SIGKILL after a grace), and
+// answers once the program has exited and its tree is killed, waiting only briefly for pipes a descendant may hold.
+import type { ChildProcess } from "node:child_process";
+import { constants as osConstants } from "node:os";
+import { CairnError, ErrorCode } from "../errors.js";
+import type { Containment } from "./containment.js";
+
+/** What a snippet receives from `cli.NAME(...)` / `cli_run(NAME, args)`. */
+export interface CliResult {
+  /** The program's exit code; 128 + signal number when a signal ended it. */
+  exit_code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface ProgramSpec {
+  program: string;
+  path: string;
+  argv: readonly string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+export interface RunLimits {
+  maxOutputBytes: number;
+  killGraceMs: number;
+  pipeGraceMs: number;
+}
+
+/**
+ * A running program. `result` resolves with the exit code and output once the program has exited and everything it
+ * started is killed; it rejects with the first `stop` reason, `TOOL_FAILED` (output past the cap, could not start).
+ * It settles at the latest `killGraceMs + pipeGraceMs` (plus the kill's /proc scans) after `stop`.
+ */
+export interface ProgramRun {
+  stop(reason: CairnError): void;
+  result: Promise<CliResult>;
+}
+
+export function startProgram(containment: Containment, spec: ProgramSpec, limits: RunLimits): ProgramRun {
+  const { program } = spec;
+  const proc = containment.spawn(spec.path, spec.argv, { cwd: spec.cwd, env: spec.env });
+  const { child } = proc;
+  const output = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+  const sizes = { stdout: 0, stderr: 0 };
+  let failure: CairnError | undefined;
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  let ended = false;
+  let settle!: { resolve(result: CliResult): void; reject(error: unknown): void };
+  const result = new Promise<CliResult>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+
+  // The program is gone (or past its kill grace): kill what it left, wait briefly for the pipes, then answer.
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(killTimer);
+    void (async () => {
+      await proc.kill();
+      await pipesClosed(child, limits.pipeGraceMs);
+      if (failure) settle.reject(failure);
+      else
+        settle.resolve({
+          exit_code: exit?.code ?? 128 + signalNumber(exit?.signal ?? null),
+          stdout: Buffer.concat(output.stdout).toString("utf8"),
+          stderr: Buffer.concat(output.stderr).toString("utf8"),
+        });
+    })();
+  };
+  const stop = (reason: CairnError) => {
+    if (failure || ended) return;
+    failure = reason;
+    proc.terminate();
+    killTimer = setTimeout(end, limits.killGraceMs);
+  };
+
+  const collect = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
+    if (failure) return;
+    sizes[stream] += chunk.length;
+    if (sizes[stream] > limits.maxOutputBytes) {
+      stop(
+        new CairnError(
+          ErrorCode.TOOL_FAILED,
+          `${program} wrote more than ${limits.maxOutputBytes} bytes to ${stream} and was stopped: narrow the ` +
+            "command (a filter, a limit, a path) or write to a file and read it in parts",
+          { data: { program, stream, limit_bytes: limits.maxOutputBytes } },
+        ),
+      );
+      return;
+    }
+    output[stream].push(chunk);
+  };
+  child.stdout?.on("data", collect("stdout"));
+  child.stderr?.on("data", collect("stderr"));
+  child.on("error", (error) => {
+    failure ??= new CairnError(ErrorCode.TOOL_FAILED, `${program} could not start: ${error.message}`, {
+      cause: error,
+    });
+    end();
+  });
+  child.on("exit", (code, exitSignal) => {
+    exit = { code, signal: exitSignal };
+    end();
+  });
+  return { stop, result };
+}
+
+/** Resolves when both output pipes have closed, or after `graceMs`, destroying them then. */
+function pipesClosed(child: ChildProcess, graceMs: number): Promise<void> {
+  const streams = [child.stdout, child.stderr].flatMap((s) => (s === null || s.closed ? [] : [s]));
+  if (streams.length === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    let open = streams.length;
+    const timer = setTimeout(() => {
+      for (const stream of streams) stream.destroy();
+      resolve();
+    }, graceMs);
+    for (const stream of streams) {
+      stream.once("close", () => {
+        if (--open > 0) return;
+        clearTimeout(timer);
+        resolve();
+      });
+    }
+  });
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  return signal === null ? 0 : (osConstants.signals[signal] ?? 0);
+}
