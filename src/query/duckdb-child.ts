@@ -5,20 +5,26 @@ import { rmSync } from "node:fs";
 import { isCairnError } from "../errors.js";
 import type { ChildMessage, ParentMessage } from "./duckdb-process.js";
 import { createDuckDbQueryEngine, type DuckDbQueryEngineOptions } from "./duckdb-query-engine.js";
+import { clip } from "./redact.js";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as DuckDbQueryEngineOptions & { tempDir: string };
 const send = (message: ChildMessage) => process.send?.(message);
 
-// An orphan must not keep running: when the parent goes away (even killed), this process goes too, and its spill
-// files with it (exit handlers run on process.exit).
-process.on("disconnect", () => process.exit(0));
-process.on("exit", () => rmSync(options.tempDir, { recursive: true, force: true }));
+// An orphan must not keep running: when the parent goes away (even killed), this process goes too, with its spill
+// files. Not through process.exit: at exit DuckDB waits for a running query that nobody interrupts (measured: an
+// orphan stayed alive with a trillion-row count still running), so the process kills itself.
+function end(): never {
+  rmSync(options.tempDir, { recursive: true, force: true });
+  process.kill(process.pid, "SIGKILL");
+  throw new Error("unreachable: SIGKILL cannot be caught");
+}
+process.on("disconnect", end);
 
 try {
   const engine = await createDuckDbQueryEngine(options);
   process.on("message", (message: ParentMessage) => {
     if (message.type === "close") {
-      void engine.close().finally(() => process.exit(0));
+      void engine.close().finally(end);
       return;
     }
     const work = message.kind === "query" ? engine.query(message.request) : engine.describe(message.request);
@@ -29,17 +35,21 @@ try {
           type: "reply",
           id: message.id,
           ok: false,
+          // The message is cut here too, so that no reply can carry megabytes over the channel.
           error: isCairnError(error)
-            ? error.toJSON()
+            ? { ...error.toJSON(), message: clip(error.message) }
             : {
                 code: "INTERNAL",
-                message: `internal error: ${error instanceof Error ? error.message : String(error)}`,
+                message: clip(`internal error: ${error instanceof Error ? error.message : String(error)}`),
               },
         }),
     );
   });
   send({ type: "ready" });
 } catch (error) {
-  send({ type: "failed", error: isCairnError(error) ? error.toJSON() : { code: "INTERNAL", message: String(error) } });
-  process.exit(1);
+  const failed: ChildMessage = {
+    type: "failed",
+    error: isCairnError(error) ? error.toJSON() : { code: "INTERNAL", message: String(error) },
+  };
+  process.send?.(failed, end);
 }

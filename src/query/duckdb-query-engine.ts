@@ -27,7 +27,7 @@ import type {
   QueryResult,
 } from "./query-engine.js";
 import { checkDescribeRequest, checkQueryRequest } from "./query-request.js";
-import { type Redactions, redact } from "./redact.js";
+import { clip, type Redactions, redact } from "./redact.js";
 import { ALLOWED_SQL_HINT, assertReadOnlyLeadingKeyword } from "./sql-guard.js";
 
 type DuckDb = typeof import("@duckdb/node-api");
@@ -538,9 +538,13 @@ export class DuckDbQueryEngine implements QueryEngine {
     if (control.reason !== undefined) return control.stopError();
     if (isCairnError(error)) {
       if (error.code !== ErrorCode.QUERY_FAILED) return error;
-      return new CairnError(error.code, redact(error.message, redactions), { data: error.data, cause: error.cause });
+      return new CairnError(error.code, redact(clip(error.message), redactions), {
+        data: error.data,
+        cause: error.cause,
+      });
     }
-    const raw = error instanceof Error ? error.message : String(error);
+    // Cut before redacting: a path cut in two is still an absolute path, and redacting megabytes is slow.
+    const raw = clip(error instanceof Error ? error.message : String(error));
     let message = `the query failed: ${redact(raw, redactions)}`;
     if (/out of memory/i.test(raw)) {
       message += ` (the limit is ${this.memory} per query: filter or aggregate before joining, sorting or collecting)`;

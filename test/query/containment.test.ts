@@ -1,9 +1,10 @@
 // Red team of issue 11, property 6 ("SQL stops when it says it stopped"): memory and CPU bombs against the child
 // process engine, alone, two at once and cancelled. After each one nothing of it runs and the next query answers.
 
+import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
 import {
   type ChildProcessQueryEngine,
@@ -58,10 +59,11 @@ const CPU_BOMBS: [string, string][] = [
   ],
 ];
 
+/** True while `pid` runs: a zombie (ended, not yet reaped by its parent) holds no memory and counts as gone. */
 function isAlive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
   } catch {
     return false;
   }
@@ -190,9 +192,40 @@ describe("ChildProcessQueryEngine under SQL bombs (issue 11)", () => {
     await expectContained(pid);
   });
 
+  it("cuts a DuckDB message that quotes a huge value instead of passing megabytes on", async () => {
+    const error = await rejectsWith(query("SELECT error(repeat('y', 5000000))", MEMORY_LIMITS), ErrorCode.QUERY_FAILED);
+    expect(error.message.length).toBeLessThan(3000);
+    expect(error.message).toMatch(/more characters cut/);
+  });
+
   it("keeps the calling process near its own baseline after every bomb", () => {
     // The bombs' memory lived and died in children; the in-process engine once left this process at 6.9 GB.
     expect(process.memoryUsage.rss() - parentBaseline).toBeLessThan(200 * MIB);
+  });
+});
+
+describe("a DuckDB child whose parent dies (issue 11)", () => {
+  it("ends with its parent, even in the middle of a query that nobody interrupts", async () => {
+    const dir = makeTempDir("query-orphan");
+    const engineModule = resolve(import.meta.dirname, "../../dist/query/child-process-query-engine.js");
+    const csv = writeFixture(dir, "input.csv", "a\n1\n");
+    // The parent starts a never-ending query, reports its child's pid, and is then killed without any cleanup.
+    const script = writeFixture(
+      dir,
+      "parent.mjs",
+      `import { createChildProcessQueryEngine } from ${JSON.stringify(engineModule)};
+       const engine = await createChildProcessQueryEngine({ memory: "128MB", tempDir: ${JSON.stringify(join(dir, "spill"))} });
+       engine.query({ inputs: [{ path: ${JSON.stringify(csv)}, format: "csv" }], sql: ${JSON.stringify(CPU_BOMBS[2]?.[1])},
+         limits: { maxPreviewRows: 1, maxPreviewBytes: 100, timeoutMs: 600000 } }).catch(() => {});
+       process.stdout.write(String(engine.pid) + "\\n");`,
+    );
+    const parent = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = await new Promise<number>((done) => parent.stdout.once("data", (line) => done(Number(String(line)))));
+    expect(isAlive(child)).toBe(true);
+    parent.kill("SIGKILL");
+    await vi.waitFor(() => expect(isAlive(child)).toBe(false), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(() => expect(readdirSync(join(dir, "spill"))).toEqual([]), { timeout: 10_000, interval: 50 });
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 
@@ -200,7 +233,7 @@ describe("a served query bomb over MCP (issue 11)", () => {
   let c: Connected;
 
   beforeAll(async () => {
-    c = await connect('[workspace]\nquery_timeout_ms = 2000\nquery_memory = "256MB"\n', ["--tools", "save", "query"]);
+    c = await connect('[workspace]\nquery_timeout_ms = 1500\nquery_memory = "128MB"\n', ["--tools", "save", "query"]);
     const saved = await c.call("save", { name: "t", content: "a\n1\n2\n", kind: "csv" });
     expect(saved.isError, saved.text).toBe(false);
   });
