@@ -1,9 +1,9 @@
 // The QueryEngine Cairn runs: DuckDB in a child process that is killed at the deadline, on cancel or past its memory.
 // In-process DuckDB cannot promise that (decision 0124); the price is a process start after each kill (~0.2 s).
 
-import { mkdir, mkdtemp } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
 import { type CallKind, ChildExitedError, DuckDbProcess } from "./duckdb-process.js";
@@ -139,11 +139,16 @@ export class ChildProcessQueryEngine implements QueryEngine {
     const checked = await checkQueryRequest(request);
     assertReadOnlyLeadingKeyword(checked.sql);
     const { signal, ...wire } = checked;
-    const value = await this.call("query", arrived, checked.limits.timeoutMs, signal, (remainingMs) => ({
-      ...wire,
-      limits: { ...wire.limits, timeoutMs: remainingMs + CHILD_DEADLINE_SLACK_MS },
-    }));
-    return value as QueryResult;
+    try {
+      const value = await this.call("query", arrived, checked.limits.timeoutMs, signal, (remainingMs) => ({
+        ...wire,
+        limits: { ...wire.limits, timeoutMs: remainingMs + CHILD_DEADLINE_SLACK_MS },
+      }));
+      return value as QueryResult;
+    } catch (error) {
+      if (checked.saveTo !== undefined) await removeSaveLeftovers(checked.saveTo);
+      throw error;
+    }
   }
 
   async describe(request: DescribeRequest): Promise<DescribedInput[]> {
@@ -387,6 +392,20 @@ export class ChildProcessQueryEngine implements QueryEngine {
       },
     );
   }
+}
+
+/**
+ * Removes the `.<name>.<random>.tmp` files a save writes beside `saveTo` (decision 0122): a child killed in the
+ * middle of a save cannot remove its own.
+ */
+async function removeSaveLeftovers(saveTo: string): Promise<void> {
+  const prefix = `.${basename(saveTo)}.`;
+  const names = await readdir(dirname(saveTo)).catch(() => [] as string[]);
+  await Promise.all(
+    names
+      .filter((name) => name.startsWith(prefix) && name.endsWith(".tmp"))
+      .map((name) => rm(join(dirname(saveTo), name), { force: true }).catch(() => {})),
+  );
 }
 
 interface ReadyChild {

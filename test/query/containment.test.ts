@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ErrorCode } from "../../src/errors.js";
+import { type CairnError, ErrorCode } from "../../src/errors.js";
 import {
   type ChildProcessQueryEngine,
   createChildProcessQueryEngine,
@@ -189,6 +189,20 @@ describe("ChildProcessQueryEngine under SQL bombs (issue 11)", () => {
     expect(cancelled.message).toMatch(/never started, so nothing ran/);
     await rejectsWith(bomb, ErrorCode.QUERY_TIMEOUT);
     expect(isAlive(pid)).toBe(false);
+    await expectContained(pid);
+  });
+
+  it("leaves no file behind when a query that saves is stopped, by the clock or by the cap", async () => {
+    const pid = await readyChild();
+    const saves = makeTempDir("query-containment-save");
+    const saveTo = join(saves, "result.parquet");
+    // The rows go into DuckDB's table for the save: whichever of the deadline and the cap comes first stops it.
+    const stopped = query("SELECT range AS n FROM range(1000000000000)", CPU_LIMITS, { saveTo });
+    await expect(stopped).rejects.toSatisfy((error: CairnError) =>
+      [ErrorCode.QUERY_TIMEOUT, ErrorCode.QUERY_FAILED].includes(error.code as "QUERY_FAILED"),
+    );
+    expect(readdirSync(saves)).toEqual([]);
+    rmSync(saves, { recursive: true, force: true });
     await expectContained(pid);
   });
 
