@@ -7,6 +7,7 @@ import { basename, dirname, join } from "node:path";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
 import { type CallKind, ChildExitedError, DuckDbProcess } from "./duckdb-process.js";
+import { MemoryWatch } from "./memory-watch.js";
 import type { DescribedInput, DescribeRequest, QueryEngine, QueryRequest, QueryResult } from "./query-engine.js";
 import { checkDescribeRequest, checkQueryRequest } from "./query-request.js";
 import { assertReadOnlyLeadingKeyword } from "./sql-guard.js";
@@ -90,6 +91,8 @@ export class ChildProcessQueryEngine implements QueryEngine {
   /** Calls queued or running: how many a new call waits behind. */
   private inFlight = 0;
   private closed = false;
+  /** Started with the first call: a thread that kills the child past its memory cap. */
+  private memoryWatch: MemoryWatch | undefined;
 
   constructor(options: ChildProcessQueryEngineOptions = {}) {
     this.memory = options.memory ?? "1GB";
@@ -134,31 +137,40 @@ export class ChildProcessQueryEngine implements QueryEngine {
   }
 
   async query(request: QueryRequest): Promise<QueryResult> {
-    const arrived = performance.now();
     this.assertOpen();
-    const checked = await checkQueryRequest(request);
-    assertReadOnlyLeadingKeyword(checked.sql);
-    const { signal, ...wire } = checked;
+    let saveTo: string | undefined;
     try {
-      const value = await this.call("query", arrived, checked.limits.timeoutMs, signal, (remainingMs) => ({
-        ...wire,
-        limits: { ...wire.limits, timeoutMs: remainingMs + CHILD_DEADLINE_SLACK_MS },
-      }));
+      const value = await this.call("query", async () => {
+        const checked = await checkQueryRequest(request);
+        assertReadOnlyLeadingKeyword(checked.sql);
+        saveTo = checked.saveTo;
+        const { signal, ...wire } = checked;
+        return {
+          timeoutMs: checked.limits.timeoutMs,
+          signal,
+          wire: (remainingMs) => ({
+            ...wire,
+            limits: { ...wire.limits, timeoutMs: remainingMs + CHILD_DEADLINE_SLACK_MS },
+          }),
+        };
+      });
       return value as QueryResult;
     } catch (error) {
-      if (checked.saveTo !== undefined) await removeSaveLeftovers(checked.saveTo);
+      if (saveTo !== undefined) await removeSaveLeftovers(saveTo);
       throw error;
     }
   }
 
   async describe(request: DescribeRequest): Promise<DescribedInput[]> {
-    const arrived = performance.now();
     this.assertOpen();
-    const { signal, ...wire } = await checkDescribeRequest(request);
-    const value = await this.call("describe", arrived, wire.timeoutMs, signal, (remainingMs) => ({
-      ...wire,
-      timeoutMs: remainingMs + CHILD_DEADLINE_SLACK_MS,
-    }));
+    const value = await this.call("describe", async () => {
+      const { signal, ...wire } = await checkDescribeRequest(request);
+      return {
+        timeoutMs: wire.timeoutMs,
+        signal,
+        wire: (remainingMs) => ({ ...wire, timeoutMs: remainingMs + CHILD_DEADLINE_SLACK_MS }),
+      };
+    });
     return value as DescribedInput[];
   }
 
@@ -172,6 +184,7 @@ export class ChildProcessQueryEngine implements QueryEngine {
     await current?.process.close(CLOSE_GRACE_MS);
     const late = await starting?.catch(() => undefined);
     await late?.process.close(CLOSE_GRACE_MS);
+    await this.memoryWatch?.close();
   }
 
   private assertOpen(): void {
@@ -182,24 +195,23 @@ export class ChildProcessQueryEngine implements QueryEngine {
    * One call: waits its turn, then runs in the child under the deadline, the signal and the memory cap. Any stop
    * kills the child and waits until it is gone before the caller hears of it.
    */
-  private async call(
-    kind: CallKind,
-    arrived: number,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-    wire: (remainingMs: number) => QueryRequest | DescribeRequest,
-  ): Promise<unknown> {
-    const queued: Queued = { arrived, timeoutMs, ahead: this.inFlight++ };
+  private async call(kind: CallKind, prepare: () => Promise<PreparedCall>): Promise<unknown> {
+    // The place in the queue is taken before any await, so calls run in the order they were made.
+    const arrived = performance.now();
+    const ahead = this.inFlight++;
     const turn = this.takeTurn();
-    const stop = new Stop(timeoutMs - (performance.now() - arrived), signal);
+    let stop: Stop | undefined;
     try {
+      const { timeoutMs, signal, wire } = await prepare();
+      const queued: Queued = { arrived, timeoutMs, ahead };
+      stop = new Stop(timeoutMs - (performance.now() - arrived), signal);
       const first = await Promise.race([turn.ready.then(() => "turn" as const), stop.stopped]);
       if (first !== "turn") throw this.stopError(first, false, queued);
       const child = await Promise.race([this.readyChild(), stop.stopped]);
       if (child === "timeout" || child === "cancel") throw this.stopError(child, false, queued);
       return await this.runInChild(child, kind, wire, stop, queued);
     } finally {
-      stop.dispose();
+      stop?.dispose();
       this.inFlight--;
       turn.release();
     }
@@ -213,15 +225,9 @@ export class ChildProcessQueryEngine implements QueryEngine {
     queued: Queued,
   ): Promise<unknown> {
     const { process } = child;
-    const cap = child.idleRss + this.memoryBytes + Math.max(MIN_MARGIN_BYTES, this.memoryBytes / 8);
-    let overMemory: number | undefined;
-    const watch = setInterval(() => {
-      const rss = process.residentBytes();
-      if (rss !== undefined && rss > cap && overMemory === undefined) {
-        overMemory = rss;
-        void process.kill();
-      }
-    }, this.pollMs);
+    this.memoryWatch ??= new MemoryWatch(this.pollMs);
+    const watch = this.memoryWatch;
+    watch.watch(process.pid, child.idleRss + this.memoryBytes + Math.max(MIN_MARGIN_BYTES, this.memoryBytes / 8));
     const remainingMs = Math.max(1, Math.round(queued.timeoutMs - (performance.now() - queued.arrived)));
     const answer = process.call(kind, wire(remainingMs)).then(
       (value) => ({ value }),
@@ -238,12 +244,11 @@ export class ChildProcessQueryEngine implements QueryEngine {
         return first.value;
       }
       const { error } = first;
-      if (overMemory !== undefined) {
-        await this.replaceChild(process);
-        throw this.memoryError(overMemory);
-      }
+      const killedAt = watch.release();
       if (error instanceof ChildExitedError) {
         await this.replaceChild(process);
+        // SIGKILL that no stop sent: the watch's (killedAt) or the kernel's OOM killer. Either way, memory.
+        if (killedAt !== undefined || error.exit.signal === "SIGKILL") throw this.memoryError(killedAt);
         if (/heap out of memory|heap limit/i.test(error.exit.stderr)) throw this.memoryError(undefined);
         throw new CairnError(
           ErrorCode.QUERY_FAILED,
@@ -261,7 +266,7 @@ export class ChildProcessQueryEngine implements QueryEngine {
       this.recycleIfBloated(child);
       throw error;
     } finally {
-      clearInterval(watch);
+      watch.release();
     }
   }
 
@@ -412,6 +417,13 @@ interface ReadyChild {
   process: DuckDbProcess;
   /** Resident bytes of the child once DuckDB is loaded, before any call: the base of the memory cap. */
   idleRss: number;
+}
+
+/** A checked call, ready to queue: its deadline, its signal, and the request sent for the time it has left. */
+interface PreparedCall {
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  wire: (remainingMs: number) => QueryRequest | DescribeRequest;
 }
 
 /** A call as the queue sees it. */

@@ -192,6 +192,21 @@ describe("ChildProcessQueryEngine under SQL bombs (issue 11)", () => {
     await expectContained(pid);
   });
 
+  it("kills a memory bomb at the cap even while the calling process's main thread is busy", async () => {
+    const pid = await readyChild();
+    const idle = residentBytes(pid) as number;
+    const bomb = query(MEMORY_BOMBS[0]?.[1] as string, MEMORY_LIMITS);
+    await vi.waitFor(() => expect(residentBytes(pid)).toBeGreaterThan(idle + 32 * MIB), { timeout: 20_000 });
+    // Busy until the bomb is dead or far past the cap: only a watcher off this thread can end it near the cap.
+    while (isAlive(pid) && (residentBytes(pid) ?? 0) < CHILD_CEILING + 400 * MIB) {
+      // Spinning on purpose: this is the busy main thread.
+    }
+    const error = await rejectsWith(bomb, ErrorCode.QUERY_FAILED);
+    expect(error.message).toMatch(/workspace\.query_memory/);
+    expect(error.data?.resident_bytes).toBeLessThan(CHILD_CEILING);
+    await expectContained(pid);
+  });
+
   it("leaves no file behind when a query that saves is stopped, by the clock or by the cap", async () => {
     const pid = await readyChild();
     const saves = makeTempDir("query-containment-save");
