@@ -264,6 +264,15 @@ export class ChildProcessQueryEngine implements QueryEngine {
         throw this.stopError(stop.reason ?? "timeout", true, queued);
       }
       this.recycleIfBloated(child);
+      if (!isCairnError(error)) {
+        // Only the channel refuses a request this way: a value structured clone cannot copy.
+        throw new CairnError(
+          ErrorCode.INVALID_ARGUMENT,
+          `the request cannot be sent to the SQL engine (${(error as Error).message}): parameters must be null, ` +
+            "booleans, finite numbers, strings, bigints or arrays of these",
+          { cause: error },
+        );
+      }
       throw error;
     } finally {
       watch.release();

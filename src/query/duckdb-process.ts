@@ -99,7 +99,8 @@ export class DuckDbProcess {
       env: process.env.TZ === undefined ? {} : { TZ: process.env.TZ },
       execArgv: [`--max-old-space-size=${options.heapMb}`],
       stdio: ["ignore", "ignore", "pipe", "ipc"],
-      serialization: "json",
+      // Structured clone: parameters may be bigints (the contract allows them), which JSON cannot carry.
+      serialization: "advanced",
     });
     this.pid = this.child.pid ?? -1;
     this.child.stderr?.setEncoding("utf8");
@@ -136,7 +137,10 @@ export class DuckDbProcess {
           .then(() => resolve(this.ended as ChildExit));
       };
       this.child.on("exit", finish);
-      this.child.on("error", () => finish(null, null));
+      // Only a failed spawn ends the child here; any other 'error' (a failed send) is followed by 'exit' or not at all.
+      this.child.on("error", () => {
+        if (this.child.pid === undefined) finish(null, null);
+      });
     });
   }
 
@@ -150,9 +154,14 @@ export class DuckDbProcess {
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.child.send({ type: "call", id, kind, request } as ParentMessage, (error) => {
+      const failed = (error: Error | null) => {
         if (error && this.pending.delete(id)) reject(error);
-      });
+      };
+      try {
+        this.child.send({ type: "call", id, kind, request } as ParentMessage, failed);
+      } catch (error) {
+        failed(error as Error);
+      }
     });
   }
 

@@ -91,6 +91,9 @@ interface SaveTarget {
  * `lock_configuration=true`, with extension auto-install and auto-load off from creation. A locked instance
  * serves only calls over exactly its files; a call over other files, or one that saves, gets a fresh instance
  * (a spare is made ahead, ~15 ms).
+ *
+ * Cairn runs it inside a child process (ChildProcessQueryEngine, decision 0124): on its own, an interrupt does not
+ * stop a function working on one huge value, and `memory_limit` does not count such values.
  */
 export class DuckDbQueryEngine implements QueryEngine {
   private readonly memory: string;

@@ -109,6 +109,8 @@ describe("ChildProcessQueryEngine under SQL bombs (issue 11)", () => {
     const next = await query("SELECT sum(a) AS s FROM input1", LIMITS);
     expect(next.rows).toEqual([{ s: 3 }]);
     expect(duckdbChildrenOf(process.pid)).toEqual([engine.pid]);
+    // Spill files die with their child: only the running child's temp directory is left.
+    await vi.waitFor(() => expect(readdirSync(join(dir, "spill"))).toHaveLength(1), { timeout: 10_000 });
   }
 
   beforeAll(async () => {
