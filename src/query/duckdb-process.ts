@@ -92,6 +92,8 @@ export class DuckDbProcess {
   private nextId = 1;
   private stderr = "";
   private ended: ChildExit | undefined;
+  /** Start-up and calls in flight: while any, the child keeps this process's event loop alive; idle, it does not. */
+  private holds = 0;
 
   constructor(options: DuckDbProcessOptions) {
     this.child = fork(childScript(), [JSON.stringify(options.engine)], {
@@ -104,6 +106,8 @@ export class DuckDbProcess {
     });
     this.pid = this.child.pid ?? -1;
     this.child.stderr?.setEncoding("utf8");
+    // Reading stderr never keeps this process alive; `hold` decides that.
+    (this.child.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
     this.child.stderr?.on("data", (text: string) => {
       this.stderr = (this.stderr + text).slice(-STDERR_TAIL_CHARS);
     });
@@ -114,6 +118,11 @@ export class DuckDbProcess {
       failed = reject;
     });
     this.ready.catch(() => {});
+    this.hold(1);
+    this.ready.then(
+      () => this.hold(-1),
+      () => this.hold(-1),
+    );
     this.child.on("message", (message: ChildMessage) => {
       if (message.type === "ready") started();
       else if (message.type === "failed") failed(fromWire(message.error));
@@ -153,9 +162,22 @@ export class DuckDbProcess {
     if (this.ended) return Promise.reject(new ChildExitedError(this.ended));
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.hold(1);
+      this.pending.set(id, {
+        resolve: (value) => {
+          this.hold(-1);
+          resolve(value);
+        },
+        reject: (error) => {
+          this.hold(-1);
+          reject(error);
+        },
+      });
       const failed = (error: Error | null) => {
-        if (error && this.pending.delete(id)) reject(error);
+        const waiter = this.pending.get(id);
+        if (!error || !waiter) return;
+        this.pending.delete(id);
+        waiter.reject(error);
       };
       try {
         this.child.send({ type: "call", id, kind, request } as ParentMessage, failed);
@@ -163,6 +185,18 @@ export class DuckDbProcess {
         failed(error as Error);
       }
     });
+  }
+
+  /** An idle child must not keep a CLI command from ending when it forgets to close the engine. */
+  private hold(delta: number): void {
+    this.holds += delta;
+    if (this.holds > 0) {
+      this.child.ref();
+      this.child.channel?.ref();
+    } else {
+      this.child.unref();
+      this.child.channel?.unref();
+    }
   }
 
   residentBytes(): number | undefined {
@@ -178,6 +212,7 @@ export class DuckDbProcess {
   /** Lets the child close DuckDB and exit; kills it when it has not ended after `graceMs`. */
   async close(graceMs: number): Promise<ChildExit> {
     if (this.ended) return this.exited;
+    this.hold(1);
     this.child.send({ type: "close" } as ParentMessage, () => {});
     const timer = setTimeout(() => this.child.kill("SIGKILL"), graceMs);
     const exit = await this.exited;

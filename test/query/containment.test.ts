@@ -258,6 +258,27 @@ describe("a DuckDB child whose parent dies (issue 11)", () => {
     await vi.waitFor(() => expect(readdirSync(join(dir, "spill"))).toEqual([]), { timeout: 10_000, interval: 50 });
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it("does not keep alive a parent that forgets to close the engine, and ends with it", async () => {
+    const dir = makeTempDir("query-forgotten");
+    const engineModule = resolve(import.meta.dirname, "../../dist/query/child-process-query-engine.js");
+    const csv = writeFixture(dir, "input.csv", "a\n1\n");
+    const script = writeFixture(
+      dir,
+      "parent.mjs",
+      `import { createChildProcessQueryEngine } from ${JSON.stringify(engineModule)};
+       const engine = await createChildProcessQueryEngine({ memory: "128MB", tempDir: ${JSON.stringify(join(dir, "spill"))} });
+       await engine.query({ inputs: [{ path: ${JSON.stringify(csv)}, format: "csv" }], sql: "SELECT 1 AS one",
+         limits: { maxPreviewRows: 1, maxPreviewBytes: 100, timeoutMs: 60000 } });
+       process.stdout.write(String(engine.pid) + "\\n");`,
+    );
+    const parent = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = await new Promise<number>((done) => parent.stdout.once("data", (line) => done(Number(String(line)))));
+    const code = await new Promise<number | null>((done) => parent.once("exit", done));
+    expect(code).toBe(0);
+    await vi.waitFor(() => expect(isAlive(child)).toBe(false), { timeout: 10_000, interval: 50 });
+    rmSync(dir, { recursive: true, force: true });
+  });
 });
 
 describe("a served query bomb over MCP (issue 11)", () => {
@@ -286,5 +307,27 @@ describe("a served query bomb over MCP (issue 11)", () => {
       expect(duckdbChildrenOf(server)).toHaveLength(1);
     }
     expect(isAlive(child as number)).toBe(false);
+  });
+});
+
+describe("a served query cancelled by its client (issue 11)", () => {
+  let c: Connected;
+
+  beforeAll(async () => {
+    // A deadline far away: only the cancel can stop the bomb.
+    c = await connect('[workspace]\nquery_timeout_ms = 600000\nquery_memory = "128MB"\n', ["--tools", "save", "query"]);
+    await c.call("save", { name: "t", content: "a\n1\n2\n", kind: "csv" });
+  });
+  afterAll(() => c?.close());
+
+  it("ends the DuckDB child that ran it and answers the next query", async () => {
+    const server = c.transport.pid as number;
+    await c.call("query", { inputs: ["t"], sql: "SELECT 1 AS one" });
+    const [child] = duckdbChildrenOf(server);
+    const cancelled = c.call("query", { inputs: ["t"], sql: CPU_BOMBS[0]?.[1] }, { signal: AbortSignal.timeout(300) });
+    await expect(cancelled).rejects.toThrow();
+    await vi.waitFor(() => expect(isAlive(child as number)).toBe(false), { timeout: 20_000, interval: 50 });
+    const next = await c.call("query", { inputs: ["t"], sql: "SELECT sum(a) AS s FROM input1" });
+    expect(next.json.rows).toEqual([{ s: 3 }]);
   });
 });
