@@ -64,6 +64,12 @@ export async function createDuckDbQueryEngine(options: DuckDbQueryEngineOptions 
   return engine;
 }
 
+/** A place in the engine's queue: `ready` when the calls before it are done. */
+interface Turn {
+  ready: Promise<void>;
+  release: () => void;
+}
+
 /** An in-memory DuckDB created ahead of use, with settings that do not depend on the call. */
 interface SpareDatabase {
   instance: DuckDBInstance;
@@ -152,26 +158,45 @@ export class DuckDbQueryEngine implements QueryEngine {
 
   async query(request: QueryRequest): Promise<QueryResult> {
     this.assertOpen();
-    const checked = await checkQueryRequest(request);
-    assertReadOnlyLeadingKeyword(checked.sql);
+    const turn = this.takeTurn();
+    const checked = await checkQueryRequest(request)
+      .then((checked) => {
+        assertReadOnlyLeadingKeyword(checked.sql);
+        return checked;
+      })
+      .catch((error: unknown) => {
+        turn.release();
+        throw error;
+      });
     const saveTemp =
       checked.saveTo === undefined
         ? undefined
         : join(dirname(checked.saveTo), `.${basename(checked.saveTo)}.${randomBytes(6).toString("hex")}.tmp`);
     const allowed = [...checked.inputs.map((i) => i.path), ...(saveTemp === undefined ? [] : [saveTemp])];
-    return this.call(checked.limits.timeoutMs, checked.signal, checked.inputs, allowed, (db, control, redactions) => {
-      if (checked.saveTo !== undefined && saveTemp !== undefined) {
-        redactions.push([saveTemp, "<save file>"], [checked.saveTo, "<save file>"]);
-      }
-      return this.runQuery(db, control, checked, saveTemp);
-    });
+    return this.call(
+      turn,
+      checked.limits.timeoutMs,
+      checked.signal,
+      checked.inputs,
+      allowed,
+      (db, control, redactions) => {
+        if (checked.saveTo !== undefined && saveTemp !== undefined) {
+          redactions.push([saveTemp, "<save file>"], [checked.saveTo, "<save file>"]);
+        }
+        return this.runQuery(db, control, checked, saveTemp);
+      },
+    );
   }
 
   async describe(request: DescribeRequest): Promise<DescribedInput[]> {
     this.assertOpen();
-    const checked = await checkDescribeRequest(request);
+    const turn = this.takeTurn();
+    const checked = await checkDescribeRequest(request).catch((error: unknown) => {
+      turn.release();
+      throw error;
+    });
     const allowed = checked.inputs.map((i) => i.path);
-    return this.call(checked.timeoutMs, checked.signal, checked.inputs, allowed, async (db) => {
+    return this.call(turn, checked.timeoutMs, checked.signal, checked.inputs, allowed, async (db) => {
       const described: DescribedInput[] = [];
       for (let i = 0; i < checked.inputs.length; i++) {
         const prepared = await db.connection.prepare(`SELECT * FROM input${i + 1}`);
@@ -222,6 +247,7 @@ export class DuckDbQueryEngine implements QueryEngine {
    * every failure to the contract's codes. The deadline counts from here, waiting included.
    */
   private async call<T>(
+    turn: Turn,
     timeoutMs: number,
     signal: AbortSignal | undefined,
     inputs: QueryInput[],
@@ -230,13 +256,13 @@ export class DuckDbQueryEngine implements QueryEngine {
   ): Promise<T> {
     const control = new CallControl(timeoutMs, signal, this.graceMs);
     const redactions: Redactions = inputs.map((input, i) => [input.path, `input${i + 1}`]);
-    // A call that may write (a save) gets a database of its own, never kept.
-    const key = allowedPaths.length === inputs.length ? await reuseKey(inputs) : undefined;
-    const turn = this.takeTurn();
+    let key: string | undefined;
     let db: LockedDatabase | undefined;
     let settled: Promise<unknown> = Promise.resolve();
     let succeeded = false;
     try {
+      // A call that may write (a save) gets a database of its own, never kept.
+      if (allowedPaths.length === inputs.length) key = await reuseKey(inputs);
       await Promise.race([turn.ready, control.stopped]);
       const running = (async () => {
         db = await this.lockDatabase(inputs, allowedPaths, control, redactions, key);
@@ -276,8 +302,11 @@ export class DuckDbQueryEngine implements QueryEngine {
     this.stragglers.add(tracked);
   }
 
-  /** A place in the one-call-at-a-time queue. */
-  private takeTurn(): { ready: Promise<void>; release: () => void } {
+  /**
+   * A place in the one-call-at-a-time queue, taken before any await of the call, so that calls run in the order
+   * they were made (a later call's quicker file checks must not let it jump ahead).
+   */
+  private takeTurn(): Turn {
     let release: () => void = () => {};
     const mine = new Promise<void>((resolve) => {
       release = resolve;
