@@ -1,11 +1,12 @@
 // The QueryEngine Cairn runs: DuckDB in a child process that is killed at the deadline, on cancel or past its memory.
-// In-process DuckDB cannot promise that (decision 0124); the price is a process start after each kill (~0.2 s).
+// In-process DuckDB cannot promise that (decision 0124); the price is a process start after each kill (~0.3 s).
 
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
+import { crashError, memoryError, type Queued, Stop, stopError, unsendableError } from "./call-stops.js";
 import { type CallKind, ChildExitedError, DuckDbProcess } from "./duckdb-process.js";
 import { MemoryWatch } from "./memory-watch.js";
 import type { DescribedInput, DescribeRequest, QueryEngine, QueryRequest, QueryResult } from "./query-engine.js";
@@ -65,8 +66,6 @@ export async function createChildProcessQueryEngine(
   await engine.warmUp();
   return engine;
 }
-
-type StopReason = "timeout" | "cancel";
 
 /**
  * The QueryEngine behind Cairn's `query` and `describe`. Calls run one at a time in one child process (a
@@ -206,9 +205,9 @@ export class ChildProcessQueryEngine implements QueryEngine {
       const queued: Queued = { arrived, timeoutMs, ahead };
       stop = new Stop(timeoutMs - (performance.now() - arrived), signal);
       const first = await Promise.race([turn.ready.then(() => "turn" as const), stop.stopped]);
-      if (first !== "turn") throw this.stopError(first, false, queued);
+      if (first !== "turn") throw stopError(first, false, queued);
       const child = await Promise.race([this.readyChild(), stop.stopped]);
-      if (child === "timeout" || child === "cancel") throw this.stopError(child, false, queued);
+      if (child === "timeout" || child === "cancel") throw stopError(child, false, queued);
       return await this.runInChild(child, kind, wire, stop, queued);
     } finally {
       stop?.dispose();
@@ -237,7 +236,7 @@ export class ChildProcessQueryEngine implements QueryEngine {
       const first = await Promise.race([answer, stop.stopped]);
       if (first === "timeout" || first === "cancel") {
         await this.replaceChild(process);
-        throw this.stopError(first, true, queued);
+        throw stopError(first, true, queued);
       }
       if ("value" in first) {
         this.recycleIfBloated(child);
@@ -248,32 +247,18 @@ export class ChildProcessQueryEngine implements QueryEngine {
       if (error instanceof ChildExitedError) {
         await this.replaceChild(process);
         // SIGKILL that no stop sent: the watch's (killedAt) or the kernel's OOM killer. Either way, memory.
-        if (killedAt !== undefined || error.exit.signal === "SIGKILL") throw this.memoryError(killedAt);
-        if (/heap out of memory|heap limit/i.test(error.exit.stderr)) throw this.memoryError(undefined);
-        throw new CairnError(
-          ErrorCode.QUERY_FAILED,
-          `the SQL engine process ended unexpectedly (${error.exit.signal ?? `exit code ${error.exit.code}`}) ` +
-            "while running this query; it was restarted and nothing was kept: retry, and simplify the SQL if it " +
-            "happens again",
-          { cause: error },
-        );
+        if (killedAt !== undefined || error.exit.signal === "SIGKILL") throw memoryError(this.memory, killedAt);
+        if (/heap out of memory|heap limit/i.test(error.exit.stderr)) throw memoryError(this.memory, undefined);
+        throw crashError(error);
       }
       if (isCairnError(error) && (error.code === ErrorCode.QUERY_TIMEOUT || error.code === ErrorCode.CANCELLED)) {
         // The child's backstop deadline answered first: its DuckDB may still hold the call's memory.
         await this.replaceChild(process);
-        throw this.stopError(stop.reason ?? "timeout", true, queued);
+        throw stopError(stop.reason ?? "timeout", true, queued);
       }
       this.recycleIfBloated(child);
-      if (!isCairnError(error)) {
-        // Only the channel refuses a request this way: a value structured clone cannot copy.
-        throw new CairnError(
-          ErrorCode.INVALID_ARGUMENT,
-          `the request cannot be sent to the SQL engine (${(error as Error).message}): parameters must be null, ` +
-            "booleans, finite numbers, strings, bigints or arrays of these",
-          { cause: error },
-        );
-      }
-      throw error;
+      // Only the channel refuses a request with something else than a CairnError: a value it cannot copy.
+      throw isCairnError(error) ? error : unsendableError(error);
     } finally {
       watch.release();
     }
@@ -357,55 +342,6 @@ export class ChildProcessQueryEngine implements QueryEngine {
     this.queueTail = ready.then(() => mine);
     return { ready, release };
   }
-
-  private stopError(reason: StopReason, started: boolean, queued: Queued): CairnError {
-    const { timeoutMs, ahead } = queued;
-    const waitedMs = Math.round(performance.now() - queued.arrived);
-    if (!started) {
-      const behind =
-        ahead > 0 ? `behind ${ahead} other ${ahead === 1 ? "query" : "queries"}` : "for the SQL engine to start";
-      const data = { timeout_ms: timeoutMs, waited_ms: waitedMs, queued_behind: ahead, started: false };
-      return reason === "cancel"
-        ? new CairnError(
-            ErrorCode.CANCELLED,
-            `the query was cancelled after waiting ${waitedMs} ms ${behind}; it never started, so nothing ran`,
-            { data },
-          )
-        : new CairnError(
-            ErrorCode.QUERY_TIMEOUT,
-            `the query waited ${waitedMs} ms ${behind} and did not start; nothing ran: retry, or run fewer ` +
-              `queries at once (its ${timeoutMs} ms count from its arrival, waiting included)`,
-            { data },
-          );
-    }
-    return reason === "cancel"
-      ? new CairnError(
-          ErrorCode.CANCELLED,
-          "the query was cancelled before it finished; its SQL engine process was stopped, so nothing of it keeps " +
-            "running",
-        )
-      : new CairnError(
-          ErrorCode.QUERY_TIMEOUT,
-          `the query did not finish within ${timeoutMs} ms and was stopped (its SQL engine process was ended, so ` +
-            "nothing of it keeps running): filter, aggregate or LIMIT earlier, or raise workspace.query_timeout_ms",
-          { data: { timeout_ms: timeoutMs, started: true } },
-        );
-  }
-
-  private memoryError(residentBytes: number | undefined): CairnError {
-    return new CairnError(
-      ErrorCode.QUERY_FAILED,
-      `the query ran out of memory: it needed more than workspace.query_memory (${this.memory}) and its SQL ` +
-        "engine process was stopped, so nothing of it keeps running: filter, aggregate or LIMIT earlier, avoid " +
-        "building huge values (repeat, string_agg, list), or raise workspace.query_memory",
-      {
-        data: {
-          query_memory: this.memory,
-          ...(residentBytes === undefined ? {} : { resident_bytes: residentBytes }),
-        },
-      },
-    );
-  }
 }
 
 /**
@@ -433,43 +369,4 @@ interface PreparedCall {
   timeoutMs: number;
   signal: AbortSignal | undefined;
   wire: (remainingMs: number) => QueryRequest | DescribeRequest;
-}
-
-/** A call as the queue sees it. */
-interface Queued {
-  /** `performance.now()` when the call arrived: its deadline counts from here. */
-  arrived: number;
-  timeoutMs: number;
-  /** Calls queued or running when it arrived. */
-  ahead: number;
-}
-
-/** One call's deadline and abort signal; `stopped` resolves with the first of them. */
-class Stop {
-  reason: StopReason | undefined;
-  readonly stopped: Promise<StopReason>;
-  private readonly timer: NodeJS.Timeout;
-  private readonly onAbort: () => void;
-  private fire: (reason: StopReason) => void = () => {};
-
-  constructor(
-    remainingMs: number,
-    private readonly signal: AbortSignal | undefined,
-  ) {
-    this.stopped = new Promise<StopReason>((resolve) => {
-      this.fire = (reason) => {
-        this.reason ??= reason;
-        resolve(this.reason);
-      };
-    });
-    this.timer = setTimeout(() => this.fire("timeout"), Math.max(0, remainingMs));
-    this.onAbort = () => this.fire("cancel");
-    if (signal?.aborted) this.fire("cancel");
-    else signal?.addEventListener("abort", this.onAbort, { once: true });
-  }
-
-  dispose(): void {
-    clearTimeout(this.timer);
-    this.signal?.removeEventListener("abort", this.onAbort);
-  }
 }
