@@ -294,16 +294,22 @@ export class ChildProcessQueryEngine implements QueryEngine {
         { cause: error },
       );
     }
-    const process = new DuckDbProcess({
-      engine: {
-        memory: this.memory,
-        threads: this.threads,
-        maxTempSize: this.maxTempSize,
-        keepWarmMs: this.keepWarmMs,
-        tempDir,
-      },
-      heapMb: Math.round(Math.min(Math.max(this.memoryBytes / MIB, 128), 2048)),
-    });
+    let process: DuckDbProcess;
+    try {
+      process = new DuckDbProcess({
+        engine: {
+          memory: this.memory,
+          threads: this.threads,
+          maxTempSize: this.maxTempSize,
+          keepWarmMs: this.keepWarmMs,
+          tempDir,
+        },
+        heapMb: Math.round(Math.min(Math.max(this.memoryBytes / MIB, 128), 2048)),
+      });
+    } catch (error) {
+      await rm(tempDir, { recursive: true, force: true });
+      throw error;
+    }
     try {
       await process.ready;
     } catch (error) {
