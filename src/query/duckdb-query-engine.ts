@@ -594,6 +594,7 @@ class PreviewBuilder {
   private readonly pendingStrings = new Set<string>();
   private readonly converter: (value: DuckDBValue, type: DuckDBType, column: string) => unknown;
   private readonly varcharId: number;
+  private readonly listId: number;
   private readonly blobId: number;
 
   constructor(
@@ -605,6 +606,7 @@ class PreviewBuilder {
     this.full = limits.maxPreviewRows === 0;
     this.converter = createJsonConverter(duckdb, (column) => this.pendingStrings.add(column));
     this.varcharId = duckdb.DuckDBTypeId.VARCHAR;
+    this.listId = duckdb.DuckDBTypeId.LIST;
     this.blobId = duckdb.DuckDBTypeId.BLOB;
   }
 
@@ -613,6 +615,7 @@ class PreviewBuilder {
     const vectors = this.names.map((_, c) => chunk.getColumnVector(c));
     const lengths = vectors.map((vector, c) => {
       const id = (this.types[c] as DuckDBType).typeId;
+      if (id === this.listId) return peekListLengths(vector);
       return id === this.varcharId || id === this.blobId ? peekStringLengths(vector) : undefined;
     });
     for (let r = 0; r < chunk.rowCount && !this.full; r++) {
@@ -624,6 +627,10 @@ class PreviewBuilder {
         // A huge text or blob is sized before it is copied into JavaScript: it could never fit the preview.
         const length = lengths[c]?.(r);
         if (length !== undefined && type.typeId === this.varcharId && length > this.limits.maxPreviewBytes) {
+          this.full = true;
+        } else if (length !== undefined && type.typeId === this.listId && 2 * length > this.limits.maxPreviewBytes) {
+          // N items need at least 2N-1 characters of JSON: such a list could never fit, and converting it whole
+          // into JavaScript first could take more memory than the query itself.
           this.full = true;
         } else if (length !== undefined && type.typeId === this.blobId && length > BLOB_INLINE_BYTES) {
           entries.push([name, `[BLOB of ${length} bytes]`]);
@@ -659,6 +666,19 @@ function peekStringLengths(vector: DuckDBVector): ((row: number) => number | und
   if (!(view instanceof DataView) || typeof validity?.itemValid !== "function") return undefined;
   const valid = validity.itemValid.bind(validity) as (row: number) => boolean;
   return (row) => (valid(row) && (row + 1) * 16 <= view.byteLength ? view.getUint32(row * 16, true) : undefined);
+}
+
+/**
+ * Item counts of a top-level LIST vector's rows without converting them: node-api keeps DuckDB's list entries
+ * (offset, length) as a BigUint64Array. Undefined when that internal view is absent (another node-api version).
+ */
+function peekListLengths(vector: DuckDBVector): ((row: number) => number | undefined) | undefined {
+  const inner = vector as unknown as { entryData?: unknown; validity?: { itemValid?: unknown } };
+  const entries = inner.entryData;
+  const validity = inner.validity;
+  if (!(entries instanceof BigUint64Array) || typeof validity?.itemValid !== "function") return undefined;
+  const valid = validity.itemValid.bind(validity) as (row: number) => boolean;
+  return (row) => (valid(row) && row * 2 + 1 < entries.length ? Number(entries[row * 2 + 1]) : undefined);
 }
 
 /**
