@@ -102,11 +102,8 @@ export class ChildProcessQueryEngine implements QueryEngine {
     this.pollMs = options.memoryPollMs ?? 25;
     this.log = options.logger ?? createLogger("query");
     const bytes = parseSize(this.memory);
-    if (bytes === undefined || bytes < 16 * MIB) {
-      throw new CairnError(
-        ErrorCode.CONFIG_INVALID,
-        `query memory "${this.memory}" is not a size of at least 16MiB like "1GB"`,
-      );
+    if (bytes === undefined || bytes <= 0) {
+      throw new CairnError(ErrorCode.CONFIG_INVALID, `query memory "${this.memory}" is not a size like "1GB"`);
     }
     this.memoryBytes = bytes;
     if (parseSize(this.maxTempSize) === undefined) {
@@ -224,7 +221,7 @@ export class ChildProcessQueryEngine implements QueryEngine {
     queued: Queued,
   ): Promise<unknown> {
     const { process } = child;
-    this.memoryWatch ??= new MemoryWatch(this.pollMs);
+    if (!this.memoryWatch?.alive) this.memoryWatch = new MemoryWatch(this.pollMs);
     const watch = this.memoryWatch;
     watch.watch(process.pid, child.idleRss + this.memoryBytes + Math.max(MIN_MARGIN_BYTES, this.memoryBytes / 8));
     const remainingMs = Math.max(1, Math.round(queued.timeoutMs - (performance.now() - queued.arrived)));

@@ -36,12 +36,22 @@ setInterval(() => {
 export class MemoryWatch {
   private readonly slots: BigInt64Array;
   private readonly worker: Worker;
+  private running = true;
 
   constructor(pollMs: number) {
     const buffer = new SharedArrayBuffer(3 * BigInt64Array.BYTES_PER_ELEMENT);
     this.slots = new BigInt64Array(buffer);
     this.worker = new Worker(WATCHER_SOURCE, { eval: true, workerData: { buffer, pollMs } });
     this.worker.unref();
+    this.worker.on("error", () => {});
+    this.worker.on("exit", () => {
+      this.running = false;
+    });
+  }
+
+  /** False once the watcher thread has ended: the owner starts a new watch rather than run calls unwatched. */
+  get alive(): boolean {
+    return this.running;
   }
 
   /** Kills `pid` with SIGKILL once its resident memory passes `capBytes`, until `release()`. */

@@ -58,7 +58,7 @@ describe("ChildProcessQueryEngine", () => {
 
   it("validates its options before starting anything", async () => {
     await rejectsWith(createChildProcessQueryEngine({ memory: "lots" }), ErrorCode.CONFIG_INVALID);
-    await rejectsWith(createChildProcessQueryEngine({ memory: "1MB" }), ErrorCode.CONFIG_INVALID);
+    await rejectsWith(createChildProcessQueryEngine({ memory: "0MB" }), ErrorCode.CONFIG_INVALID);
     await rejectsWith(createChildProcessQueryEngine({ threads: 0 }), ErrorCode.CONFIG_INVALID);
     await rejectsWith(createChildProcessQueryEngine({ memoryPollMs: 0 }), ErrorCode.CONFIG_INVALID);
     const notADirectory = join(dir, "not-a-directory");
