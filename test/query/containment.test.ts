@@ -159,6 +159,16 @@ describe("ChildProcessQueryEngine under SQL bombs (issue 11)", () => {
     await expectContained(pid);
   });
 
+  it("answers the queries queued behind a bomb that still have time, in the next child", async () => {
+    const pid = await readyChild();
+    const bomb = query(MEMORY_BOMBS[0]?.[1] as string, MEMORY_LIMITS);
+    const behind = [1, 2, 3].map((n) => query(`SELECT sum(a) * ${n} AS s FROM input1`, MEMORY_LIMITS));
+    await rejectsWith(bomb, ErrorCode.QUERY_FAILED);
+    expect((await Promise.all(behind)).map((r) => r.rows)).toEqual([[{ s: 3 }], [{ s: 6 }], [{ s: 9 }]]);
+    expect(isAlive(pid)).toBe(false);
+    await expectContained(pid);
+  });
+
   it("stops two memory bombs sent together, each at the cap", async () => {
     const pid = await readyChild();
     const results = await Promise.allSettled([
