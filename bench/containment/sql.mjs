@@ -212,4 +212,38 @@ async function measure() {
   rmSync(dir, { recursive: true, force: true });
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await measure();
+/**
+ * Decision 0124's context: each SQL in process, interrupted 1 s after it starts; how long DuckDB takes to let go
+ * (closing the engine waits for it) and the process's peak RSS. Takes about 80 s.
+ */
+async function context() {
+  const { createDuckDbQueryEngine } = await import("../../dist/query/duckdb-query-engine.js");
+  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-sql-"));
+  const input = { path: join(dir, "t.csv"), format: "csv" };
+  writeFileSync(input.path, "a\n1\n2\n");
+  console.log("in-process DuckDB, memory_limit 1GB, deadline 1 s (interrupt, then a 2 s grace before the reply)");
+  for (const sql of [
+    MEMORY_BOMBS[0][1],
+    MEMORY_BOMBS[6][1],
+    MEMORY_BOMBS[2][1],
+    "SELECT sum(len(x)) AS n FROM (SELECT list(range) AS x FROM range(300000000))",
+    CPU_BOMBS[0][1],
+  ]) {
+    const engine = await createDuckDbQueryEngine({ memory: "1GB", tempDir: join(dir, "in"), keepWarmMs: 0 });
+    const baseline = rss(process.pid);
+    const watch = sampler(() => [process.pid]);
+    const start = performance.now();
+    const reply = await timed(() => engine.query({ inputs: [input], sql, limits: { ...LIMITS, timeoutMs: 1000 } }));
+    await engine.close();
+    const letGo = performance.now() - start - 1000;
+    console.log(
+      `${sql.slice(0, 60).padEnd(60)} ${reply.error?.code ?? "ok"} after ${Math.round(reply.ms)} ms; ` +
+        `DuckDB let go ${Math.max(0, Math.round(letGo))} ms after the interrupt; peak +${mb(watch.stop() - baseline)}`,
+    );
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await (process.argv[2] === "context" ? context() : measure());
+}
