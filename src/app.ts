@@ -91,8 +91,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     ),
   );
   const queryEngine = lazy<QueryEngine>(() =>
-    import("./query/duckdb-query-engine.js").then(({ createDuckDbQueryEngine }) =>
-      createDuckDbQueryEngine({
+    import("./query/child-process-query-engine.js").then(({ createChildProcessQueryEngine }) =>
+      createChildProcessQueryEngine({
         memory: config.workspace.query_memory,
         threads: config.workspace.query_threads,
         logger: logger.child("query"),

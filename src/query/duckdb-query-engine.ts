@@ -27,7 +27,7 @@ import type {
   QueryResult,
 } from "./query-engine.js";
 import { checkDescribeRequest, checkQueryRequest } from "./query-request.js";
-import { type Redactions, redact } from "./redact.js";
+import { clip, type Redactions, redact } from "./redact.js";
 import { ALLOWED_SQL_HINT, assertReadOnlyLeadingKeyword } from "./sql-guard.js";
 
 type DuckDb = typeof import("@duckdb/node-api");
@@ -64,6 +64,12 @@ export async function createDuckDbQueryEngine(options: DuckDbQueryEngineOptions 
   return engine;
 }
 
+/** A place in the engine's queue: `ready` when the calls before it are done. */
+interface Turn {
+  ready: Promise<void>;
+  release: () => void;
+}
+
 /** An in-memory DuckDB created ahead of use, with settings that do not depend on the call. */
 interface SpareDatabase {
   instance: DuckDBInstance;
@@ -91,6 +97,9 @@ interface SaveTarget {
  * `lock_configuration=true`, with extension auto-install and auto-load off from creation. A locked instance
  * serves only calls over exactly its files; a call over other files, or one that saves, gets a fresh instance
  * (a spare is made ahead, ~15 ms).
+ *
+ * Cairn runs it inside a child process (ChildProcessQueryEngine, decision 0124): on its own, an interrupt does not
+ * stop a function working on one huge value, and `memory_limit` does not count such values.
  */
 export class DuckDbQueryEngine implements QueryEngine {
   private readonly memory: string;
@@ -149,26 +158,45 @@ export class DuckDbQueryEngine implements QueryEngine {
 
   async query(request: QueryRequest): Promise<QueryResult> {
     this.assertOpen();
-    const checked = await checkQueryRequest(request);
-    assertReadOnlyLeadingKeyword(checked.sql);
+    const turn = this.takeTurn();
+    const checked = await checkQueryRequest(request)
+      .then((checked) => {
+        assertReadOnlyLeadingKeyword(checked.sql);
+        return checked;
+      })
+      .catch((error: unknown) => {
+        turn.release();
+        throw error;
+      });
     const saveTemp =
       checked.saveTo === undefined
         ? undefined
         : join(dirname(checked.saveTo), `.${basename(checked.saveTo)}.${randomBytes(6).toString("hex")}.tmp`);
     const allowed = [...checked.inputs.map((i) => i.path), ...(saveTemp === undefined ? [] : [saveTemp])];
-    return this.call(checked.limits.timeoutMs, checked.signal, checked.inputs, allowed, (db, control, redactions) => {
-      if (checked.saveTo !== undefined && saveTemp !== undefined) {
-        redactions.push([saveTemp, "<save file>"], [checked.saveTo, "<save file>"]);
-      }
-      return this.runQuery(db, control, checked, saveTemp);
-    });
+    return this.call(
+      turn,
+      checked.limits.timeoutMs,
+      checked.signal,
+      checked.inputs,
+      allowed,
+      (db, control, redactions) => {
+        if (checked.saveTo !== undefined && saveTemp !== undefined) {
+          redactions.push([saveTemp, "<save file>"], [checked.saveTo, "<save file>"]);
+        }
+        return this.runQuery(db, control, checked, saveTemp);
+      },
+    );
   }
 
   async describe(request: DescribeRequest): Promise<DescribedInput[]> {
     this.assertOpen();
-    const checked = await checkDescribeRequest(request);
+    const turn = this.takeTurn();
+    const checked = await checkDescribeRequest(request).catch((error: unknown) => {
+      turn.release();
+      throw error;
+    });
     const allowed = checked.inputs.map((i) => i.path);
-    return this.call(checked.timeoutMs, checked.signal, checked.inputs, allowed, async (db) => {
+    return this.call(turn, checked.timeoutMs, checked.signal, checked.inputs, allowed, async (db) => {
       const described: DescribedInput[] = [];
       for (let i = 0; i < checked.inputs.length; i++) {
         const prepared = await db.connection.prepare(`SELECT * FROM input${i + 1}`);
@@ -219,6 +247,7 @@ export class DuckDbQueryEngine implements QueryEngine {
    * every failure to the contract's codes. The deadline counts from here, waiting included.
    */
   private async call<T>(
+    turn: Turn,
     timeoutMs: number,
     signal: AbortSignal | undefined,
     inputs: QueryInput[],
@@ -227,13 +256,13 @@ export class DuckDbQueryEngine implements QueryEngine {
   ): Promise<T> {
     const control = new CallControl(timeoutMs, signal, this.graceMs);
     const redactions: Redactions = inputs.map((input, i) => [input.path, `input${i + 1}`]);
-    // A call that may write (a save) gets a database of its own, never kept.
-    const key = allowedPaths.length === inputs.length ? await reuseKey(inputs) : undefined;
-    const turn = this.takeTurn();
+    let key: string | undefined;
     let db: LockedDatabase | undefined;
     let settled: Promise<unknown> = Promise.resolve();
     let succeeded = false;
     try {
+      // A call that may write (a save) gets a database of its own, never kept.
+      if (allowedPaths.length === inputs.length) key = await reuseKey(inputs);
       await Promise.race([turn.ready, control.stopped]);
       const running = (async () => {
         db = await this.lockDatabase(inputs, allowedPaths, control, redactions, key);
@@ -273,8 +302,11 @@ export class DuckDbQueryEngine implements QueryEngine {
     this.stragglers.add(tracked);
   }
 
-  /** A place in the one-call-at-a-time queue. */
-  private takeTurn(): { ready: Promise<void>; release: () => void } {
+  /**
+   * A place in the one-call-at-a-time queue, taken before any await of the call, so that calls run in the order
+   * they were made (a later call's quicker file checks must not let it jump ahead).
+   */
+  private takeTurn(): Turn {
     let release: () => void = () => {};
     const mine = new Promise<void>((resolve) => {
       release = resolve;
@@ -538,9 +570,13 @@ export class DuckDbQueryEngine implements QueryEngine {
     if (control.reason !== undefined) return control.stopError();
     if (isCairnError(error)) {
       if (error.code !== ErrorCode.QUERY_FAILED) return error;
-      return new CairnError(error.code, redact(error.message, redactions), { data: error.data, cause: error.cause });
+      return new CairnError(error.code, redact(clip(error.message), redactions), {
+        data: error.data,
+        cause: error.cause,
+      });
     }
-    const raw = error instanceof Error ? error.message : String(error);
+    // Cut before redacting: a path cut in two is still an absolute path, and redacting megabytes is slow.
+    const raw = clip(error instanceof Error ? error.message : String(error));
     let message = `the query failed: ${redact(raw, redactions)}`;
     if (/out of memory/i.test(raw)) {
       message += ` (the limit is ${this.memory} per query: filter or aggregate before joining, sorting or collecting)`;
@@ -558,6 +594,7 @@ class PreviewBuilder {
   private readonly pendingStrings = new Set<string>();
   private readonly converter: (value: DuckDBValue, type: DuckDBType, column: string) => unknown;
   private readonly varcharId: number;
+  private readonly listId: number;
   private readonly blobId: number;
 
   constructor(
@@ -569,6 +606,7 @@ class PreviewBuilder {
     this.full = limits.maxPreviewRows === 0;
     this.converter = createJsonConverter(duckdb, (column) => this.pendingStrings.add(column));
     this.varcharId = duckdb.DuckDBTypeId.VARCHAR;
+    this.listId = duckdb.DuckDBTypeId.LIST;
     this.blobId = duckdb.DuckDBTypeId.BLOB;
   }
 
@@ -577,6 +615,7 @@ class PreviewBuilder {
     const vectors = this.names.map((_, c) => chunk.getColumnVector(c));
     const lengths = vectors.map((vector, c) => {
       const id = (this.types[c] as DuckDBType).typeId;
+      if (id === this.listId) return peekListLengths(vector);
       return id === this.varcharId || id === this.blobId ? peekStringLengths(vector) : undefined;
     });
     for (let r = 0; r < chunk.rowCount && !this.full; r++) {
@@ -588,6 +627,10 @@ class PreviewBuilder {
         // A huge text or blob is sized before it is copied into JavaScript: it could never fit the preview.
         const length = lengths[c]?.(r);
         if (length !== undefined && type.typeId === this.varcharId && length > this.limits.maxPreviewBytes) {
+          this.full = true;
+        } else if (length !== undefined && type.typeId === this.listId && 2 * length > this.limits.maxPreviewBytes) {
+          // N items need at least 2N-1 characters of JSON: such a list could never fit, and converting it whole
+          // into JavaScript first could take more memory than the query itself.
           this.full = true;
         } else if (length !== undefined && type.typeId === this.blobId && length > BLOB_INLINE_BYTES) {
           entries.push([name, `[BLOB of ${length} bytes]`]);
@@ -623,6 +666,19 @@ function peekStringLengths(vector: DuckDBVector): ((row: number) => number | und
   if (!(view instanceof DataView) || typeof validity?.itemValid !== "function") return undefined;
   const valid = validity.itemValid.bind(validity) as (row: number) => boolean;
   return (row) => (valid(row) && (row + 1) * 16 <= view.byteLength ? view.getUint32(row * 16, true) : undefined);
+}
+
+/**
+ * Item counts of a top-level LIST vector's rows without converting them: node-api keeps DuckDB's list entries
+ * (offset, length) as a BigUint64Array. Undefined when that internal view is absent (another node-api version).
+ */
+function peekListLengths(vector: DuckDBVector): ((row: number) => number | undefined) | undefined {
+  const inner = vector as unknown as { entryData?: unknown; validity?: { itemValid?: unknown } };
+  const entries = inner.entryData;
+  const validity = inner.validity;
+  if (!(entries instanceof BigUint64Array) || typeof validity?.itemValid !== "function") return undefined;
+  const valid = validity.itemValid.bind(validity) as (row: number) => boolean;
+  return (row) => (valid(row) && row * 2 + 1 < entries.length ? Number(entries[row * 2 + 1]) : undefined);
 }
 
 /**

@@ -1,5 +1,14 @@
-// Error-message redaction for the query engine: input paths become input names, other absolute paths `<path>`.
+// Error-message hygiene for the query engine: bounded length; input paths become input names, other paths `<path>`.
 // Pattern-based: a slash preceded by a quote, blank, bracket or `=` starts a path; SQL like `4/2` is left alone.
+
+/** Characters of a DuckDB message passed on at most: DuckDB quotes values, and a value can be megabytes. */
+export const MAX_MESSAGE_CHARS = 2000;
+
+/** Cuts `message` to `MAX_MESSAGE_CHARS`, saying how much was left out. */
+export function clip(message: string): string {
+  if (message.length <= MAX_MESSAGE_CHARS) return message;
+  return `${message.slice(0, MAX_MESSAGE_CHARS)}... (${message.length - MAX_MESSAGE_CHARS} more characters cut)`;
+}
 
 /** Paths a DuckDB message may mention, and what the caller sees instead. */
 export type Redactions = [path: string, replacement: string][];

@@ -5,6 +5,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
+import { createChildProcessQueryEngine } from "../../src/query/child-process-query-engine.js";
 import { createDuckDbQueryEngine } from "../../src/query/duckdb-query-engine.js";
 import type { QueryEngine, QueryInput } from "../../src/query/query-engine.js";
 import {
@@ -19,6 +20,10 @@ import {
 } from "../query/helpers.js";
 
 const BACKENDS: { name: string; create: (tempDir: string) => Promise<QueryEngine> }[] = [
+  {
+    name: "ChildProcessQueryEngine",
+    create: (tempDir) => createChildProcessQueryEngine({ memory: "1GB", threads: 2, tempDir }),
+  },
   { name: "DuckDbQueryEngine", create: (tempDir) => createDuckDbQueryEngine({ memory: "1GB", threads: 2, tempDir }) },
 ];
 
