@@ -40,6 +40,7 @@ const INPUT = "bench/containment/sql-input";
 export const family = {
   name: "sql",
   configToml: '[workspace]\nquery_timeout_ms = 3000\nquery_memory = "256MB"\n',
+  limitMb: 256,
   setup: async (call) => {
     const saved = await call("save", { name: INPUT, content: "a\n1\n2\n", kind: "csv" });
     if (saved?.error) throw new Error(`sql family setup: ${JSON.stringify(saved.error)}`);

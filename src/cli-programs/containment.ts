@@ -97,8 +97,13 @@ function memoized(command: string, args: string[]): Promise<boolean> {
   return probe;
 }
 
+/** A probe runs once, in the background; a loaded machine must not make it look like a missing feature. */
+const PROBE_TIMEOUT_MS = 30_000;
+
 function succeeds(command: string, args: string[]): Promise<boolean> {
-  return new Promise((resolve) => execFile(command, args, { timeout: 5000 }, (error) => resolve(error === null)));
+  return new Promise((resolve) =>
+    execFile(command, args, { timeout: PROBE_TIMEOUT_MS }, (error) => resolve(error === null)),
+  );
 }
 
 async function canReadOwnEnviron(): Promise<boolean> {

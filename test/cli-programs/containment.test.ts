@@ -145,7 +145,7 @@ describe.skipIf(!kinds.includes("pid-namespace"))("a PID namespace", () => {
     const script = `
       const { createCliRunner } = await import(${JSON.stringify(built)});
       const sh = { allow_any_arguments: true, deny_options: [], allow_options: [], env: [] };
-      const cli = createCliRunner({ mode: "allowlist", allow: ["sh"], timeout_ms: 60000, max_concurrent: 1, programs: { sh } });
+      const cli = createCliRunner({ mode: "allowlist", allow: ["sh"], timeout_ms: 60000, max_concurrent: 1, programs: { sh } }, { containment: "pid-namespace" });
       await cli.run("sh", ["-c", "setsid sleep ${t} & sleep ${t}"]);`;
     const cairn = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "ignore" });
     while (survivors(t).length < 2) await new Promise((resolve) => setImmediate(resolve));
