@@ -1,7 +1,7 @@
 // The QueryEngine Cairn runs: DuckDB in a child process that is killed at the deadline, on cancel or past its memory.
 // In-process DuckDB cannot promise that (decision 0124); the price is a process start after each kill (~0.3 s).
 
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
@@ -12,6 +12,7 @@ import { MemoryWatch } from "./memory-watch.js";
 import type { DescribedInput, DescribeRequest, QueryEngine, QueryRequest, QueryResult } from "./query-engine.js";
 import { checkDescribeRequest, checkQueryRequest } from "./query-request.js";
 import { assertReadOnlyLeadingKeyword } from "./sql-guard.js";
+import { createEngineTempDir } from "./temp-dir.js";
 
 export interface ChildProcessQueryEngineOptions {
   /**
@@ -280,17 +281,7 @@ export class ChildProcessQueryEngine implements QueryEngine {
   }
 
   private async startChild(): Promise<ReadyChild> {
-    let tempDir: string;
-    try {
-      await mkdir(this.tempRoot, { recursive: true });
-      tempDir = await mkdtemp(join(this.tempRoot, "cairn-duckdb-"));
-    } catch (error) {
-      throw new CairnError(
-        ErrorCode.INTERNAL,
-        `the query engine cannot create its temp directory under the configured temp dir: ${(error as Error).message}`,
-        { cause: error },
-      );
-    }
+    const tempDir = await createEngineTempDir(this.tempRoot);
     let process: DuckDbProcess;
     try {
       process = new DuckDbProcess({

@@ -2,7 +2,7 @@
 // The one file that loads @duckdb/node-api (lazily); calls run one at a time so memory and threads bound the engine.
 
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
+import { rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import type {
@@ -29,6 +29,7 @@ import type {
 import { checkDescribeRequest, checkQueryRequest } from "./query-request.js";
 import { clip, type Redactions, redact } from "./redact.js";
 import { ALLOWED_SQL_HINT, assertReadOnlyLeadingKeyword } from "./sql-guard.js";
+import { createEngineTempDir } from "./temp-dir.js";
 
 type DuckDb = typeof import("@duckdb/node-api");
 
@@ -324,17 +325,7 @@ export class DuckDbQueryEngine implements QueryEngine {
   }
 
   private async createSpare(): Promise<SpareDatabase> {
-    let tempDir: string;
-    try {
-      await mkdir(this.tempRoot, { recursive: true });
-      tempDir = await mkdtemp(join(this.tempRoot, "cairn-duckdb-"));
-    } catch (error) {
-      throw new CairnError(
-        ErrorCode.INTERNAL,
-        `the query engine cannot create its temp directory under the configured temp dir: ${(error as Error).message}`,
-        { cause: error },
-      );
-    }
+    const tempDir = await createEngineTempDir(this.tempRoot);
     try {
       const instance = await this.duckdb.DuckDBInstance.create(":memory:", {
         memory_limit: this.memory,

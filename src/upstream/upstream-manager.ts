@@ -376,12 +376,7 @@ export function createUpstreamManager(
         { cause: error, data: { server: conn.name, tool, timeout_ms: timeoutMs } },
       );
     }
-    const limit =
-      error instanceof McpError
-        ? replyTooLargeLimit(error.code, error.data)
-        : error instanceof ReplyTooLargeError
-          ? error.limit
-          : undefined;
+    const limit = overLimit(error);
     if (limit !== undefined) {
       return new CairnError(
         ErrorCode.TOO_LARGE,
@@ -406,6 +401,12 @@ export function createUpstreamManager(
   }
 }
 
+/** The max_reply_bytes a failed call's reply passed, when that is why it failed. */
+function overLimit(error: unknown): number | undefined {
+  if (error instanceof McpError) return replyTooLargeLimit(error.code, error.data);
+  return error instanceof ReplyTooLargeError ? error.limit : undefined;
+}
+
 /**
  * Cairn's words for why a connection failed. Foreign messages are redacted: an HTTP client error can quote a header
  * value, a spawn error the command line, and either may hold an expanded `${VAR}` (decision 0011).
@@ -418,12 +419,7 @@ function connectErrorText(error: unknown): string {
   if (error instanceof McpError && error.code === McpErrorCode.ConnectionClosed) {
     return "the server closed its connection or exited (its stderr is in Cairn's log)";
   }
-  const limit =
-    error instanceof McpError
-      ? replyTooLargeLimit(error.code, error.data)
-      : error instanceof ReplyTooLargeError
-        ? error.limit
-        : undefined;
+  const limit = overLimit(error);
   if (limit !== undefined) return `a reply passed max_reply_bytes = ${limit} (raise it for this server)`;
   const code = (error as { code?: unknown } | null)?.code;
   if (code === "ENOENT") return "the command was not found on PATH";

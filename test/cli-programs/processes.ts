@@ -1,7 +1,8 @@
 // Helpers for the program tests: find the processes a test started by a unique token in their command line.
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { CairnError } from "../../src/errors.js";
+
+export { caught } from "../helpers/caught.js";
 
 /** A unique `sleep` duration, so `sleep <token>` marks this test's processes in /proc. */
 export function sleepToken(): string {
@@ -33,14 +34,4 @@ export function killSurvivors(token: string): void {
       // Already gone.
     }
   }
-}
-
-export async function caught(promise: Promise<unknown>): Promise<CairnError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof CairnError) return error;
-    throw error;
-  }
-  throw new Error("expected a CairnError");
 }

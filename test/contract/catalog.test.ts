@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CairnError } from "../../src/errors.js";
 import type { Catalog, NewVersion } from "../../src/workspace/catalog/catalog.js";
 import { createSqliteCatalog } from "../../src/workspace/catalog/sqlite-catalog.js";
+import { caught as failure } from "../helpers/caught.js";
 
 const root = mkdtempSync(join(tmpdir(), "cairn-catalog-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -36,16 +36,6 @@ function version(name: string, extra: Partial<NewVersion> = {}): NewVersion {
     index_text: body,
     ...extra,
   };
-}
-
-async function failure(promise: Promise<unknown>): Promise<CairnError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof CairnError) return error;
-    throw error;
-  }
-  throw new Error("expected a CairnError");
 }
 
 for (const [label, create] of implementations) {

@@ -3,12 +3,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/schema.js";
-import { CairnError } from "../../src/errors.js";
 import { createCapabilityRegistry } from "../../src/registry/capability-registry.js";
 import { createArgsValidator } from "../../src/registry/validate-args.js";
 import { createGateway, type Gateway } from "../../src/upstream/gateway.js";
 import { followUpstreams } from "../../src/upstream/upstream-capabilities.js";
 import { createUpstreamManager, type UpstreamManager } from "../../src/upstream/upstream-manager.js";
+import { caught } from "../helpers/caught.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const node = (file: string): ServerConfig =>
@@ -26,16 +26,6 @@ const saveBinary = async (bytes: Buffer, mediaType: string) => {
   saved.push({ mediaType, bytes: bytes.length });
   return { handle: `art_${saved.length}` };
 };
-
-async function caught(promise: Promise<unknown>): Promise<CairnError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof CairnError) return error;
-    throw error;
-  }
-  throw new Error("expected a CairnError");
-}
 
 let manager: UpstreamManager;
 let gateway: Gateway;

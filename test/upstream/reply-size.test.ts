@@ -8,10 +8,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/schema.js";
-import { CairnError } from "../../src/errors.js";
+import type { CairnError } from "../../src/errors.js";
 import { createLogger } from "../../src/log.js";
 import { BoundedLineReader, replyTooLargeResponse, responseId } from "../../src/upstream/reply-limit.js";
 import { createUpstreamManager, type UpstreamManager } from "../../src/upstream/upstream-manager.js";
+import { caught } from "../helpers/caught.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const MIB = 1024 * 1024;
@@ -27,16 +28,6 @@ function big(extra: Partial<ServerConfig> = {}): ServerConfig {
     deny: [],
     ...extra,
   } as ServerConfig;
-}
-
-async function caught(promise: Promise<unknown>): Promise<CairnError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof CairnError) return error;
-    throw error;
-  }
-  throw new Error("expected a CairnError");
 }
 
 const textOf = (result: { content: unknown[] }) => (result.content[0] as { text: string }).text;

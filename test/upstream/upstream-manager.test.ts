@@ -13,6 +13,7 @@ import type { ServerConfig } from "../../src/config/schema.js";
 import { CairnError } from "../../src/errors.js";
 import { createLogger } from "../../src/log.js";
 import { createUpstreamManager, type UpstreamManager } from "../../src/upstream/upstream-manager.js";
+import { caught } from "../helpers/caught.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixture = (name: string) => join(here, "../fixtures/servers", name);
@@ -47,16 +48,6 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function caught(promise: Promise<unknown>): Promise<CairnError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof CairnError) return error;
-    throw error;
-  }
-  throw new Error("expected a CairnError");
 }
 
 const textOf = (result: { content: unknown[] }) => (result.content[0] as { text: string }).text;

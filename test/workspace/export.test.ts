@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CairnError } from "../../src/errors.js";
 import { writeExport } from "../../src/workspace/export-file.js";
+import { caught as failure } from "../helpers/caught.js";
 import { MAIN } from "../helpers/mcp-client.js";
 
 const root = mkdtempSync(join(tmpdir(), "cairn-export-"));
@@ -196,16 +197,6 @@ describe("cairn export --force", () => {
 });
 
 describe("writeExport races", () => {
-  async function failure(promise: Promise<unknown>): Promise<CairnError> {
-    try {
-      await promise;
-    } catch (error) {
-      if (error instanceof CairnError) return error;
-      throw error;
-    }
-    throw new Error("expected a CairnError");
-  }
-
   /** Chunks whose iteration runs `appear` midway, as another process would. */
   async function* racing(appear: () => void): AsyncGenerator<Uint8Array> {
     yield Buffer.from("first half ");

@@ -6,9 +6,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { CairnError } from "../../src/errors.js";
 import { createLogger } from "../../src/log.js";
 import { openWorkspace, type Workspace } from "../../src/workspace/workspace.js";
+import { caught as failure } from "../helpers/caught.js";
 
 const root = mkdtempSync(join(tmpdir(), "cairn-ws-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -19,16 +19,6 @@ const quiet = createLogger("workspace", () => {});
 async function fresh(options = {}): Promise<{ ws: Workspace; dir: string }> {
   const dir = join(root, `w${counter++}`);
   return { ws: await openWorkspace(dir, { logger: quiet, ...options }), dir };
-}
-
-async function failure(promise: Promise<unknown>): Promise<CairnError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof CairnError) return error;
-    throw error;
-  }
-  throw new Error("expected a CairnError, got success");
 }
 
 function blobPath(dir: string, sha: string): string {
