@@ -64,7 +64,8 @@ async function run(message: RunMessage): Promise<void> {
         return new Promise<never>(() => {});
       }
       const prelude = host as PreludeHost;
-      const bytes = list.map((item) => new Uint8Array(prelude.chunk(item, 0, prelude.byteLength(item))));
+      // The prelude's list has no prototype (so a snippet's Array.prototype accessors cannot touch it): no `.map`.
+      const bytes = Array.from(list, (item) => new Uint8Array(prelude.chunk(item, 0, prelude.byteLength(item))));
       return new Promise<HostPayload>((resolve, reject) => {
         const callId = nextCallId++;
         calls.set(callId, { resolve, reject });
