@@ -166,6 +166,28 @@ describe("bytes: an object shaped like the tag", () => {
   });
 });
 
+describe("engine: a deep recursion is the snippet's error, not the worker's", () => {
+  // Broke: JSON.stringify recursing through toJSON used up the worker thread's 4 MiB native stack before QuickJS's
+  // own 512 KiB check fired: V8's RangeError left the engine, the worker was lost and the run said "sandbox failure".
+  it("lets a snippet catch a stack overflow in JSON.stringify through toJSON", async () => {
+    const code =
+      "const o = { toJSON() { return [o] } }; try { JSON.stringify(o); return 'done' } catch (e) { return [e.name, e.message] }";
+    const result = await runSnippet(executor, code, { limits: { timeoutMs: 20_000 } });
+    expect(value(result)).toEqual(["InternalError", "stack overflow"]);
+  });
+});
+
+describe("time: a run that reaches its deadline is TIMEOUT", () => {
+  // Held: the snippet's first clock reading is at or after the run's start, so a timer for the rest of its time is due
+  // at or after the deadline; the deadline timer, armed first, and the host's clock check win every race.
+  it("ends every run whose timer is due at its deadline with TIMEOUT, never ok", async () => {
+    const code = "const t0 = Date.now(); await new Promise((r) => setTimeout(r, 40 - (Date.now() - t0))); return 'ok'";
+    const codes = new Set<string>();
+    for (let i = 0; i < 25; i++) codes.add(codeOf(await runSnippet(executor, code, { limits: { timeoutMs: 40 } })));
+    expect([...codes]).toEqual(["TIMEOUT"]);
+  });
+});
+
 describe("MemoryGuard", () => {
   // Broke: with memory_mb = 2000 the cap reached the engine's 2 GiB ceiling, which left no reserve for the host's
   // unchecked allocations or for the stop. Growing a WebAssembly memory only reserves address space, so this is cheap.
