@@ -7,7 +7,7 @@ import type { ExecutionResult, HostPayload } from "./executor.js";
 import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
 import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
-import { classify } from "./quickjs-run.js";
+import { classify, memoryLimitOfHost } from "./quickjs-run.js";
 import { type FromWorker, type RunMessage, type ToWorker, transferList } from "./worker-protocol.js";
 
 const port = parentPort;
@@ -15,6 +15,8 @@ if (!port) throw new Error("node-worker must run in a worker thread");
 const send = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 const calls = new Map<number, { resolve(answer: HostPayload): void; reject(text: string): void }>();
 let nextCallId = 1;
+/** Set when the host refused an answer over the run's memory limit: the run stops with MEMORY_LIMIT. */
+let hostMemoryStop: string | undefined;
 
 port.on("message", (message: ToWorker) => {
   if (message.type === "run") void run(message);
@@ -22,7 +24,7 @@ port.on("message", (message: ToWorker) => {
     const call = calls.get(message.callId);
     calls.delete(message.callId);
     if (message.ok) call?.resolve({ json: message.text, bytes: message.bytes });
-    else call?.reject(message.text);
+    else if ((hostMemoryStop ??= memoryLimitOfHost(message.text)) === undefined) call?.reject(message.text);
   }
   // "cancel": the main thread terminates this worker, which is the only reliable stop for V8 code.
 });
@@ -89,7 +91,7 @@ async function run(message: RunMessage): Promise<void> {
     const promise = runInContext(message.code, context, { filename: "snippet.js" }) as Promise<unknown>;
     const tooManyCheck = new Promise<never>((_, reject) => {
       const timer = setInterval(() => {
-        if (tooMany) {
+        if (tooMany || hostMemoryStop !== undefined) {
           clearInterval(timer);
           reject(Object.assign(new Error("too many calls"), { tooMany: true }));
         }
@@ -100,12 +102,20 @@ async function run(message: RunMessage): Promise<void> {
       );
     });
     const value = await Promise.race([promise, tooManyCheck]);
+    if (hostMemoryStop !== undefined) throw new Error("the host refused an answer over the memory limit");
     const checked = checkValueText(host.finish(value));
     result = checked.ok
       ? { ok: true, valueJson: checked.text, logs: logs.lines(), stats: stats() }
       : { ok: false, error: checked.error, logs: logs.lines(), stats: stats() };
   } catch (thrown) {
-    if (tooMany) {
+    if (hostMemoryStop !== undefined) {
+      result = {
+        ok: false,
+        error: { name: "SandboxError", code: "MEMORY_LIMIT", message: hostMemoryStop },
+        logs: logs.lines(),
+        stats: stats(),
+      };
+    } else if (tooMany) {
       result = {
         ok: false,
         error: {

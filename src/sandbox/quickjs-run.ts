@@ -169,6 +169,7 @@ export async function runInQuickJs(
       },
       argumentsBudget: (jsonLength) => limits.memoryMb * MIB - inflightBytes - jsonLength,
       argumentsOverBudget: () => stopWith(inflightStop()),
+      hostStop: (message) => stopWith({ code: "MEMORY_LIMIT", message }),
       sleep: (ms) => {
         if (timersPending >= MAX_TIMERS) return undefined;
         timersPending++;
@@ -282,6 +283,8 @@ interface NativeHooks {
   argumentsBudget(jsonLength: number): number;
   /** A call's byte arrays would pass the budget: the run stops with MEMORY_LIMIT before they are copied. */
   argumentsOverBudget(): void;
+  /** The host refused an answer that would pass the run's memory limit: the run stops with MEMORY_LIMIT. */
+  hostStop(message: string): void;
   sleep(ms: number): Promise<void> | undefined;
   settled(): void;
   isFinished(): boolean;
@@ -456,6 +459,14 @@ function reject(
   hooks: NativeHooks,
 ): void {
   if (hooks.isFinished()) return;
+  const limit = memoryLimitOfHost(text);
+  if (limit !== undefined) {
+    // Answers count against memory_mb like arguments in flight (RunContext.holdAnswer): the run stops, uncatchable.
+    hooks.hostStop(limit);
+    deferred.dispose();
+    hooks.settled();
+    return;
+  }
   try {
     const value = boundary.newText(text);
     deferred.reject(value);
@@ -465,6 +476,20 @@ function reject(
   }
   deferred.dispose();
   hooks.settled();
+}
+
+/** The message of a host error that says an answer would pass the run's memory limit, else undefined. */
+export function memoryLimitOfHost(text: string): string | undefined {
+  if (!text.includes('"MEMORY_LIMIT"')) return undefined;
+  try {
+    const error = JSON.parse(text) as { name?: unknown; code?: unknown; message?: unknown };
+    if (error.name === "SandboxError" && error.code === "MEMORY_LIMIT" && typeof error.message === "string") {
+      return error.message;
+    }
+  } catch {
+    // Not an error object: rejected as it is.
+  }
+  return undefined;
 }
 
 function finish(

@@ -41,6 +41,24 @@ describe("execute_code red-team over MCP", () => {
     expect((await cairn.run(load)).json.value).toEqual([1, 2, 3, 4]);
   });
 
+  // Broke: answers count as they are read, not only as they land in the sandbox. Forty parallel loads of a 32 MiB
+  // artifact in a 64 MiB run read 1.3 GB into the server before the sandbox refused the first, and kept it after.
+  it("stops forty parallel loads of a 32 MiB artifact before the server reads them", async () => {
+    const pid = cairn.transport.pid as number;
+    const saved = await cairn.run("return await save_artifact(new Uint8Array(32 << 20), { filename: 'big.bin' })");
+    const handle = JSON.stringify(saved.json.value);
+    const before = statusMib(pid, "VmRSS");
+    resetPeak(pid);
+    const reply = await cairn.run(
+      `const all = await Promise.all(Array.from({ length: 40 }, () => load_artifact(${handle}, { as: "bytes" }))); return all.length`,
+    );
+    expect(reply.json.error.code).toBe("MEMORY_LIMIT");
+    expect(reply.json.error.message).toContain("sandbox.memory_mb");
+    expect(statusMib(pid, "VmHWM") - before).toBeLessThan(250);
+    const oneAtATime = `let n = 0; for (let i = 0; i < 3; i++) n += (await load_artifact(${handle}, { as: "bytes" })).length; return n`;
+    expect((await cairn.run(oneAtATime)).json.value).toBe(3 * (32 << 20));
+  });
+
   it("stops a save of one 16 MiB array listed 60 times before the server holds the copies", async () => {
     const pid = cairn.transport.pid as number;
     await cairn.run("return 0");

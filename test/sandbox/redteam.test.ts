@@ -3,6 +3,7 @@
 // the families that held as regression tests beyond containment.test.ts and hostile.test.ts.
 import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { CairnError, ErrorCode } from "../../src/errors.js";
 import type { ExecutionResult, HostPayload } from "../../src/sandbox/executor.js";
 import { MAX_WASM_BYTES, MemoryGuard } from "../../src/sandbox/memory-guard.js";
 import { QuickJsExecutor } from "../../src/sandbox/quickjs-executor.js";
@@ -121,6 +122,21 @@ describe("a run cannot make the host hold more than its limit", () => {
     expect(calls).toBe(0);
     // The sandbox's 48 MiB, its reserve and the 16 MiB array once more; not 60 copies of it.
     expect((peak - before) / MIB).toBeLessThan(300);
+  });
+});
+
+describe("a host answer refused for memory stops the run", () => {
+  // Part of the fix for answers in flight (RunContext.holdAnswer): the host answers MEMORY_LIMIT instead of reading
+  // what would pass the run's limit, and the run stops with it, whether or not the snippet catches.
+  it("stops a snippet that catches the refusal, with the host's message", async () => {
+    const onHostCall = async (): Promise<HostPayload> => {
+      throw new CairnError(ErrorCode.MEMORY_LIMIT, "host answers being read would hold more than 64 MiB");
+    };
+    const result = await runSnippet(executor, "try { await echo(1) } catch (e) { return 'caught' }", { onHostCall });
+    expect(result.ok ? "ok" : [result.error.code, result.error.message]).toEqual([
+      "MEMORY_LIMIT",
+      "host answers being read would hold more than 64 MiB",
+    ]);
   });
 });
 
