@@ -21,6 +21,7 @@ let hostMemoryStop: string | undefined;
 port.on("message", (message: ToWorker) => {
   if (message.type === "run") void run(message);
   else if (message.type === "call-result") {
+    send({ type: "answer-taken", runId: message.runId });
     const call = calls.get(message.callId);
     calls.delete(message.callId);
     if (message.ok) call?.resolve({ json: message.text, bytes: message.bytes });

@@ -59,6 +59,21 @@ describe("execute_code red-team over MCP", () => {
     expect((await cairn.run(oneAtATime)).json.value).toBe(3 * (32 << 20));
   });
 
+  // Broke: each answer was posted to the worker as soon as it was ready. Two hundred parallel loads of one 8 MiB
+  // result queued two hundred serialized copies on the channel: the server's peak rose by 777 MB, and stayed.
+  it("keeps two hundred parallel loads of an 8 MiB result from queueing copies on the server", async () => {
+    const pid = cairn.transport.pid as number;
+    const saved = await cairn.run("return await save_result('é'.repeat(3.9e6))");
+    const handle = JSON.stringify(saved.json.value);
+    const before = statusMib(pid, "VmRSS");
+    resetPeak(pid);
+    const reply = await cairn.run(
+      `const all = await Promise.all(Array.from({ length: 200 }, () => load_result(${handle}))); return all.length`,
+    );
+    expect(reply.json.error.code).toBe("MEMORY_LIMIT");
+    expect(statusMib(pid, "VmHWM") - before).toBeLessThan(250);
+  });
+
   it("stops a save of one 16 MiB array listed 60 times before the server holds the copies", async () => {
     const pid = cairn.transport.pid as number;
     await cairn.run("return 0");
