@@ -38,6 +38,7 @@ interface PreludeHost {
   chunk(bytes: unknown, start: number, end: number): ArrayBuffer;
   alloc(size: number): Uint8Array;
   write(target: Uint8Array, piece: ArrayBuffer, offset: number): void;
+  isHostError(thrown: unknown): boolean;
 }
 
 async function run(message: RunMessage): Promise<void> {
@@ -128,14 +129,15 @@ async function run(message: RunMessage): Promise<void> {
         stats: stats(),
       };
     } else {
-      result = { ok: false, error: describeThrown(thrown), logs: logs.lines(), stats: stats() };
+      const fromHost = host?.isHostError(thrown) === true;
+      result = { ok: false, error: describeThrown(thrown, fromHost), logs: logs.lines(), stats: stats() };
     }
   }
   // Every run has a worker of its own, ended after the run: nothing to retire.
   send({ type: "done", runId: message.runId, result, retire: false });
 }
 
-function describeThrown(thrown: unknown): ReturnType<typeof classify> {
+function describeThrown(thrown: unknown, fromHost: boolean): ReturnType<typeof classify> {
   if (typeof thrown === "object" && thrown !== null) {
     const record = thrown as { name?: unknown; code?: unknown; message?: unknown; stack?: unknown; data?: unknown };
     const name = typeof record.name === "string" ? record.name : "Error";
@@ -147,6 +149,7 @@ function describeThrown(thrown: unknown): ReturnType<typeof classify> {
       typeof record.message === "string" ? record.message : String(thrown),
       typeof record.stack === "string" ? record.stack : undefined,
       typeof record.data === "object" && record.data !== null ? (record.data as Record<string, unknown>) : undefined,
+      fromHost,
     );
   }
   return classify(

@@ -57,6 +57,9 @@ const PRIMORDIALS_SOURCE = `
     StringCharCodeAt: uncurry(String.prototype.charCodeAt),
     StringIndexOf: uncurry(String.prototype.indexOf),
     SetCtor: Set,
+    WeakSetCtor: WeakSet,
+    WeakSetAdd: uncurry(WeakSet.prototype.add),
+    WeakSetHas: uncurry(WeakSet.prototype.has),
     SetHas: uncurry(Set.prototype.has),
     SetAdd: uncurry(Set.prototype.add),
     SetDelete: uncurry(Set.prototype.delete),
@@ -360,10 +363,14 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   };
   const onAnswer = (answer) =>
     typeof answer === "string" ? parseHostJson(answer, undefined) : parseHostJson(answer[0], answer[1]);
+  // Errors the host sent: a code like CANCELLED is the host's word only on these (describe says which they are).
+  const hostErrors = new P.WeakSetCtor();
   const onHostError = (errorJson) => {
     let e;
     try { e = P.JSONParse(errorJson); } catch { e = { name: "CairnError", code: "INTERNAL", message: P.String(errorJson) }; }
-    throw makeError(e.name, e.code, e.message, e.data);
+    const error = makeError(e.name, e.code, e.message, e.data);
+    P.WeakSetAdd(hostErrors, error);
+    throw error;
   };
 
   // Host calls: every exposed function sends its arguments as JSON text (bytes beside it) and receives the same.
@@ -458,6 +465,7 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
     const out = P.ObjectCreate(null);
     if (e !== null && (typeof e === "object" || typeof e === "function")) {
       out.object = true;
+      out.host = P.WeakSetHas(hostErrors, e);
       out.name = cut(read(e, "name"), 200);
       out.message = cut(read(e, "message"), 8000);
       out.code = cut(read(e, "code"), 100);
@@ -478,6 +486,7 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
     }
     return P.JSONStringify(out);
   };
+  host.isHostError = (e) => e !== null && typeof e === "object" && P.WeakSetHas(hostErrors, e);
   host.write = (target, piece, offset) => { P.TypedArraySet(target, new P.Uint8ArrayCtor(piece), offset); };
   return P.ObjectFreeze(host);
 } });

@@ -149,6 +149,8 @@ export class Boundary {
     message: string;
     stack?: string;
     data?: Record<string, unknown>;
+    /** The value is an error the host sent (a rejected host call), rethrown as it was. */
+    host?: boolean;
   } {
     let text: string;
     try {
@@ -169,6 +171,7 @@ export class Boundary {
       stack?: string;
       data?: Record<string, unknown>;
       text?: string;
+      host?: boolean;
     };
     if (!d.object) return { name: "Error", message: `uncaught ${d.text ?? "value"}` };
     const out: ReturnType<Boundary["describe"]> = {
@@ -178,6 +181,7 @@ export class Boundary {
     if (d.code !== undefined) out.code = d.code;
     if (d.stack !== undefined) out.stack = d.stack;
     if (d.data !== undefined) out.data = d.data;
+    if (d.host === true) out.host = true;
     return out;
   }
 

@@ -203,7 +203,7 @@ export async function runInQuickJs(
     const boundary = installed.boundary;
     const describe = (handle: QuickJSHandle): ExecutionError => {
       const d = boundary.describe(handle);
-      return classify(d.name, d.code, d.message, d.stack, d.data);
+      return classify(d.name, d.code, d.message, d.stack, d.data, d.host);
     };
 
     if (currentStop()) return limitError(stop as Stop);
@@ -509,7 +509,7 @@ function finish(
   try {
     if (result.error) {
       const d = boundary.describe(result.error);
-      failure = classify(d.name, d.code, d.message, d.stack, d.data);
+      failure = classify(d.name, d.code, d.message, d.stack, d.data, d.host);
     } else if (ctx.typeof(result.value) === "string") {
       text = boundary.readText(result.value);
     }
@@ -527,11 +527,11 @@ function finish(
 }
 
 /**
- * Codes only the sandbox itself gives, when it stops a run: a thrown error that carries one speaks for the snippet,
- * not for Cairn (`throw new SandboxError("...", "MEMORY_LIMIT")`), and is reported as RUNTIME. No host error uses
- * them (CANCELLED is left out: an upstream call cancelled under a run rejects with it).
+ * Codes of the sandbox's own stops: on a thrown value that is not an error the host sent (an upstream call
+ * cancelled under a run rejects with CANCELLED), one speaks for the snippet, not for Cairn
+ * (`throw new SandboxError("...", "MEMORY_LIMIT")`), and is reported as RUNTIME.
  */
-const STOP_CODES = new Set(["TIMEOUT", "MEMORY_LIMIT", "TOO_MANY_CALLS", "BUSY"]);
+const STOP_CODES = new Set(["TIMEOUT", "MEMORY_LIMIT", "TOO_MANY_CALLS", "BUSY", "CANCELLED"]);
 
 /**
  * The SPEC error of a value the snippet threw. Only the host's own stops (quickjs-run, worker-host) report a limit:
@@ -543,9 +543,10 @@ export function classify(
   message: string,
   stack: string | undefined,
   data?: Record<string, unknown>,
+  fromHost = false,
 ): ExecutionError {
   const line = stack ? lineFromStack(stack) : undefined;
-  const claimed = code !== undefined && STOP_CODES.has(code);
+  const claimed = code !== undefined && STOP_CODES.has(code) && !fromHost;
   const finalCode = code === undefined || claimed ? "RUNTIME" : code;
   let finalMessage = message;
   if (claimed) finalMessage = `${message} (code ${code} was set by the snippet, not by a sandbox limit)`;

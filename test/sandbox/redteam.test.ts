@@ -84,12 +84,24 @@ describe("no snippet code runs inside a host read, and none can pass for a limit
     ["new SandboxError('...', 'TIMEOUT')", "throw new SandboxError('ran past its deadline', 'TIMEOUT')"],
     ["a plain object", "throw { name: 'SandboxError', code: 'TOO_MANY_CALLS', message: 'too many' }"],
     ["BUSY", "throw new SandboxError('busy', 'BUSY')"],
+    ["CANCELLED", "throw new SandboxError('the run was cancelled by the client', 'CANCELLED')"],
     ["an out of memory message", "throw new Error('out of memory')"],
     ["an engine-shaped out of memory", "throw new InternalError('out of memory')"],
     ["a rethrow after catching", "try { throw new SandboxError('x', 'MEMORY_LIMIT') } catch (e) { throw e }"],
   ])("reports %s thrown by the snippet as RUNTIME, not as a sandbox limit", async (_name, code) => {
     const result = await runSnippet(executor, code);
     expect(codeOf(result)).toBe("RUNTIME");
+  });
+
+  it.each([
+    ["uncaught", "await echo(1)"],
+    ["rethrown", "try { await echo(1) } catch (e) { throw e }"],
+  ])("keeps CANCELLED on a host error the snippet lets through, %s", async (_name, code) => {
+    const onHostCall = async (): Promise<HostPayload> => {
+      throw new CairnError(ErrorCode.CANCELLED, "call to upstream.tool was cancelled");
+    };
+    const result = await runSnippet(executor, code, { onHostCall });
+    expect(result.ok ? undefined : [result.error.name, result.error.code]).toEqual(["SandboxError", "CANCELLED"]);
   });
 
   it("still reports a host error the snippet lets through with its own code", async () => {
