@@ -38,7 +38,8 @@ interface PreludeHost {
   chunk(bytes: unknown, start: number, end: number): ArrayBuffer;
   alloc(size: number): Uint8Array;
   write(target: Uint8Array, piece: ArrayBuffer, offset: number): void;
-  isHostError(thrown: unknown): boolean;
+  /** The code a host error had when the host sent it; undefined for anything else. */
+  hostCodeOf(thrown: unknown): string | undefined;
 }
 
 async function run(message: RunMessage): Promise<void> {
@@ -129,23 +130,29 @@ async function run(message: RunMessage): Promise<void> {
         stats: stats(),
       };
     } else {
-      const fromHost = host?.isHostError(thrown) === true;
-      result = { ok: false, error: describeThrown(thrown, fromHost), logs: logs.lines(), stats: stats() };
+      result = {
+        ok: false,
+        error: describeThrown(thrown, host?.hostCodeOf(thrown)),
+        logs: logs.lines(),
+        stats: stats(),
+      };
     }
   }
   // Every run has a worker of its own, ended after the run: nothing to retire.
   send({ type: "done", runId: message.runId, result, retire: false });
 }
 
-function describeThrown(thrown: unknown, fromHost: boolean): ReturnType<typeof classify> {
+function describeThrown(thrown: unknown, hostCode: string | undefined): ReturnType<typeof classify> {
   if (typeof thrown === "object" && thrown !== null) {
     const record = thrown as { name?: unknown; code?: unknown; message?: unknown; stack?: unknown; data?: unknown };
     const name = typeof record.name === "string" ? record.name : "Error";
+    const code = record.code;
+    const fromHost = hostCode !== undefined && code === hostCode;
     const isSyntax =
       name === "SyntaxError" && typeof record.stack === "string" && !/snippet\.js:\d+/.test(record.stack);
     return classify(
       name,
-      typeof record.code === "string" ? record.code : isSyntax ? "SYNTAX" : undefined,
+      typeof code === "string" ? code : isSyntax ? "SYNTAX" : undefined,
       typeof record.message === "string" ? record.message : String(thrown),
       typeof record.stack === "string" ? record.stack : undefined,
       typeof record.data === "object" && record.data !== null ? (record.data as Record<string, unknown>) : undefined,

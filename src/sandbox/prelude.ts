@@ -57,9 +57,9 @@ const PRIMORDIALS_SOURCE = `
     StringCharCodeAt: uncurry(String.prototype.charCodeAt),
     StringIndexOf: uncurry(String.prototype.indexOf),
     SetCtor: Set,
-    WeakSetCtor: WeakSet,
-    WeakSetAdd: uncurry(WeakSet.prototype.add),
-    WeakSetHas: uncurry(WeakSet.prototype.has),
+    WeakMapCtor: WeakMap,
+    WeakMapSet: uncurry(WeakMap.prototype.set),
+    WeakMapGet: uncurry(WeakMap.prototype.get),
     SetHas: uncurry(Set.prototype.has),
     SetAdd: uncurry(Set.prototype.add),
     SetDelete: uncurry(Set.prototype.delete),
@@ -363,13 +363,15 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   };
   const onAnswer = (answer) =>
     typeof answer === "string" ? parseHostJson(answer, undefined) : parseHostJson(answer[0], answer[1]);
-  // Errors the host sent: a code like CANCELLED is the host's word only on these (describe says which they are).
-  const hostErrors = new P.WeakSetCtor();
+  // Errors the host sent, with the code it gave: a code like CANCELLED is the host's word only on one of these that
+  // still carries it (a snippet can rewrite the code of an error it caught).
+  const hostCodes = new P.WeakMapCtor();
+  const hostCodeOf = (e) => (e !== null && typeof e === "object" ? P.WeakMapGet(hostCodes, e) : undefined);
   const onHostError = (errorJson) => {
     let e;
     try { e = P.JSONParse(errorJson); } catch { e = { name: "CairnError", code: "INTERNAL", message: P.String(errorJson) }; }
     const error = makeError(e.name, e.code, e.message, e.data);
-    P.WeakSetAdd(hostErrors, error);
+    P.WeakMapSet(hostCodes, error, e.code);
     throw error;
   };
 
@@ -465,10 +467,12 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
     const out = P.ObjectCreate(null);
     if (e !== null && (typeof e === "object" || typeof e === "function")) {
       out.object = true;
-      out.host = P.WeakSetHas(hostErrors, e);
+
       out.name = cut(read(e, "name"), 200);
       out.message = cut(read(e, "message"), 8000);
       out.code = cut(read(e, "code"), 100);
+      const hostCode = hostCodeOf(e);
+      out.host = hostCode !== undefined && out.code === hostCode;
       out.stack = cut(read(e, "stack"), 8000);
       const data = read(e, "data");
       if (data !== null && typeof data === "object") {
@@ -486,7 +490,7 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
     }
     return P.JSONStringify(out);
   };
-  host.isHostError = (e) => e !== null && typeof e === "object" && P.WeakSetHas(hostErrors, e);
+  host.hostCodeOf = hostCodeOf;
   host.write = (target, piece, offset) => { P.TypedArraySet(target, new P.Uint8ArrayCtor(piece), offset); };
   return P.ObjectFreeze(host);
 } });

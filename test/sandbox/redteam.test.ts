@@ -85,6 +85,7 @@ describe("no snippet code runs inside a host read, and none can pass for a limit
     ["a plain object", "throw { name: 'SandboxError', code: 'TOO_MANY_CALLS', message: 'too many' }"],
     ["BUSY", "throw new SandboxError('busy', 'BUSY')"],
     ["CANCELLED", "throw new SandboxError('the run was cancelled by the client', 'CANCELLED')"],
+    ["a host error whose code was rewritten", "try { await fail() } catch (e) { e.code = 'TIMEOUT'; throw e }"],
     ["an out of memory message", "throw new Error('out of memory')"],
     ["an engine-shaped out of memory", "throw new InternalError('out of memory')"],
     ["a rethrow after catching", "try { throw new SandboxError('x', 'MEMORY_LIMIT') } catch (e) { throw e }"],
