@@ -24,8 +24,13 @@ port.on("message", (message: ToWorker) => {
     send({ type: "answer-taken", runId: message.runId });
     const call = calls.get(message.callId);
     calls.delete(message.callId);
-    if (message.ok) call?.resolve({ json: message.text, bytes: message.bytes });
-    else if ((hostMemoryStop ??= memoryLimitOfHost(message.text)) === undefined) call?.reject(message.text);
+    if (message.ok) {
+      call?.resolve({ json: message.text, bytes: message.bytes });
+      return;
+    }
+    hostMemoryStop ??= memoryLimitOfHost(message.text);
+    // A refusal for memory never settles: the run stops with MEMORY_LIMIT (see run()).
+    if (hostMemoryStop === undefined) call?.reject(message.text);
   }
   // "cancel": the main thread terminates this worker, which is the only reliable stop for V8 code.
 });
