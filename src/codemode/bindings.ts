@@ -24,6 +24,13 @@ export interface RunContext {
   signal: AbortSignal;
   /** Every artifact saved during the run, in order; listed in the run's reply. */
   savedArtifacts: ArtifactInfo[];
+  /**
+   * Reserves `bytes` for an answer the host is about to read for this run (a loaded artifact); the returned function
+   * gives them back once the answer is sent. Answers being read count against sandbox.memory_mb, like arguments in
+   * flight: forty parallel loads of a 32 MiB artifact would otherwise hold 1.3 GB on the host for a 64 MiB run.
+   * Past the budget it throws MEMORY_LIMIT, which stops the run (a snippet cannot catch it).
+   */
+  holdAnswer(bytes: number): () => void;
 }
 
 /** A sugar function: positional arguments as the snippet passed them. */

@@ -55,7 +55,11 @@ export function createCodeRunner(
         }
         throw error;
       }
-      const run: Omit<RunContext, "signal"> = { session, savedArtifacts: [] };
+      const run: Omit<RunContext, "signal"> = {
+        session,
+        savedArtifacts: [],
+        holdAnswer: answerBudget(sandbox.memory_mb),
+      };
       const result = await executor.execute({
         code: transpiled.code,
         inputsJson,
@@ -78,6 +82,26 @@ export function createCodeRunner(
       result.stats.ms = Date.now() - started;
       return reply(result, run.savedArtifacts);
     },
+  };
+}
+
+/** RunContext.holdAnswer for one run: bytes of answers being read, at most `memoryMb` MiB at once. */
+function answerBudget(memoryMb: number): RunContext["holdAnswer"] {
+  const budget = memoryMb * 1024 * 1024;
+  let held = 0;
+  return (bytes) => {
+    if (held + bytes > budget) {
+      throw new CairnError(
+        ErrorCode.MEMORY_LIMIT,
+        `host answers being read would hold more than ${memoryMb} MiB (sandbox.memory_mb): load fewer artifacts at once, or query the data where it lives`,
+      );
+    }
+    held += bytes;
+    let released = false;
+    return () => {
+      if (!released) held -= bytes;
+      released = true;
+    };
   };
 }
 

@@ -2,7 +2,7 @@
 // capabilities cairn:results/* and cairn:artifacts/* behind them. Dispatch goes through the run's own session, so a
 // store is never reachable from another session.
 import { CairnError, ErrorCode } from "../errors.js";
-import { isTextMediaType } from "../session/artifact-store.js";
+import { type ArtifactInfo, isTextMediaType } from "../session/artifact-store.js";
 import { type Bindings, bytesValue, RawJson, type RunContext } from "./bindings.js";
 
 export const HIDDEN_CAPABILITIES = {
@@ -102,7 +102,20 @@ export function defineStoreBindings(bindings: Bindings): void {
     }
     const key = String(handle);
     const info = ctx.session.artifacts.info(key, { allowDisabled: true });
-    const bytes = await ctx.session.artifacts.read(key, { allowDisabled: info.lane === "spill" });
+    // Reserved before the read: the run stops (MEMORY_LIMIT) before the host holds more than the run may.
+    const release = ctx.holdAnswer(info.bytes);
+    try {
+      return decodeArtifact(
+        key,
+        await ctx.session.artifacts.read(key, { allowDisabled: info.lane === "spill" }),
+        as,
+        info,
+      );
+    } finally {
+      release();
+    }
+  };
+  const decodeArtifact = (key: string, bytes: Buffer, as: unknown, info: ArtifactInfo) => {
     const mode = as ?? (isTextMediaType(info.media_type) ? "text" : "bytes");
     if (mode === "bytes") return bytesValue(bytes);
     const text = bytes.toString("utf8");

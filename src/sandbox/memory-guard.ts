@@ -59,7 +59,9 @@ export class MemoryGuard {
 
   /** Treats growth past `capBytes` as the run passing its limit, and refuses growth past the reserve, until disarm. */
   arm(capBytes: number, onExceeded: () => void): void {
-    this.cap = Math.min(capBytes, MAX_WASM_BYTES);
+    // The engine cannot grow past MAX_WASM_BYTES: a cap near it (memory_mb = 2000) would leave no reserve for the
+    // host's unchecked allocations, nor for the stop. The cap gives way so that both reserves always fit below it.
+    this.cap = Math.min(capBytes, MAX_WASM_BYTES - 2 * reserveFor(capBytes));
     this.ceiling = Math.min(MAX_WASM_BYTES, this.cap + reserveFor(this.cap));
     this.exceeded = false;
     this.onExceeded = onExceeded;
@@ -70,7 +72,8 @@ export class MemoryGuard {
    * uncatchable "interrupted" error that unwinds the snippet (without it the engine throws a catchable one).
    */
   allowStopReserve(): void {
-    this.ceiling = Math.min(MAX_WASM_BYTES, this.ceiling + reserveFor(this.cap));
+    // Once: the interrupt handler asks on every poll while a run is stopping.
+    this.ceiling = Math.min(MAX_WASM_BYTES, this.cap + 2 * reserveFor(this.cap));
   }
 
   disarm(): void {

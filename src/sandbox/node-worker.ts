@@ -7,7 +7,7 @@ import type { ExecutionResult, HostPayload } from "./executor.js";
 import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
 import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
-import { classify } from "./quickjs-run.js";
+import { classify, memoryLimitOfHost } from "./quickjs-run.js";
 import { type FromWorker, type RunMessage, type ToWorker, transferList } from "./worker-protocol.js";
 
 const port = parentPort;
@@ -15,14 +15,22 @@ if (!port) throw new Error("node-worker must run in a worker thread");
 const send = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 const calls = new Map<number, { resolve(answer: HostPayload): void; reject(text: string): void }>();
 let nextCallId = 1;
+/** Set when the host refused an answer over the run's memory limit: the run stops with MEMORY_LIMIT. */
+let hostMemoryStop: string | undefined;
 
 port.on("message", (message: ToWorker) => {
   if (message.type === "run") void run(message);
   else if (message.type === "call-result") {
+    send({ type: "answer-taken", runId: message.runId });
     const call = calls.get(message.callId);
     calls.delete(message.callId);
-    if (message.ok) call?.resolve({ json: message.text, bytes: message.bytes });
-    else call?.reject(message.text);
+    if (message.ok) {
+      call?.resolve({ json: message.text, bytes: message.bytes });
+      return;
+    }
+    hostMemoryStop ??= memoryLimitOfHost(message.text);
+    // A refusal for memory never settles: the run stops with MEMORY_LIMIT (see run()).
+    if (hostMemoryStop === undefined) call?.reject(message.text);
   }
   // "cancel": the main thread terminates this worker, which is the only reliable stop for V8 code.
 });
@@ -35,6 +43,8 @@ interface PreludeHost {
   chunk(bytes: unknown, start: number, end: number): ArrayBuffer;
   alloc(size: number): Uint8Array;
   write(target: Uint8Array, piece: ArrayBuffer, offset: number): void;
+  /** The code a host error had when the host sent it; undefined for anything else. */
+  hostCodeOf(thrown: unknown): string | undefined;
 }
 
 async function run(message: RunMessage): Promise<void> {
@@ -64,7 +74,8 @@ async function run(message: RunMessage): Promise<void> {
         return new Promise<never>(() => {});
       }
       const prelude = host as PreludeHost;
-      const bytes = list.map((item) => new Uint8Array(prelude.chunk(item, 0, prelude.byteLength(item))));
+      // The prelude's list has no prototype (so a snippet's Array.prototype accessors cannot touch it): no `.map`.
+      const bytes = Array.from(list, (item) => new Uint8Array(prelude.chunk(item, 0, prelude.byteLength(item))));
       return new Promise<HostPayload>((resolve, reject) => {
         const callId = nextCallId++;
         calls.set(callId, { resolve, reject });
@@ -88,7 +99,7 @@ async function run(message: RunMessage): Promise<void> {
     const promise = runInContext(message.code, context, { filename: "snippet.js" }) as Promise<unknown>;
     const tooManyCheck = new Promise<never>((_, reject) => {
       const timer = setInterval(() => {
-        if (tooMany) {
+        if (tooMany || hostMemoryStop !== undefined) {
           clearInterval(timer);
           reject(Object.assign(new Error("too many calls"), { tooMany: true }));
         }
@@ -99,12 +110,20 @@ async function run(message: RunMessage): Promise<void> {
       );
     });
     const value = await Promise.race([promise, tooManyCheck]);
+    if (hostMemoryStop !== undefined) throw new Error("the host refused an answer over the memory limit");
     const checked = checkValueText(host.finish(value));
     result = checked.ok
       ? { ok: true, valueJson: checked.text, logs: logs.lines(), stats: stats() }
       : { ok: false, error: checked.error, logs: logs.lines(), stats: stats() };
   } catch (thrown) {
-    if (tooMany) {
+    if (hostMemoryStop !== undefined) {
+      result = {
+        ok: false,
+        error: { name: "SandboxError", code: "MEMORY_LIMIT", message: hostMemoryStop },
+        logs: logs.lines(),
+        stats: stats(),
+      };
+    } else if (tooMany) {
       result = {
         ok: false,
         error: {
@@ -116,25 +135,33 @@ async function run(message: RunMessage): Promise<void> {
         stats: stats(),
       };
     } else {
-      result = { ok: false, error: describeThrown(thrown), logs: logs.lines(), stats: stats() };
+      result = {
+        ok: false,
+        error: describeThrown(thrown, host?.hostCodeOf(thrown)),
+        logs: logs.lines(),
+        stats: stats(),
+      };
     }
   }
   // Every run has a worker of its own, ended after the run: nothing to retire.
   send({ type: "done", runId: message.runId, result, retire: false });
 }
 
-function describeThrown(thrown: unknown): ReturnType<typeof classify> {
+function describeThrown(thrown: unknown, hostCode: string | undefined): ReturnType<typeof classify> {
   if (typeof thrown === "object" && thrown !== null) {
     const record = thrown as { name?: unknown; code?: unknown; message?: unknown; stack?: unknown; data?: unknown };
     const name = typeof record.name === "string" ? record.name : "Error";
+    const code = record.code;
+    const fromHost = hostCode !== undefined && code === hostCode;
     const isSyntax =
       name === "SyntaxError" && typeof record.stack === "string" && !/snippet\.js:\d+/.test(record.stack);
     return classify(
       name,
-      typeof record.code === "string" ? record.code : isSyntax ? "SYNTAX" : undefined,
+      typeof code === "string" ? code : isSyntax ? "SYNTAX" : undefined,
       typeof record.message === "string" ? record.message : String(thrown),
       typeof record.stack === "string" ? record.stack : undefined,
       typeof record.data === "object" && record.data !== null ? (record.data as Record<string, unknown>) : undefined,
+      fromHost,
     );
   }
   return classify(

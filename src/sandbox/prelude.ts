@@ -41,6 +41,7 @@ const PRIMORDIALS_SOURCE = `
     ObjectGetPrototypeOf: Object.getPrototypeOf,
     ObjectDefineProperty: Object.defineProperty,
     ObjectCreate: Object.create,
+    ObjectSetPrototypeOf: Object.setPrototypeOf,
     ObjectFreeze: Object.freeze,
     ObjectPrototype: Object.prototype,
     ObjectHasOwn: uncurry(Object.prototype.hasOwnProperty),
@@ -56,6 +57,9 @@ const PRIMORDIALS_SOURCE = `
     StringCharCodeAt: uncurry(String.prototype.charCodeAt),
     StringIndexOf: uncurry(String.prototype.indexOf),
     SetCtor: Set,
+    WeakMapCtor: WeakMap,
+    WeakMapSet: uncurry(WeakMap.prototype.set),
+    WeakMapGet: uncurry(WeakMap.prototype.get),
     SetHas: uncurry(Set.prototype.has),
     SetAdd: uncurry(Set.prototype.add),
     SetDelete: uncurry(Set.prototype.delete),
@@ -73,10 +77,12 @@ const PRIMORDIALS_SOURCE = `
     TypedArrayByteLength: getter(TypedArrayPrototype, "byteLength"),
     TypedArraySet: uncurry(TypedArrayPrototype.set),
     ArrayBufferByteLength: getter(ArrayBuffer.prototype, "byteLength"),
-    ArrayBufferSlice: uncurry(ArrayBuffer.prototype.slice),
     DateGetTime: uncurry(Date.prototype.getTime),
     DateToISOString: uncurry(Date.prototype.toISOString),
   });
+  // A list the prelude fills and reads: without a prototype, an accessor a snippet put on Array.prototype (say at
+  // index 0) cannot swallow what is pushed or answer what is read.
+  const newList = () => P.ObjectSetPrototypeOf([], null);
   // Brand checks that no snippet can fool: an intrinsic getter throws on anything but its own kind.
   const isArrayBuffer = (v) => { try { P.ArrayBufferByteLength(v); return true; } catch { return false; } };
   const isUint8Array = (v) => { try { return P.TypedArrayTag(v) === "Uint8Array"; } catch { return false; } };
@@ -124,7 +130,7 @@ export const SLOW_SERIALIZER_SOURCE = `
     instance: "only plain objects, arrays, strings, numbers, booleans, null and Date are JSON; convert it first",
   };
   function buildJson(value, root, options) {
-    const parts = [];
+    const parts = newList();
     const ancestors = new P.SetCtor();
     const fail = (path, v, hint, code) => {
       throw makeError(options.errorName, code || "NOT_JSON", path + " is " + describe(v) + ": " + hint);
@@ -205,7 +211,7 @@ export const CONSOLE_FORMAT_SOURCE = String.raw`
     if (P.SetHas(seen, v)) return "[Circular]";
     if (depth >= 4) return P.ArrayIsArray(v) ? "[Array]" : "[Object]";
     P.SetAdd(seen, v);
-    const items = [];
+    const items = newList();
     let out;
     if (P.ArrayIsArray(v)) {
       const n = P.MathMin(v.length, 100);
@@ -228,7 +234,7 @@ export const CONSOLE_FORMAT_SOURCE = String.raw`
   const format = (args) => {
     let text;
     try {
-      const parts = [];
+      const parts = newList();
       for (let i = 0; i < args.length; i++) P.ArrayPush(parts, inspect(args[i], 0, new P.SetCtor()));
       text = P.ArrayJoin(parts, " ");
     } catch (error) {
@@ -292,14 +298,14 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   const FunctionCtor = Function;
   let slowBuild;
   const buildJson = (value, root, options) => {
-    slowBuild ??= new FunctionCtor("P", "makeError", "BYTES_TAG", "MAX_DEPTH", "isBytes", "isDate", "keyPath", native.slowSerializerSource)(
-      P, makeError, BYTES_TAG, MAX_DEPTH, isBytes, isDate, keyPath);
+    slowBuild ??= new FunctionCtor("P", "makeError", "BYTES_TAG", "MAX_DEPTH", "isBytes", "isDate", "keyPath", "newList", native.slowSerializerSource)(
+      P, makeError, BYTES_TAG, MAX_DEPTH, isBytes, isDate, keyPath, newList);
     return slowBuild(value, root, options);
   };
   let lazyFormat;
   const format = (args) => {
-    lazyFormat ??= new FunctionCtor("P", "isUint8Array", "isArrayBuffer", "isDate", "isIdentifier", "maxLogChars", native.consoleFormatSource)(
-      P, isUint8Array, isArrayBuffer, isDate, isIdentifier, native.maxLogChars);
+    lazyFormat ??= new FunctionCtor("P", "isUint8Array", "isArrayBuffer", "isDate", "isIdentifier", "maxLogChars", "newList", native.consoleFormatSource)(
+      P, isUint8Array, isArrayBuffer, isDate, isIdentifier, native.maxLogChars, newList);
     return lazyFormat(args);
   };
 
@@ -357,10 +363,16 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   };
   const onAnswer = (answer) =>
     typeof answer === "string" ? parseHostJson(answer, undefined) : parseHostJson(answer[0], answer[1]);
+  // Errors the host sent, with the code it gave: a code like CANCELLED is the host's word only on one of these that
+  // still carries it (a snippet can rewrite the code of an error it caught).
+  const hostCodes = new P.WeakMapCtor();
+  const hostCodeOf = (e) => (e !== null && typeof e === "object" ? P.WeakMapGet(hostCodes, e) : undefined);
   const onHostError = (errorJson) => {
     let e;
     try { e = P.JSONParse(errorJson); } catch { e = { name: "CairnError", code: "INTERNAL", message: P.String(errorJson) }; }
-    throw makeError(e.name, e.code, e.message, e.data);
+    const error = makeError(e.name, e.code, e.message, e.data);
+    P.WeakMapSet(hostCodes, error, e.code);
+    throw error;
   };
 
   // Host calls: every exposed function sends its arguments as JSON text (bytes beside it) and receives the same.
@@ -370,14 +382,14 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
     save_artifact: "ArtifactStoreError", "cairn:artifacts/save": "ArtifactStoreError" };
   const callHost = (name, args) => {
     let argsJson;
-    const bytesOut = [];
+    const bytesOut = newList();
     try {
       const target = name === "call_tool" && typeof args[0] === "string" ? args[0] : name;
       const errorName = (P.ObjectHasOwn(STORE_ERRORS, target) && STORE_ERRORS[target]) || "ArgumentError";
       const names = (P.ObjectHasOwn(PARAMS, name) && PARAMS[name]) || [];
-      const parts = [];
+      const parts = newList();
       for (let i = 0; i < args.length; i++) {
-        const root = names[i] || "argument " + (i + 1);
+        const root = (i < names.length && names[i]) || "argument " + (i + 1);
         if (args[i] === undefined && name === "save_result" && i === 0) {
           throw makeError(errorName, "NOT_JSON", "value is undefined: undefined is not JSON; save null or a value");
         }
@@ -434,10 +446,15 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   host.finish = (value) =>
     value === undefined ? "null" : serialize(value, "return value", { errorName: "SandboxError", bytesOut: undefined });
   host.byteLength = byteLength;
+  // A copy through views, not ArrayBuffer.prototype.slice: slice asks the buffer's constructor[Symbol.species] for
+  // its result, which would run snippet code in the middle of a host read and let it answer any buffer.
   host.chunk = (v, start, end) => {
-    if (isArrayBuffer(v)) return P.ArrayBufferSlice(v, start, end);
-    const offset = P.TypedArrayByteOffset(v);
-    return P.ArrayBufferSlice(P.TypedArrayBuffer(v), offset + start, offset + end);
+    const source = isArrayBuffer(v)
+      ? new P.Uint8ArrayCtor(v, start, end - start)
+      : new P.Uint8ArrayCtor(P.TypedArrayBuffer(v), P.TypedArrayByteOffset(v) + start, end - start);
+    const piece = new P.Uint8ArrayCtor(end - start);
+    P.TypedArraySet(piece, source, 0);
+    return P.TypedArrayBuffer(piece);
   };
   host.alloc = (n) => new P.Uint8ArrayCtor(n);
   host.join = (pieces) => P.ArrayJoin(pieces, "");
@@ -450,9 +467,12 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
     const out = P.ObjectCreate(null);
     if (e !== null && (typeof e === "object" || typeof e === "function")) {
       out.object = true;
+
       out.name = cut(read(e, "name"), 200);
       out.message = cut(read(e, "message"), 8000);
       out.code = cut(read(e, "code"), 100);
+      const hostCode = hostCodeOf(e);
+      out.host = hostCode !== undefined && out.code === hostCode;
       out.stack = cut(read(e, "stack"), 8000);
       const data = read(e, "data");
       if (data !== null && typeof data === "object") {
@@ -470,6 +490,7 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
     }
     return P.JSONStringify(out);
   };
+  host.hostCodeOf = hostCodeOf;
   host.write = (target, piece, offset) => { P.TypedArraySet(target, new P.Uint8ArrayCtor(piece), offset); };
   return P.ObjectFreeze(host);
 } });

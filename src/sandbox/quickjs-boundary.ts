@@ -28,6 +28,13 @@ export class SandboxMemoryError extends Error {
   }
 }
 
+/** The byte arrays of one host call add up to more than the caller's budget: nothing of them was copied. */
+export class BytesOverBudgetError extends Error {
+  constructor(readonly bytes: number) {
+    super(`host call arguments hold ${bytes} bytes`);
+  }
+}
+
 export class Boundary {
   constructor(
     private readonly ctx: QuickJSContext,
@@ -42,7 +49,7 @@ export class Boundary {
     try {
       for (let start = 0, i = 0; start < text.length; start += TEXT_CHUNK, i++) {
         const piece = ctx.newString(text.slice(start, start + TEXT_CHUNK));
-        ctx.setProp(pieces, i, piece);
+        defineItem(ctx, pieces, i, piece);
         piece.dispose();
       }
       return this.call(this.host.join, pieces);
@@ -71,20 +78,33 @@ export class Boundary {
     return parts.join("");
   }
 
-  /** Copies the byte arrays a host call refers to out of the sandbox, one bounded piece at a time. */
-  readBytesList(listHandle: QuickJSHandle | undefined): Uint8Array[] {
+  /**
+   * Copies the byte arrays a host call refers to out of the sandbox, one bounded piece at a time. Their sizes are
+   * summed first: one array listed a thousand times is a thousand copies on the host, so a list past `maxBytes`
+   * throws BytesOverBudgetError before anything is copied.
+   */
+  readBytesList(listHandle: QuickJSHandle | undefined, maxBytes = Number.POSITIVE_INFINITY): Uint8Array[] {
     const { ctx } = this;
     if (listHandle === undefined || ctx.typeof(listHandle) !== "object") return [];
     const lengthHandle = ctx.getProp(listHandle, "length");
     const count = ctx.getNumber(lengthHandle);
     lengthHandle.dispose();
-    const out: Uint8Array[] = [];
-    for (let i = 0; i < count; i++) {
-      const item = ctx.getProp(listHandle, i);
-      try {
+    const items: QuickJSHandle[] = [];
+    try {
+      const sizes: number[] = [];
+      let total = 0;
+      for (let i = 0; i < count; i++) {
+        const item = ctx.getProp(listHandle, i);
+        items.push(item);
         const sizeHandle = this.call(this.host.byteLength, item);
         const size = ctx.getNumber(sizeHandle);
         sizeHandle.dispose();
+        sizes.push(size);
+        total += size;
+        if (total > maxBytes) throw new BytesOverBudgetError(total);
+      }
+      return items.map((item, i) => {
+        const size = sizes[i] as number;
         const bytes = new Uint8Array(size);
         for (let offset = 0; offset < size; offset += BYTES_CHUNK) {
           const end = Math.min(size, offset + BYTES_CHUNK);
@@ -97,12 +117,11 @@ export class Boundary {
             piece.dispose();
           }
         }
-        out.push(bytes);
-      } finally {
-        item.dispose();
-      }
+        return bytes;
+      });
+    } finally {
+      for (const item of items) item.dispose();
     }
-    return out;
   }
 
   /** A Uint8Array in the sandbox with these bytes, built one bounded piece at a time. */
@@ -130,6 +149,8 @@ export class Boundary {
     message: string;
     stack?: string;
     data?: Record<string, unknown>;
+    /** The value is an error the host sent (a rejected host call), rethrown as it was. */
+    host?: boolean;
   } {
     let text: string;
     try {
@@ -150,6 +171,7 @@ export class Boundary {
       stack?: string;
       data?: Record<string, unknown>;
       text?: string;
+      host?: boolean;
     };
     if (!d.object) return { name: "Error", message: `uncaught ${d.text ?? "value"}` };
     const out: ReturnType<Boundary["describe"]> = {
@@ -159,6 +181,7 @@ export class Boundary {
     if (d.code !== undefined) out.code = d.code;
     if (d.stack !== undefined) out.stack = d.stack;
     if (d.data !== undefined) out.data = d.data;
+    if (d.host === true) out.host = true;
     return out;
   }
 
@@ -181,10 +204,20 @@ export class Boundary {
     return result.value;
   }
 
+  /** Builds a list inside the sandbox by definition: a setter a snippet put on Array.prototype never sees it. */
+  defineItem(list: QuickJSHandle, index: number, item: QuickJSHandle): void {
+    defineItem(this.ctx, list, index, item);
+  }
+
   private readPiece(handle: QuickJSHandle, length: number): string {
     const text = this.ctx.getString(handle);
     // The engine answers an empty string when it cannot allocate the copy it reads from.
     if (text.length === 0 && length > 0) throw new SandboxMemoryError();
     return text;
   }
+}
+
+/** `Object.defineProperty(list, index, {value})`: unlike `list[index] = value`, it runs no setter of a prototype. */
+export function defineItem(ctx: QuickJSContext, list: QuickJSHandle, index: number, item: QuickJSHandle): void {
+  ctx.defineProp(list, String(index), { value: item, configurable: true, enumerable: true });
 }

@@ -5,6 +5,15 @@ import type { ExecutionRequest, ExecutionResult, Executor } from "./executor.js"
 import { RunSlots } from "./run-slots.js";
 import { WorkerHost, workerScript } from "./worker-host.js";
 
+/**
+ * The worker thread's native stack. WebAssembly frames live on it, while QuickJS's own overflow check counts only the
+ * engine's stack in linear memory (512 KiB, quickjs-run.ts): with Node's default 4 MiB, a recursion through
+ * JSON.stringify (a toJSON that returns its own object) exhausted the native stack first, threw out of the engine
+ * and cost the worker. With 16 MiB the engine's check fires first and the snippet gets a catchable "stack overflow".
+ * Only the pages a run touches are committed.
+ */
+const WORKER_STACK_MB = 16;
+
 export interface QuickJsExecutorOptions {
   /**
    * Worker threads at most, so runs at once at most. A run holds its worker while it waits for host calls too, so
@@ -105,6 +114,7 @@ export class QuickJsExecutor implements Executor {
 
   private spawn(): WorkerHost {
     return new WorkerHost(workerScript("quickjs-worker"), {
+      resourceLimits: { stackSizeMb: WORKER_STACK_MB },
       onDeath: (dead) => this.forget(dead),
       // A worker whose engine memory grew is replaced once its run is over, so the process returns near baseline.
       onRetire: (worn) => void worn.terminate(),

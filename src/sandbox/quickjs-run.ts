@@ -6,7 +6,7 @@ import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
 import type { MemoryGuard } from "./memory-guard.js";
 import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
-import { Boundary, HOST_HANDLE_NAMES, type HostHandles } from "./quickjs-boundary.js";
+import { Boundary, BytesOverBudgetError, defineItem, HOST_HANDLE_NAMES, type HostHandles } from "./quickjs-boundary.js";
 
 const MIB = 1024 * 1024;
 /** QuickJS stack budget: deep recursion fails as a RangeError long before the WebAssembly stack is at risk. */
@@ -82,6 +82,13 @@ export async function runInQuickJs(
   const timerIds = new Set<NodeJS.Timeout>();
   const memoryStop: Stop = { code: "MEMORY_LIMIT", message: memoryLimitMessage(limits.memoryMb) };
   const guard = options.memory?.guard;
+  // With a guard, the guard alone judges memory: an allocation bigger than the limit passes the cap too, and the
+  // host sees it (the engine refusing it on its own would be invisible to the host). -1: no engine limit.
+  const engineLimit = guard ? -1 : limits.memoryMb * MIB;
+  const inflightStop = (): Stop => ({
+    code: "MEMORY_LIMIT",
+    message: `host calls in flight hold more than ${limits.memoryMb} MiB of arguments (sandbox.memory_mb): await the calls in smaller batches, or pass handles instead of data`,
+  });
   const { rt, ctx } = prepared;
 
   const stopWith = (s: Stop) => {
@@ -101,7 +108,7 @@ export async function runInQuickJs(
   const fail = (error: ExecutionError): ExecutionResult => ({ ok: false, error, logs: logs.lines(), stats: stats() });
   const limitError = (s: Stop): ExecutionResult => fail({ name: "SandboxError", code: s.code, message: s.message });
 
-  rt.setMemoryLimit(limits.memoryMb * MIB);
+  rt.setMemoryLimit(engineLimit);
   // Past the cap every further engine allocation fails at once, so a snippet that catches "out of memory" and tries
   // again reaches the interrupt handler within microseconds instead of rebuilding its big value each time.
   if (options.memory) options.memory.guard.arm(options.memory.capBytes, () => rt.setMemoryLimit(1));
@@ -109,14 +116,14 @@ export async function runInQuickJs(
     if (stop) {
       // The engine must allocate the uncatchable error that unwinds the snippet: give it room to do so.
       guard?.allowStopReserve();
-      rt.setMemoryLimit(limits.memoryMb * MIB);
+      rt.setMemoryLimit(engineLimit);
       return true;
     }
     if (guard?.exceeded) {
       stop = memoryStop;
       // The engine must allocate the uncatchable error that unwinds the snippet: give it room to do so.
       guard.allowStopReserve();
-      rt.setMemoryLimit(limits.memoryMb * MIB);
+      rt.setMemoryLimit(engineLimit);
       return true;
     }
     if (Atomics.load(options.cancelFlag, 0) !== 0) {
@@ -150,10 +157,7 @@ export async function runInQuickJs(
         let size = args.json.length;
         for (const b of args.bytes) size += b.byteLength;
         if (inflightBytes + size > limits.memoryMb * MIB) {
-          stopWith({
-            code: "MEMORY_LIMIT",
-            message: `host calls in flight hold more than ${limits.memoryMb} MiB of arguments (sandbox.memory_mb): await the calls in smaller batches, or pass handles instead of data`,
-          });
+          stopWith(inflightStop());
           return undefined;
         }
         inflight++;
@@ -163,19 +167,30 @@ export async function runInQuickJs(
           inflightBytes -= size;
         });
       },
+      argumentsBudget: (jsonLength) => limits.memoryMb * MIB - inflightBytes - jsonLength,
+      argumentsOverBudget: () => stopWith(inflightStop()),
+      hostStop: (message) => stopWith({ code: "MEMORY_LIMIT", message }),
       sleep: (ms) => {
         if (timersPending >= MAX_TIMERS) return undefined;
         timersPending++;
         // A timer never fires before its delay. One due after the deadline is never scheduled: the run ends with
         // TIMEOUT at the deadline, still waiting for it.
-        if (Date.now() + ms > deadline) return new Promise<void>(() => {});
+        const due = Date.now() + ms;
+        if (due > deadline) return new Promise<void>(() => {});
         return new Promise<void>((resolve) => {
-          const id = setTimeout(() => {
-            timerIds.delete(id);
-            timersPending--;
-            resolve();
-          }, ms);
-          timerIds.add(id);
+          // Node's timers count from the event loop's clock, which can be up to a millisecond behind Date.now():
+          // a timer that fires before `due` by the clock the snippet reads waits for the rest.
+          const arm = (delay: number) => {
+            const id = setTimeout(() => {
+              timerIds.delete(id);
+              const left = due - Date.now();
+              if (left > 0) return arm(left);
+              timersPending--;
+              resolve();
+            }, delay);
+            timerIds.add(id);
+          };
+          arm(ms);
         });
       },
       settled: () => wake(),
@@ -188,7 +203,7 @@ export async function runInQuickJs(
     const boundary = installed.boundary;
     const describe = (handle: QuickJSHandle): ExecutionError => {
       const d = boundary.describe(handle);
-      return classify(d.name, d.code, d.message, d.stack, d.data);
+      return classify(d.name, d.code, d.message, d.stack, d.data, d.host);
     };
 
     if (currentStop()) return limitError(stop as Stop);
@@ -264,6 +279,12 @@ function timeoutStop(timeoutMs: number): Stop {
 interface NativeHooks {
   log(level: string, text: string): void;
   call(name: string, args: HostPayload): Promise<HostPayload> | undefined;
+  /** Bytes a call's byte arrays may add to the arguments in flight, given the length of its JSON text. */
+  argumentsBudget(jsonLength: number): number;
+  /** A call's byte arrays would pass the budget: the run stops with MEMORY_LIMIT before they are copied. */
+  argumentsOverBudget(): void;
+  /** The host refused an answer that would pass the run's memory limit: the run stops with MEMORY_LIMIT. */
+  hostStop(message: string): void;
   sleep(ms: number): Promise<void> | undefined;
   settled(): void;
   isFinished(): boolean;
@@ -306,10 +327,13 @@ function installNative(
       try {
         const b = boundary as Boundary;
         name = ctx.getString(nameHandle);
-        args = { json: b.readText(argsHandle), bytes: b.readBytesList(bytesHandle) };
-      } catch {
-        // The arguments could not be read out of a full sandbox: the run stops; the promise never settles.
-        hooks.outOfMemory();
+        const json = b.readText(argsHandle);
+        args = { json, bytes: b.readBytesList(bytesHandle, hooks.argumentsBudget(json.length)) };
+      } catch (error) {
+        // The arguments could not be read out of a full sandbox, or their bytes would pass the memory limit on the
+        // host: the run stops; the promise never settles.
+        if (error instanceof BytesOverBudgetError) hooks.argumentsOverBudget();
+        else hooks.outOfMemory();
         return deferred.handle;
       }
       const pending = hooks.call(name, args);
@@ -375,7 +399,7 @@ function joinInside(ctx: QuickJSContext, text: string): QuickJSHandle {
   const pieces = ctx.newArray();
   for (let start = 0, i = 0; start < text.length; start += PIECE, i++) {
     const piece = ctx.newString(text.slice(start, start + PIECE));
-    ctx.setProp(pieces, i, piece);
+    defineItem(ctx, pieces, i, piece);
     piece.dispose();
   }
   const join = ctx.getProp(pieces, "join");
@@ -407,14 +431,14 @@ function settle(
     } else {
       const pair = ctx.newArray();
       const list = ctx.newArray();
-      ctx.setProp(pair, 0, text);
+      defineItem(ctx, pair, 0, text);
       text.dispose();
       answer.bytes.forEach((bytes, i) => {
         const item = boundary.newBytes(bytes);
-        ctx.setProp(list, i, item);
+        defineItem(ctx, list, i, item);
         item.dispose();
       });
-      ctx.setProp(pair, 1, list);
+      defineItem(ctx, pair, 1, list);
       list.dispose();
       deferred.resolve(pair);
       pair.dispose();
@@ -435,6 +459,14 @@ function reject(
   hooks: NativeHooks,
 ): void {
   if (hooks.isFinished()) return;
+  const limit = memoryLimitOfHost(text);
+  if (limit !== undefined) {
+    // Answers count against memory_mb like arguments in flight (RunContext.holdAnswer): the run stops, uncatchable.
+    hooks.hostStop(limit);
+    deferred.dispose();
+    hooks.settled();
+    return;
+  }
   try {
     const value = boundary.newText(text);
     deferred.reject(value);
@@ -444,6 +476,20 @@ function reject(
   }
   deferred.dispose();
   hooks.settled();
+}
+
+/** The message of a host error that says an answer would pass the run's memory limit, else undefined. */
+export function memoryLimitOfHost(text: string): string | undefined {
+  if (!text.includes('"MEMORY_LIMIT"')) return undefined;
+  try {
+    const error = JSON.parse(text) as { name?: unknown; code?: unknown; message?: unknown };
+    if (error.name === "SandboxError" && error.code === "MEMORY_LIMIT" && typeof error.message === "string") {
+      return error.message;
+    }
+  } catch {
+    // Not an error object: rejected as it is.
+  }
+  return undefined;
 }
 
 function finish(
@@ -463,7 +509,7 @@ function finish(
   try {
     if (result.error) {
       const d = boundary.describe(result.error);
-      failure = classify(d.name, d.code, d.message, d.stack, d.data);
+      failure = classify(d.name, d.code, d.message, d.stack, d.data, d.host);
     } else if (ctx.typeof(result.value) === "string") {
       text = boundary.readText(result.value);
     }
@@ -480,25 +526,35 @@ function finish(
   return { ok: true, valueJson: checked.text, logs: logs.lines(), stats: stats() };
 }
 
+/**
+ * Codes of the sandbox's own stops: on a thrown value that is not an error the host sent (an upstream call
+ * cancelled under a run rejects with CANCELLED), one speaks for the snippet, not for Cairn
+ * (`throw new SandboxError("...", "MEMORY_LIMIT")`), and is reported as RUNTIME.
+ */
+const STOP_CODES = new Set(["TIMEOUT", "MEMORY_LIMIT", "TOO_MANY_CALLS", "BUSY", "CANCELLED"]);
+
+/**
+ * The SPEC error of a value the snippet threw. Only the host's own stops (quickjs-run, worker-host) report a limit:
+ * neither a code the snippet set nor an "out of memory" message it wrote can claim one.
+ */
 export function classify(
   name: string,
   code: string | undefined,
   message: string,
   stack: string | undefined,
   data?: Record<string, unknown>,
+  fromHost = false,
 ): ExecutionError {
   const line = stack ? lineFromStack(stack) : undefined;
-  let finalCode = code;
-  if (finalCode === undefined) {
-    if (/out of memory/i.test(message)) finalCode = "MEMORY_LIMIT";
-    else finalCode = "RUNTIME";
+  const claimed = code !== undefined && STOP_CODES.has(code) && !fromHost;
+  const finalCode = code === undefined || claimed ? "RUNTIME" : code;
+  let finalMessage = message;
+  if (claimed) finalMessage = `${message} (code ${code} was set by the snippet, not by a sandbox limit)`;
+  else if (code === undefined && name === "InternalError" && message === "out of memory") {
+    // The engine could not make one allocation that did not pass the run's cap (the guard reports those itself).
+    finalMessage = `${message}: one allocation was larger than the engine can make; process the data in pages or keep it behind a handle`;
   }
-  const finalName = finalCode === "MEMORY_LIMIT" && code === undefined ? "SandboxError" : name;
-  const finalMessage =
-    finalCode === "MEMORY_LIMIT" && code === undefined
-      ? `${message}: the run passed its heap limit (sandbox.memory_mb); process the data in pages or keep it behind a handle`
-      : message;
-  const error: ExecutionError = { name: finalName, code: finalCode, message: finalMessage };
+  const error: ExecutionError = { name, code: finalCode, message: finalMessage };
   if (line !== undefined) error.line = line;
   if (data !== undefined) error.data = data;
   return error;

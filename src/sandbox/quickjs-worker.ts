@@ -56,6 +56,8 @@ port.on("message", (message: ToWorker) => {
       return;
     case "call-result": {
       if (active?.runId !== message.runId) return;
+      // Settling happens in this turn (microtasks), so the next answer may come.
+      send({ type: "answer-taken", runId: message.runId });
       const call = active.calls.get(message.callId);
       if (!call) return;
       active.calls.delete(message.callId);

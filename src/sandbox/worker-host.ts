@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { type ResourceLimits, Worker } from "node:worker_threads";
 import { isCairnError } from "../errors.js";
 import type { ExecutionError, ExecutionRequest, ExecutionResult, HostPayload } from "./executor.js";
-import type { FromWorker, ToWorker } from "./worker-protocol.js";
+import type { CallResultMessage, FromWorker, ToWorker } from "./worker-protocol.js";
 
 /** Time a worker gets past a run's deadline to report it before the watchdog terminates the worker. */
 const WATCHDOG_GRACE_MS = 2000;
@@ -34,6 +34,7 @@ export interface WorkerHostOptions {
 }
 
 interface ActiveRun {
+  runId: number;
   request: ExecutionRequest;
   cancelFlag: Int32Array;
   controller: AbortController;
@@ -41,6 +42,9 @@ interface ActiveRun {
   watchdog: NodeJS.Timeout;
   resolve(result: ExecutionResult): void;
   cancelledByCaller: boolean;
+  /** Call results ready but not sent: one is on the channel at a time (see AnswerTakenMessage). */
+  answers: CallResultMessage[];
+  answerInTransit: boolean;
 }
 
 let nextRunId = 1;
@@ -111,11 +115,14 @@ export class WorkerHost {
       }
       const started = Date.now();
       const active: ActiveRun = {
+        runId,
         request,
         cancelFlag,
         controller: new AbortController(),
         started,
         cancelledByCaller: false,
+        answers: [],
+        answerInTransit: false,
         resolve,
         watchdog: setTimeout(() => this.onWatchdog(runId), request.limits.timeoutMs + this.graceMs),
       };
@@ -159,6 +166,11 @@ export class WorkerHost {
       if (message.retire) this.onRetire?.(this);
       return;
     }
+    if (message.type === "answer-taken") {
+      active.answerInTransit = false;
+      this.sendAnswer(active);
+      return;
+    }
     const { callId, name, argsJson, bytes } = message;
     let answer: Promise<HostPayload>;
     try {
@@ -166,9 +178,13 @@ export class WorkerHost {
     } catch (error) {
       answer = Promise.reject(error);
     }
+    const queue = (result: CallResultMessage) => {
+      active.answers.push(result);
+      this.sendAnswer(active);
+    };
     answer.then(
       (payload) =>
-        this.post({
+        queue({
           type: "call-result",
           runId: message.runId,
           callId,
@@ -177,21 +193,24 @@ export class WorkerHost {
           bytes: [...payload.bytes],
         }),
       (error: unknown) =>
-        this.post({
-          type: "call-result",
-          runId: message.runId,
-          callId,
-          ok: false,
-          text: hostErrorJson(error),
-          bytes: [],
-        }),
+        queue({ type: "call-result", runId: message.runId, callId, ok: false, text: hostErrorJson(error), bytes: [] }),
     );
+  }
+
+  /** Sends the run's next call result unless one is still on the channel, or the run is over. */
+  private sendAnswer(active: ActiveRun): void {
+    if (active.answerInTransit || this.runs.get(active.runId) !== active) return;
+    const next = active.answers.shift();
+    if (!next) return;
+    active.answerInTransit = true;
+    this.post(next);
   }
 
   private finish(runId: number, result: ExecutionResult): void {
     const active = this.runs.get(runId);
     if (!active) return;
     this.runs.delete(runId);
+    active.answers.length = 0;
     clearTimeout(active.watchdog);
     // Host calls still in flight belong to a run that is over: stop them.
     active.controller.abort();

@@ -55,7 +55,17 @@ export interface ReadyMessage {
   type: "ready";
 }
 
-export type FromWorker = CallMessage | DoneMessage | ReadyMessage;
+/**
+ * The worker has taken the run's last call result off the channel. The host sends a run's call results one at a
+ * time: the channel then never holds more than one answer, so two hundred answers of 8 MiB ready at once wait on the
+ * host (where they already exist, often as one shared string) instead of as two hundred serialized copies in flight.
+ */
+export interface AnswerTakenMessage {
+  type: "answer-taken";
+  runId: number;
+}
+
+export type FromWorker = CallMessage | DoneMessage | ReadyMessage | AnswerTakenMessage;
 
 /** The transfer list for a set of byte arrays: their buffers move between threads without a copy. */
 export function transferList(bytes: readonly Uint8Array[]): ArrayBuffer[] {
