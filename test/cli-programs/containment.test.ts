@@ -9,7 +9,7 @@ import { type CliRunner, createCliRunner } from "../../src/cli-programs/cli-runn
 import { type ContainmentKind, detectContainment } from "../../src/cli-programs/containment.js";
 import type { CliConfig } from "../../src/config/schema.js";
 import { createLogger } from "../../src/log.js";
-import { caught, killSurvivors, sleepToken, survivors } from "./processes.js";
+import { caught, commandOf, killSurvivors, sleepToken, survivors } from "./processes.js";
 
 const SECRETS = {
   CAIRN_TOKEN: "cairn-secret-token",
@@ -148,7 +148,10 @@ describe.skipIf(!kinds.includes("pid-namespace"))("a PID namespace", () => {
       const cli = createCliRunner({ mode: "allowlist", allow: ["sh"], timeout_ms: 60000, max_concurrent: 1, programs: { sh } }, { containment: "pid-namespace" });
       await cli.run("sh", ["-c", "setsid sleep ${t} & sleep ${t}"]);`;
     const cairn = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "ignore" });
-    while (survivors(t).length < 2) await new Promise((resolve) => setImmediate(resolve));
+    // Both sleepers must be running (not just the launchers whose command lines name the token) before the kill:
+    // otherwise a sleeper still being started can show up after the tree was seen empty.
+    const sleepers = () => survivors(t).filter((pid) => commandOf(pid).startsWith("sleep\0"));
+    while (sleepers().length < 2) await new Promise((resolve) => setImmediate(resolve));
     cairn.kill("SIGKILL");
     while (survivors(t).length > 0) await new Promise((resolve) => setImmediate(resolve));
     expect(survivors(t)).toEqual([]);

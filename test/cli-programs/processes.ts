@@ -35,3 +35,12 @@ export function killSurvivors(token: string): void {
     }
   }
 }
+
+/** The command line of a process, NUL-separated as the kernel keeps it; "" once it is gone. */
+export function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
