@@ -1,6 +1,5 @@
 // Composition root: config -> executor -> bindings -> tools -> sessions. The ONE place that picks backends; every
 // command of the CLI builds the app here and talks to it, never to the parts directly.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { createCliRunner } from "./cli-programs/cli-runner.js";
@@ -33,13 +32,10 @@ import { SpillBudget } from "./session/spill-budget.js";
 import { createGateway } from "./upstream/gateway.js";
 import { followUpstreams } from "./upstream/upstream-capabilities.js";
 import { createUpstreamManager, type UpstreamStatus } from "./upstream/upstream-manager.js";
+import { VERSION } from "./version.js";
 import type { WorkspaceSql } from "./workspace/sql.js";
 import { FindInputSchema, InspectInputSchema, ResumeInputSchema, SaveInputSchema } from "./workspace/tool-schemas.js";
 import type { Workspace } from "./workspace/workspace.js";
-
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
 
 /** Tools a host sees only when `cairn serve --tools` names them. */
 export const OPT_IN_TOOLS = new Set(["import", "delete"]);

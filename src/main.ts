@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // The `cairn` binary: parse argv, dispatch to a command, map the outcome to an exit code (0 ok, 1 failure, 2 usage).
 import { Command, CommanderError } from "commander";
-import { VERSION } from "./app.js";
 import { registerBench } from "./cli/bench.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError } from "./cli/common.js";
 import { registerDemo } from "./cli/demo.js";
@@ -12,6 +11,7 @@ import { registerServe } from "./cli/serve.js";
 import { registerTools } from "./cli/tools.js";
 import { registerWorkspaceCommands } from "./cli/workspace-commands.js";
 import { redactWrites } from "./log.js";
+import { VERSION } from "./version.js";
 
 // Expanded ${VAR} values of the configuration never leave on stderr, whoever writes there (decision 0011).
 redactWrites(process.stderr);

@@ -1,7 +1,6 @@
 // What every command shares: loading the app from the global options, exit codes, and printing errors.
 import type { Command } from "commander";
-import { type App, createApp } from "../app.js";
-import { loadConfig } from "../config/load.js";
+import type { App } from "../app.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import { redactSecrets } from "../log.js";
 
@@ -24,8 +23,10 @@ export function globalOptions(command: Command): GlobalOptions {
   return command.optsWithGlobals() as GlobalOptions;
 }
 
-export function openApp(command: Command): App {
+/** Loads the configuration and builds the app; the app's modules load here, on first use, not with `--help`. */
+export async function openApp(command: Command): Promise<App> {
   const options = globalOptions(command);
+  const [{ createApp }, { loadConfig }] = await Promise.all([import("../app.js"), import("../config/load.js")]);
   try {
     return createApp(loadConfig({ configPath: options.config, workspace: options.workspace }));
   } catch (error) {

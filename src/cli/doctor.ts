@@ -3,12 +3,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Command } from "commander";
-import { VERSION } from "../app.js";
 import { HOSTS, type HostName, hostConfigPath, type ServerEntry } from "../hosts/hosts.js";
 import { type InstalledState, installedState } from "../hosts/install.js";
+import { VERSION } from "../version.js";
 import { EXIT_FAILURE, ExitError, globalOptions } from "./common.js";
 import { entryFor, parseHost } from "./host-config.js";
 
@@ -54,6 +53,11 @@ export async function runDoctor(
 ): Promise<DoctorReport> {
   const steps: DoctorStep[] = [];
   let stderr = "";
+  // The MCP client loads when a check runs, not with every command's start-up.
+  const [{ Client }, { getDefaultEnvironment, StdioClientTransport }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/stdio.js"),
+  ]);
   const env: Record<string, string> = { ...getDefaultEnvironment(), ...(entry.env ?? {}) };
   // A temp workspace goes in through the environment so the command and arguments stay exactly the generated ones.
   if (workspace.temporary) env.CAIRN_HOME = workspace.dir;

@@ -31,7 +31,7 @@ export function registerRun(program: Command): void {
             throw new ExitError(EXIT_USAGE);
           }
         }
-        const app = openApp(command);
+        const app = await openApp(command);
         const session = app.newSession("cli-run");
         try {
           const reply = await app.runner.run(session, { code, inputs, timeout_ms: options.timeoutMs });

@@ -2,16 +2,14 @@
 // HTTP to many sessions, gated by $CAIRN_TOKEN. `--tools` chooses exactly which tools a host sees.
 import type { Command } from "commander";
 import { toCairnError } from "../errors.js";
+import type { RunningHttpServer } from "../server/transports/http.js";
 import {
   DEFAULT_HTTP_HOST,
   DEFAULT_HTTP_PORT,
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_SESSIONS,
   isLoopbackHost,
-  type RunningHttpServer,
-  serveHttp,
-} from "../server/transports/http.js";
-import { serveStdio } from "../server/transports/stdio.js";
+} from "../server/transports/http-defaults.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
 
 interface ServeOptions {
@@ -51,7 +49,7 @@ export function registerServe(program: Command): void {
         throw new ExitError(EXIT_USAGE);
       }
       const http = options.transport === "http" ? httpSettings(options) : undefined;
-      const app = openApp(command);
+      const app = await openApp(command);
       let tools: ReturnType<typeof app.selectTools>;
       try {
         tools = app.selectTools(options.tools?.flatMap((t) => t.split(",")).filter(Boolean));
@@ -69,6 +67,7 @@ export function registerServe(program: Command): void {
         };
         process.once("SIGINT", stop);
         process.once("SIGTERM", stop);
+        const { serveStdio } = await import("../server/transports/stdio.js");
         await serveStdio(app, tools);
         await app.close();
         return;
@@ -76,6 +75,7 @@ export function registerServe(program: Command): void {
 
       let running: RunningHttpServer;
       try {
+        const { serveHttp } = await import("../server/transports/http.js");
         running = await serveHttp(app, tools, http);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;

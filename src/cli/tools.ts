@@ -10,7 +10,7 @@ export function registerTools(program: Command): void {
     .option("--limit <n>", "most search results", (v) => Number.parseInt(v, 10), 20)
     .option("--json", "print machine-readable output")
     .action(async (query: string | undefined, options: { limit: number; json?: boolean }, command: Command) => {
-      const app = openApp(command);
+      const app = await openApp(command);
       try {
         await app.start();
         const servers = app

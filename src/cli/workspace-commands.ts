@@ -24,7 +24,7 @@ async function withWorkspace<T>(
   work: (app: App) => Promise<T>,
   human: (result: T) => string,
 ): Promise<void> {
-  const app = openApp(command);
+  const app = await openApp(command);
   try {
     const result = await work(app);
     process.stdout.write(json ? `${JSON.stringify(result, null, 2)}\n` : `${human(result)}\n`);

@@ -11,15 +11,17 @@ import { CairnError, ErrorCode } from "../../errors.js";
 import type { Session } from "../../session/session.js";
 import { createMcpServer } from "../create-server.js";
 import type { ToolDefinition } from "../tool.js";
+import {
+  DEFAULT_HTTP_HOST,
+  DEFAULT_HTTP_PORT,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_SESSIONS,
+  isLoopbackHost,
+} from "./http-defaults.js";
 
-export const DEFAULT_HTTP_HOST = "127.0.0.1";
-export const DEFAULT_HTTP_PORT = 8731;
-export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
-export const DEFAULT_MAX_SESSIONS = 100;
 export const MCP_PATH = "/mcp";
 /** The SDK transport's own bound on a POST body; the initialize request is read by Cairn under the same bound. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
-const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 export interface HttpServeOptions {
   /** Address to bind. A non-loopback address needs `allowRemote`. @default "127.0.0.1" */
@@ -54,12 +56,6 @@ interface Entry {
   inflight: number;
   idleTimer: NodeJS.Timeout | undefined;
   ended: Promise<void> | undefined;
-}
-
-/** True for names and addresses that only reach this machine: localhost, 127.0.0.0/8 and ::1. */
-export function isLoopbackHost(host: string): boolean {
-  const name = host.toLowerCase();
-  return LOOPBACK_NAMES.has(name) || /^127(\.\d{1,3}){3}$/.test(name);
 }
 
 /** True for an Origin of http(s) on a loopback name, any port. `null` and other schemes are not loopback. */

@@ -1,0 +1,6 @@
+// Cairn's version, read from package.json: small on purpose, so `cairn --version` loads nothing else.
+import { readFileSync } from "node:fs";
+
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
