@@ -1,6 +1,6 @@
 // TypeScript declarations and a one-line call example for capabilities, generated from their JSON Schemas.
 // json-schema-to-typescript never reads files or URLs here: external $refs become `unknown`; results are cached.
-import { compile } from "json-schema-to-typescript";
+import type { compile as Compile } from "json-schema-to-typescript";
 import type { Capability, JsonSchema } from "../registry/capability.js";
 import { isSafeIdentifier, toTypeName } from "../registry/identifiers.js";
 
@@ -83,10 +83,18 @@ async function describeOne(cap: Capability): Promise<CapabilityDescription> {
   return { name: cap.name, declaration, example };
 }
 
+let compiler: Promise<typeof Compile> | undefined;
+/** json-schema-to-typescript (with Prettier) loads on the first describe_tools, not with the server. */
+function loadCompiler(): Promise<typeof Compile> {
+  compiler ??= import("json-schema-to-typescript").then((module) => module.compile);
+  return compiler;
+}
+
 /** Interfaces/types for one schema, `export` removed (they live in an ambient namespace or a script), unindented. */
 async function toTypes(schema: JsonSchema, name: string, prefix: string, role: "input" | "output"): Promise<string> {
   try {
-    const code = await compile(prepareSchema(schema) as Parameters<typeof compile>[0], name, {
+    const compile = await loadCompiler();
+    const code = await compile(prepareSchema(schema) as Parameters<typeof Compile>[0], name, {
       bannerComment: "",
       format: false,
       additionalProperties: false,
