@@ -57,7 +57,8 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
       title: tool.title,
       description: tool.description,
       inputSchema: (tool.jsonInputSchema ?? toInputSchema(tool.inputSchema)) as { type: "object" },
-      annotations: { title: tool.title, ...tool.annotations },
+      // The title is the tool's own field; repeating it in the annotations costs tokens and tells the model nothing.
+      annotations: tool.annotations,
     })),
   }));
 
@@ -189,11 +190,28 @@ function invalidArguments(tool: string, error: z.ZodError): CairnError {
 
 const schemaCache = new WeakMap<z.ZodType, Record<string, unknown>>();
 
+/**
+ * Removes the ±(2^53 - 1) bounds zod writes on every integer field: they say nothing a model needs and cost about
+ * twenty tokens each in tools/list. Bounds a schema states itself are kept.
+ */
+function dropSafeIntegerBounds(node: unknown): void {
+  if (node === null || typeof node !== "object") return;
+  if (Array.isArray(node)) {
+    for (const item of node) dropSafeIntegerBounds(item);
+    return;
+  }
+  const record = node as Record<string, unknown>;
+  if (record.minimum === Number.MIN_SAFE_INTEGER) delete record.minimum;
+  if (record.maximum === Number.MAX_SAFE_INTEGER) delete record.maximum;
+  for (const value of Object.values(record)) dropSafeIntegerBounds(value);
+}
+
 function toInputSchema(schema: z.ZodType): { type: "object"; [key: string]: unknown } {
   let json = schemaCache.get(schema);
   if (!json) {
     json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
     delete json.$schema;
+    dropSafeIntegerBounds(json);
     schemaCache.set(schema, json);
   }
   return json as { type: "object"; [key: string]: unknown };
