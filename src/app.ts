@@ -10,7 +10,6 @@ import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindi
 import { defineWorkspaceBindings } from "./codemode/workspace-bindings.js";
 import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
-import { CairnError, ErrorCode } from "./errors.js";
 import { createLogger, type Logger } from "./log.js";
 import type { QueryEngine } from "./query/query-engine.js";
 import type { Capability } from "./registry/capability.js";
@@ -20,6 +19,7 @@ import type { Executor } from "./sandbox/executor.js";
 import { NodeExecutor } from "./sandbox/node-executor.js";
 import { QuickJsExecutor } from "./sandbox/quickjs-executor.js";
 import type { ServerDeps } from "./server/create-server.js";
+import { type Profile, selectToolNames } from "./server/profiles.js";
 import type { ToolDefinition } from "./server/tool.js";
 import { directTools } from "./server/tools/direct-tools.js";
 import { executeCodeTool } from "./server/tools/execute-code.js";
@@ -36,9 +36,6 @@ import { VERSION } from "./version.js";
 import type { WorkspaceSql } from "./workspace/sql.js";
 import { FindInputSchema, InspectInputSchema, ResumeInputSchema, SaveInputSchema } from "./workspace/tool-schemas.js";
 import type { Workspace } from "./workspace/workspace.js";
-
-/** Tools a host sees only when `cairn serve --tools` names them. */
-export const OPT_IN_TOOLS = new Set(["import", "delete"]);
 
 export interface App {
   readonly config: Config;
@@ -60,7 +57,11 @@ export interface App {
   /** Every tool this build offers, by name. */
   allTools(): ToolDefinition[];
   /** The tools a host sees: `selected` exactly, else the defaults (every tool but the opt-in ones). */
-  selectTools(selected?: readonly string[]): ToolDefinition[];
+  /**
+   * The tools a host sees: the profile's (else `profile` of cairn.toml), changed by `tools` (`+name` / `-name`) or
+   * replaced by a bare list; throws INVALID_ARGUMENT for unknown names.
+   */
+  selectTools(selection?: { profile?: Profile | undefined; tools?: readonly string[] | undefined }): ToolDefinition[];
   serverDeps(tools: readonly ToolDefinition[]): ServerDeps;
   newSession(id: string): Session;
   close(): Promise<void>;
@@ -239,17 +240,10 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     start,
     upstreams: () => manager.list(),
     allTools: () => tools,
-    selectTools(selected) {
-      if (selected === undefined || selected.length === 0) return tools.filter((t) => !OPT_IN_TOOLS.has(t.name));
+    selectTools(selection = {}) {
       const byName = new Map(tools.map((t) => [t.name, t]));
-      const unknown = selected.filter((name) => !byName.has(name));
-      if (unknown.length > 0) {
-        throw new CairnError(
-          ErrorCode.INVALID_ARGUMENT,
-          `unknown tool(s) ${unknown.join(", ")} in --tools: choose from ${[...byName.keys()].join(", ")}`,
-        );
-      }
-      return [...new Set(selected)].map((name) => byName.get(name) as ToolDefinition);
+      const names = selectToolNames([...byName.keys()], selection.profile ?? config.profile, selection.tools);
+      return names.map((name) => byName.get(name) as ToolDefinition);
     },
     serverDeps: (selected) => ({
       version: VERSION,

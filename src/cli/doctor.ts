@@ -9,7 +9,7 @@ import { HOSTS, type HostName, hostConfigPath, type ServerEntry } from "../hosts
 import { type InstalledState, installedState } from "../hosts/install.js";
 import { VERSION } from "../version.js";
 import { EXIT_FAILURE, ExitError, globalOptions } from "./common.js";
-import { entryFor, parseHost } from "./host-config.js";
+import { entryFor, PROFILE_OPTION_HELP, parseHost } from "./host-config.js";
 
 type StepStatus = "ok" | "FAIL" | "skipped";
 
@@ -191,6 +191,7 @@ export function registerDoctor(program: Command): void {
     .command("doctor")
     .description("start the host configuration's command and check a real MCP exchange, step by step")
     .argument("[host]", "claude-desktop | claude-code | cursor | codex", "claude-desktop")
+    .option("--profile <name>", PROFILE_OPTION_HELP)
     .option("--json", "print the report as JSON")
     .action(async (hostArg: string, options: { json?: boolean }, command: Command) => {
       const host = parseHost(hostArg, "doctor");

@@ -18,6 +18,7 @@ import {
   serverEntry,
 } from "../hosts/hosts.js";
 import { installEntry } from "../hosts/install.js";
+import { isProfile, PROFILE_NAMES } from "../server/profiles.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError, globalOptions } from "./common.js";
 
 /** dist/main.js of this installation, symlinks resolved (a global npm bin is a link to it). */
@@ -30,15 +31,27 @@ export function cairnMainPath(): string {
   }
 }
 
-/** The entry for `host`, pinning `--workspace` / `--config` when they were given (made absolute). */
+/** The entry for `host`, pinning `--workspace` / `--config` (made absolute) and `--profile` when they were given. */
 export function entryFor(host: HostName, command: Command): ServerEntry {
   const options = globalOptions(command);
+  const profile = (command.opts() as { profile?: string }).profile;
+  if (profile !== undefined && !isProfile(profile)) {
+    process.stderr.write(
+      `cairn ${command.name()}: unknown profile "${profile}" (choose ${PROFILE_NAMES.join(", ")})\n`,
+    );
+    throw new ExitError(EXIT_USAGE);
+  }
   return serverEntry(host, {
     main: cairnMainPath(),
     workspace: options.workspace ? resolve(options.workspace) : undefined,
     config: options.config ? resolve(options.config) : undefined,
+    profile,
   });
 }
+
+/** The `--profile` option of host-config and doctor. */
+export const PROFILE_OPTION_HELP =
+  "pin the tool profile in the entry: minimal (execute_code, read_output), agent, full (default: cairn.toml's)";
 
 /** Exits 2 naming the hosts when `value` is not one. */
 export function parseHost(value: string, commandName: string): HostName {
@@ -63,6 +76,7 @@ export function registerHostConfig(program: Command): void {
     .argument("<host>", HOST_NAMES.join(" | "))
     .option("--install", "merge the entry into the host's config file (a backup is written first)")
     .option("--force", "with --install: replace a different existing cairn entry")
+    .option("--profile <name>", PROFILE_OPTION_HELP)
     .option("--json", "print {host, file, format, entry, snippet, command_line?} or the install result as JSON")
     .addHelpText(
       "after",

@@ -2,6 +2,7 @@
 // HTTP to many sessions, gated by $CAIRN_TOKEN. `--tools` chooses exactly which tools a host sees.
 import type { Command } from "commander";
 import { toCairnError } from "../errors.js";
+import { isProfile, PROFILE_NAMES } from "../server/profiles.js";
 import type { RunningHttpServer } from "../server/transports/http.js";
 import {
   DEFAULT_HTTP_HOST,
@@ -15,6 +16,7 @@ import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
 interface ServeOptions {
   transport: string;
   tools?: string[];
+  profile?: string;
   host: string;
   port: string;
   allowRemote?: boolean;
@@ -32,7 +34,14 @@ export function registerServe(program: Command): void {
       "serve MCP over stdio (the way Claude Desktop, Claude Code, Cursor and Codex start Cairn), or over Streamable HTTP at /mcp",
     )
     .option("--transport <transport>", "stdio | http", "stdio")
-    .option("--tools <names...>", "expose exactly these tools (import and delete appear only when listed)")
+    .option(
+      "--profile <name>",
+      "tools a host sees: minimal (execute_code, read_output), agent (all but import and delete), full (all); default: profile of cairn.toml, else agent",
+    )
+    .option(
+      "--tools <names...>",
+      "a bare list exposes exactly these tools; +name and -name change the profile (write --tools=-find or --tools +import,-find)",
+    )
     .option("--host <address>", "http: address to bind (non-loopback needs --allow-remote)", DEFAULT_HTTP_HOST)
     .option("--port <port>", "http: TCP port (0 picks a free one)", String(DEFAULT_HTTP_PORT))
     .option("--allow-remote", "http: allow a non-loopback bind address and any Host header (the token is the gate)")
@@ -49,10 +58,17 @@ export function registerServe(program: Command): void {
         throw new ExitError(EXIT_USAGE);
       }
       const http = options.transport === "http" ? httpSettings(options) : undefined;
+      if (options.profile !== undefined && !isProfile(options.profile)) {
+        process.stderr.write(
+          `cairn serve: unknown profile "${options.profile}" (choose ${PROFILE_NAMES.join(", ")})\n`,
+        );
+        throw new ExitError(EXIT_USAGE);
+      }
+      const profile = options.profile;
       const app = await openApp(command);
       let tools: ReturnType<typeof app.selectTools>;
       try {
-        tools = app.selectTools(options.tools?.flatMap((t) => t.split(",")).filter(Boolean));
+        tools = app.selectTools({ profile, tools: options.tools?.flatMap((t) => t.split(",")).filter(Boolean) });
       } catch (error) {
         process.stderr.write(`cairn serve: ${(error as Error).message}\n`);
         await app.close();

@@ -1,6 +1,7 @@
 // The schema of cairn.toml: every table of SPEC.md, strict (unknown keys are errors), with the SPEC defaults.
 // Ranges are generous but finite, so a typo such as `timeout_ms = 3000000000` is caught rather than obeyed.
 import { z } from "zod";
+import { PROFILE_NAMES } from "./profiles.js";
 
 const MIB = 1024 * 1024;
 
@@ -172,6 +173,10 @@ export const HttpServerConfigSchema = z.strictObject({
 export const ServerConfigSchema = z.union([StdioServerConfigSchema, HttpServerConfigSchema]);
 
 export const ConfigSchema = z.strictObject({
+  profile: z
+    .enum(PROFILE_NAMES)
+    .default("agent")
+    .describe('tools a host sees: "minimal" (execute_code, read_output), "agent" (all but import, delete), "full"'),
   sandbox: SandboxConfigSchema.prefault({}),
   output: OutputConfigSchema.prefault({}),
   results: ResultsConfigSchema.prefault({}),

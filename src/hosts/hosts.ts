@@ -106,6 +106,8 @@ export interface EntryOptions {
   workspace?: string | undefined;
   /** Absolute cairn.toml to pin with `--config`. */
   config?: string | undefined;
+  /** Tool profile to pin with `--profile`; else the profile of cairn.toml applies at run time. */
+  profile?: string | undefined;
   /** Extra environment for the server process. */
   env?: Record<string, string> | undefined;
 }
@@ -116,6 +118,7 @@ export interface EntryOptions {
  */
 export function serverEntry(host: HostName, options: EntryOptions): ServerEntry {
   const args = [options.main, "serve"];
+  if (options.profile) args.push("--profile", options.profile);
   if (options.config) args.push("--config", options.config);
   if (options.workspace) args.push("--workspace", options.workspace);
   const entry: ServerEntry = { command: options.node ?? process.execPath, args };

@@ -55,6 +55,9 @@ describe("cairn CLI", () => {
     expect(cairn(["no-such-command"]).code).toBe(2);
     expect(cairn(["run", "-", "--inputs", "[1]"], "1").code).toBe(2);
     expect(cairn(["serve", "--tools", "nope"]).code).toBe(2);
+    expect(cairn(["serve", "--profile", "tiny"]).code).toBe(2);
+    expect(cairn(["serve", "--tools=-execute_code,-read_output", "--profile", "minimal"]).code).toBe(2);
+    expect(cairn(["host-config", "cursor", "--profile", "tiny"]).code).toBe(2);
   });
 
   it("prints help for every command", () => {

@@ -283,3 +283,11 @@ describe("installedState", () => {
     });
   });
 });
+
+describe("serverEntry", () => {
+  it("pins --profile before --config and --workspace when given, and leaves it out otherwise", () => {
+    const pinned = serverEntry("cursor", { node: "/usr/bin/node", main: MAIN, profile: "minimal", config: "/c.toml" });
+    expect(pinned.args).toEqual([MAIN, "serve", "--profile", "minimal", "--config", "/c.toml"]);
+    expect(serverEntry("cursor", { node: "/usr/bin/node", main: MAIN }).args).toEqual([MAIN, "serve"]);
+  });
+});
