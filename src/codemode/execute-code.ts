@@ -36,6 +36,13 @@ export function createCodeRunner(
     async run(session, input, signal) {
       const started = Date.now();
       await ready();
+      // The MCP tool's schema checks this too; the command line and other callers come through here as well.
+      if (input.timeout_ms !== undefined && (!Number.isInteger(input.timeout_ms) || input.timeout_ms < 1)) {
+        throw new CairnError(
+          ErrorCode.INVALID_ARGUMENT,
+          `timeout_ms must be a whole number of milliseconds, at least 1 (got ${String(input.timeout_ms)}): pass e.g. 5000 or omit it`,
+        );
+      }
       if (input.timeout_ms !== undefined && input.timeout_ms > sandbox.timeout_ms) {
         throw new CairnError(
           ErrorCode.INVALID_ARGUMENT,

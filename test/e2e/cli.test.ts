@@ -56,6 +56,9 @@ describe("cairn CLI", () => {
     expect(cairn(["run", "-", "--inputs", "[1]"], "1").code).toBe(2);
     expect(cairn(["serve", "--tools", "nope"]).code).toBe(2);
     expect(cairn(["serve", "--profile", "tiny"]).code).toBe(2);
+    const badTimeout = cairn(["run", "-", "--timeout-ms", "abc"], "return 1");
+    expect(badTimeout.code).toBe(2);
+    expect(badTimeout.stderr).toContain("timeout_ms must be a whole number");
     expect(cairn(["serve", "--tools=-execute_code,-read_output", "--profile", "minimal"]).code).toBe(2);
     expect(cairn(["host-config", "cursor", "--profile", "tiny"]).code).toBe(2);
   });
