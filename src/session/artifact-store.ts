@@ -351,6 +351,5 @@ export function guessMediaType(filename: string | undefined): string {
   return MEDIA_TYPES[extname(filename).toLowerCase()] ?? "application/octet-stream";
 }
 
-export function isTextMediaType(mediaType: string): boolean {
-  return /^text\/|^application\/(json|xml|x-ndjson|csv)|\+json|\+xml/.test(mediaType);
-}
+/** The one rule, re-exported here for the store's callers. */
+export { isTextMediaType } from "../media-type.js";

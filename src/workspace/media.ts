@@ -2,6 +2,7 @@
 // Sniffing is deliberately shallow (JSON that parses, UTF-8 without NUL): CSV is never guessed from text alone.
 
 import { extname } from "node:path";
+import { isTextMediaType } from "../media-type.js";
 import type { ArtifactKind } from "./catalog/catalog.js";
 import { decodeUtf8Strict } from "./utf8.js";
 
@@ -107,18 +108,9 @@ function fromMagic(head: Uint8Array): Type | undefined {
   return undefined;
 }
 
-/** Whether bytes of this media type are shown as text by `inspect` and indexed for `find`. */
+/** Whether bytes of this media type are shown as text by `inspect` and indexed for `find`: the one rule. */
 export function isTextual(mediaType: string): boolean {
-  const type = essence(mediaType);
-  return (
-    type.startsWith("text/") ||
-    type === "application/json" ||
-    type === "application/x-ndjson" ||
-    type === "application/xml" ||
-    type === "application/javascript" ||
-    type.endsWith("+json") ||
-    type.endsWith("+xml")
-  );
+  return isTextMediaType(mediaType);
 }
 
 function essence(mediaType: string): string {
