@@ -7,6 +7,7 @@ import { basename, delimiter, isAbsolute, join } from "node:path";
 import type { CliConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
+import { createSlots } from "../slots.js";
 import { checkArguments, createProgramPolicy, type ProgramPolicy } from "./argument-policy.js";
 import {
   type Containment,
@@ -16,7 +17,6 @@ import {
   namespaceLauncher,
 } from "./containment.js";
 import { type CliResult, type ProgramRun, type ProgramSpec, startProgram } from "./program-run.js";
-import { createSlots } from "./slots.js";
 
 export type { CliResult } from "./program-run.js";
 

@@ -2,9 +2,8 @@
 // The messages never blame the SQL of a call that did not run, and say that nothing of a stopped call runs on.
 
 import { CairnError, ErrorCode } from "../errors.js";
+import type { StopReason } from "./call-control.js";
 import type { ChildExitedError } from "./duckdb-process.js";
-
-export type StopReason = "timeout" | "cancel";
 
 /** A call as the queue saw it when it arrived. */
 export interface Queued {

@@ -35,6 +35,29 @@ export class BytesOverBudgetError extends Error {
   }
 }
 
+/**
+ * A string in the sandbox built from pieces of at most TEXT_CHUNK characters, joined inside by `join` (the prelude's
+ * own join, or before the prelude is bound, the pieces array's). Short strings cross whole.
+ */
+export function textInPieces(
+  ctx: QuickJSContext,
+  text: string,
+  join: (pieces: QuickJSHandle) => QuickJSHandle,
+): QuickJSHandle {
+  if (text.length <= TEXT_CHUNK) return ctx.newString(text);
+  const pieces = ctx.newArray();
+  try {
+    for (let start = 0, i = 0; start < text.length; start += TEXT_CHUNK, i++) {
+      const piece = ctx.newString(text.slice(start, start + TEXT_CHUNK));
+      defineItem(ctx, pieces, i, piece);
+      piece.dispose();
+    }
+    return join(pieces);
+  } finally {
+    pieces.dispose();
+  }
+}
+
 export class Boundary {
   constructor(
     private readonly ctx: QuickJSContext,
@@ -43,19 +66,7 @@ export class Boundary {
 
   /** A string in the sandbox; throws SandboxMemoryError when it does not fit. */
   newText(text: string): QuickJSHandle {
-    const { ctx } = this;
-    if (text.length <= TEXT_CHUNK) return ctx.newString(text);
-    const pieces = ctx.newArray();
-    try {
-      for (let start = 0, i = 0; start < text.length; start += TEXT_CHUNK, i++) {
-        const piece = ctx.newString(text.slice(start, start + TEXT_CHUNK));
-        defineItem(ctx, pieces, i, piece);
-        piece.dispose();
-      }
-      return this.call(this.host.join, pieces);
-    } finally {
-      pieces.dispose();
-    }
+    return textInPieces(this.ctx, text, (pieces) => this.call(this.host.join, pieces));
   }
 
   /** A string of the sandbox, read whole; throws SandboxMemoryError when a piece cannot be read. */

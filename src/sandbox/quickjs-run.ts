@@ -6,7 +6,14 @@ import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
 import type { MemoryGuard } from "./memory-guard.js";
 import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
-import { Boundary, BytesOverBudgetError, defineItem, HOST_HANDLE_NAMES, type HostHandles } from "./quickjs-boundary.js";
+import {
+  Boundary,
+  BytesOverBudgetError,
+  defineItem,
+  HOST_HANDLE_NAMES,
+  type HostHandles,
+  textInPieces,
+} from "./quickjs-boundary.js";
 
 const MIB = 1024 * 1024;
 /** QuickJS stack budget: deep recursion fails as a RangeError long before the WebAssembly stack is at risk. */
@@ -394,25 +401,18 @@ function installNative(
 
 /** A long string built inside the sandbox from pieces, before the prelude's own join exists. */
 function joinInside(ctx: QuickJSContext, text: string): QuickJSHandle {
-  const PIECE = 256 * 1024;
-  if (text.length <= PIECE) return ctx.newString(text);
-  const pieces = ctx.newArray();
-  for (let start = 0, i = 0; start < text.length; start += PIECE, i++) {
-    const piece = ctx.newString(text.slice(start, start + PIECE));
-    defineItem(ctx, pieces, i, piece);
-    piece.dispose();
-  }
-  const join = ctx.getProp(pieces, "join");
-  const empty = ctx.newString("");
-  const joined = ctx.callFunction(join, pieces, empty);
-  join.dispose();
-  empty.dispose();
-  pieces.dispose();
-  if (joined.error) {
-    joined.error.dispose();
-    return ctx.newString("{}");
-  }
-  return joined.value;
+  return textInPieces(ctx, text, (pieces) => {
+    const join = ctx.getProp(pieces, "join");
+    const empty = ctx.newString("");
+    const joined = ctx.callFunction(join, pieces, empty);
+    join.dispose();
+    empty.dispose();
+    if (joined.error) {
+      joined.error.dispose();
+      return ctx.newString("{}");
+    }
+    return joined.value;
+  });
 }
 
 function settle(

@@ -1,21 +1,17 @@
-// Admission for sandbox runs: at most `max` at once, at most `maxQueued` waiting. A run that cannot be admitted gets
-// an honest result (BUSY, CANCELLED) and nothing of it runs. Shared by both executors.
+// Admission for sandbox runs: at most `max` at once, at most `maxQueued` waiting, on the shared semaphore (slots.ts).
+// A run that cannot be admitted gets an honest result (BUSY, CANCELLED) and nothing of it runs. Both executors use it.
+import { createSlots, type Slots } from "../slots.js";
 import type { ExecutionRequest, ExecutionResult } from "./executor.js";
 
 export type Admission = { ok: true; release(): void } | { ok: false; result: ExecutionResult };
 
-interface Waiter {
-  request: ExecutionRequest;
-  queuedAt: number;
-  admit(admission: Admission): void;
-  timer: NodeJS.Timeout;
-  onAbort: () => void;
-}
+/** Why a queued run left the queue without a slot. */
+type Refusal = { kind: "waited"; ms: number } | { kind: "cancelled"; ms: number };
 
 export class RunSlots {
-  private running = 0;
-  private readonly waiting: Waiter[] = [];
-  private closed = false;
+  private readonly slots: Slots;
+  /** Aborted by close(): every queued run leaves with CANCELLED. */
+  private readonly closing = new AbortController();
 
   /**
    * @param max runs at once (`sandbox.max_workers`)
@@ -24,94 +20,62 @@ export class RunSlots {
   constructor(
     private readonly max: number,
     private readonly maxQueued: number,
-  ) {}
+  ) {
+    this.slots = createSlots(max);
+  }
 
   get size(): { running: number; queued: number } {
-    return { running: this.running, queued: this.waiting.length };
+    const { running, waiting } = this.slots.usage();
+    return { running, queued: waiting };
   }
 
   /**
    * Admits a run now, or queues it until a slot frees. A queued run waits at most its own `timeoutMs` (its deadline
    * counts from when it starts); past that, or when the queue is full, it gets BUSY; an abort while queued, CANCELLED.
    */
-  acquire(request: ExecutionRequest): Promise<Admission> {
-    if (this.closed || request.signal?.aborted) return Promise.resolve(refuse(cancelled(0)));
-    if (this.running < this.max) return Promise.resolve(this.admitNow());
-    if (this.waiting.length >= this.maxQueued) {
-      return Promise.resolve(
-        refuse(
-          busy(
-            `all ${this.max} sandbox workers are running snippets and ${this.waiting.length} more are waiting ` +
-              "(sandbox.max_workers, sandbox.max_queued); nothing ran: retry shortly, or run fewer snippets at once",
-            0,
-          ),
+  async acquire(request: ExecutionRequest): Promise<Admission> {
+    if (this.closing.signal.aborted || request.signal?.aborted) return refuse(cancelled(0));
+    const { running, waiting } = this.slots.usage();
+    if (running >= this.max && waiting >= this.maxQueued) {
+      return refuse(
+        busy(
+          `all ${this.max} sandbox workers are running snippets and ${waiting} more are waiting ` +
+            "(sandbox.max_workers, sandbox.max_queued); nothing ran: retry shortly, or run fewer snippets at once",
+          0,
         ),
       );
     }
-    return new Promise<Admission>((admit) => {
-      const waiter: Waiter = {
-        request,
-        queuedAt: Date.now(),
-        admit,
-        timer: setTimeout(() => {
-          this.remove(waiter);
-          const waited = Date.now() - waiter.queuedAt;
-          admit(
-            refuse(
-              busy(
-                `waited ${waited} ms for one of ${this.max} sandbox workers (sandbox.max_workers) and did not ` +
-                  "start; nothing ran: retry shortly, or run fewer snippets at once",
-                waited,
-              ),
-            ),
-          );
-        }, request.limits.timeoutMs),
-        onAbort: () => {
-          this.remove(waiter);
-          admit(refuse(cancelled(Date.now() - waiter.queuedAt)));
-        },
-      };
-      request.signal?.addEventListener("abort", waiter.onAbort, { once: true });
-      this.waiting.push(waiter);
-    });
+    const queuedAt = Date.now();
+    const leave = new AbortController();
+    const timer = setTimeout(
+      () => leave.abort({ kind: "waited", ms: Date.now() - queuedAt } satisfies Refusal),
+      request.limits.timeoutMs,
+    );
+    const onAbort = () => leave.abort({ kind: "cancelled", ms: Date.now() - queuedAt } satisfies Refusal);
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+    this.closing.signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      return { ok: true, release: await this.slots.acquire(leave.signal) };
+    } catch (reason) {
+      const refusal = reason as Refusal;
+      if (refusal.kind === "cancelled") return refuse(cancelled(refusal.ms));
+      return refuse(
+        busy(
+          `waited ${refusal.ms} ms for one of ${this.max} sandbox workers (sandbox.max_workers) and did not ` +
+            "start; nothing ran: retry shortly, or run fewer snippets at once",
+          refusal.ms,
+        ),
+      );
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener("abort", onAbort);
+      this.closing.signal.removeEventListener("abort", onAbort);
+    }
   }
 
   /** Refuses every queued run with CANCELLED and every later one. */
   close(): void {
-    this.closed = true;
-    for (const waiter of this.waiting.splice(0)) {
-      this.settle(waiter);
-      waiter.admit(refuse(cancelled(Date.now() - waiter.queuedAt)));
-    }
-  }
-
-  private admitNow(): Admission {
-    this.running++;
-    let released = false;
-    return {
-      ok: true,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.running--;
-        const next = this.waiting.shift();
-        if (next) {
-          this.settle(next);
-          next.admit(this.admitNow());
-        }
-      },
-    };
-  }
-
-  private remove(waiter: Waiter): void {
-    this.settle(waiter);
-    const index = this.waiting.indexOf(waiter);
-    if (index >= 0) this.waiting.splice(index, 1);
-  }
-
-  private settle(waiter: Waiter): void {
-    clearTimeout(waiter.timer);
-    waiter.request.signal?.removeEventListener("abort", waiter.onAbort);
+    this.closing.abort();
   }
 }
 

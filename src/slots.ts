@@ -1,11 +1,12 @@
-// A counting semaphore for programs running at once ([cli] max_concurrent): callers wait in order for a slot.
-// Waiting is bounded by the caller's own deadline and signal; the semaphore itself never refuses.
+// A counting semaphore: callers wait in order for a slot. Programs ([cli] max_concurrent) and sandbox runs
+// (sandbox.max_workers, through sandbox/run-slots.ts) both use it. Waiting is bounded by the caller's own signal;
+// the semaphore itself never refuses.
 
 /** Slots shared by every session of one Cairn process. */
 export interface Slots {
   /** Resolves with a release function once a slot is free; rejects with `reason()` when `signal` aborts first. */
   acquire(signal: AbortSignal): Promise<() => void>;
-  /** Programs running now and calls waiting for a slot. */
+  /** Holders of a slot now and callers waiting for one. */
   usage(): { running: number; waiting: number };
 }
 
