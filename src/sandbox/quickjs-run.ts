@@ -381,7 +381,13 @@ function installNative(
   set("slowSerializerSource", ctx.newString(SLOW_SERIALIZER_SOURCE));
   set("consoleFormatSource", ctx.newString(CONSOLE_FORMAT_SOURCE));
   // `inputs` may be megabytes: it crosses in pieces, joined inside (the bind below has not run, so join it here).
-  set("inputsJson", joinInside(ctx, options.inputsJson));
+  const inputsJson = joinInside(ctx, options.inputsJson);
+  if (inputsJson === undefined) {
+    // `inputs` does not fit in the run's memory: the run stops rather than go on without them.
+    native.dispose();
+    return undefined;
+  }
+  set("inputsJson", inputsJson);
   const bind = ctx.getProp(ctx.global, "__cairn_bind");
   const bound = ctx.callFunction(bind, ctx.undefined, native);
   bind.dispose();
@@ -399,9 +405,10 @@ function installNative(
   return { host, boundary };
 }
 
-/** A long string built inside the sandbox from pieces, before the prelude's own join exists. */
-function joinInside(ctx: QuickJSContext, text: string): QuickJSHandle {
-  return textInPieces(ctx, text, (pieces) => {
+/** A long string built inside the sandbox from pieces, before the prelude's own join exists; undefined when it does not fit. */
+function joinInside(ctx: QuickJSContext, text: string): QuickJSHandle | undefined {
+  let failed = false;
+  const joined = textInPieces(ctx, text, (pieces) => {
     const join = ctx.getProp(pieces, "join");
     const empty = ctx.newString("");
     const joined = ctx.callFunction(join, pieces, empty);
@@ -409,10 +416,12 @@ function joinInside(ctx: QuickJSContext, text: string): QuickJSHandle {
     empty.dispose();
     if (joined.error) {
       joined.error.dispose();
-      return ctx.newString("{}");
+      failed = true;
+      return ctx.undefined;
     }
     return joined.value;
   });
+  return failed ? undefined : joined;
 }
 
 function settle(

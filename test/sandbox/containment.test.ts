@@ -82,6 +82,14 @@ describe("memory is Cairn's own limit", () => {
     if (!result.ok) expect(result.error.message).toContain("in flight");
   });
 
+  it("stops a run whose inputs do not fit its memory instead of running without them", async () => {
+    const result = await runSnippet(executor, "return Object.keys(inputs)", {
+      inputs: { big: "i".repeat(12 << 20) },
+      limits: { memoryMb: 8, timeoutMs: 20_000 },
+    });
+    expect(codeOf(result)).toBe("MEMORY_LIMIT");
+  });
+
   it("lets a run use most of its limit", async () => {
     const code = "const a = []; for (let i = 0; i < 24; i++) a.push('m'.repeat(1 << 20) + i); return a.length";
     expect(value(await runSnippet(executor, code, { limits: { memoryMb: 48, timeoutMs: 20_000 } }))).toBe(24);
