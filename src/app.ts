@@ -1,16 +1,19 @@
 // Composition root: config -> executor -> bindings -> tools -> sessions. The ONE place that picks backends; every
 // command of the CLI builds the app here and talks to it, never to the parts directly.
 import { join } from "node:path";
-import { z } from "zod";
 import { createCliRunner } from "./cli-programs/cli-runner.js";
 import { Bindings } from "./codemode/bindings.js";
 import { type CodeRunner, createCodeRunner } from "./codemode/execute-code.js";
 import { defineCliBindings, defineGatewayBindings } from "./codemode/gateway-bindings.js";
+import { defineOperationBindings } from "./codemode/operation-bindings.js";
 import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindings.js";
-import { defineWorkspaceBindings } from "./codemode/workspace-bindings.js";
 import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { createLogger, type Logger } from "./log.js";
+import { operationCapabilities, programCapabilities } from "./operations/capabilities.js";
+import { signatureOf } from "./operations/fields.js";
+import type { Operation, OperationServices } from "./operations/operation.js";
+import { operations as operationTable } from "./operations/table.js";
 import type { QueryEngine } from "./query/query-engine.js";
 import type { Capability } from "./registry/capability.js";
 import { type CapabilityRegistry, createCapabilityRegistry } from "./registry/capability-registry.js";
@@ -19,14 +22,10 @@ import type { Executor } from "./sandbox/executor.js";
 import { NodeExecutor } from "./sandbox/node-executor.js";
 import { QuickJsExecutor } from "./sandbox/quickjs-executor.js";
 import type { ServerDeps } from "./server/create-server.js";
+import { operationTools } from "./server/operation-tools.js";
 import { type Profile, selectToolNames } from "./server/profiles.js";
 import type { ToolDefinition } from "./server/tool.js";
 import { directTools } from "./server/tools/direct-tools.js";
-import { executeCodeTool } from "./server/tools/execute-code.js";
-import { gatewayTools } from "./server/tools/gateway-tools.js";
-import { DescribeInputSchema, QueryInputSchema, queryTools } from "./server/tools/query-tools.js";
-import { readOutputTool } from "./server/tools/read-output.js";
-import { workspaceTools } from "./server/tools/workspace-tools.js";
 import { Session } from "./session/session.js";
 import { SpillBudget } from "./session/spill-budget.js";
 import { createGateway } from "./upstream/gateway.js";
@@ -34,7 +33,6 @@ import { followUpstreams } from "./upstream/upstream-capabilities.js";
 import { createUpstreamManager, type UpstreamStatus } from "./upstream/upstream-manager.js";
 import { VERSION } from "./version.js";
 import type { WorkspaceSql } from "./workspace/sql.js";
-import { FindInputSchema, InspectInputSchema, ResumeInputSchema, SaveInputSchema } from "./workspace/tool-schemas.js";
 import type { Workspace } from "./workspace/workspace.js";
 
 export interface App {
@@ -54,9 +52,12 @@ export interface App {
   start(): Promise<void>;
   /** State of each configured upstream server. */
   upstreams(): UpstreamStatus[];
+  /** Every built-in operation: what tools, snippet functions and commands are made of. */
+  readonly operations: readonly Operation[];
+  /** Calls an operation as the command line does (a private session, the operation's own argument checks). */
+  services: OperationServices;
   /** Every tool this build offers, by name. */
   allTools(): ToolDefinition[];
-  /** The tools a host sees: `selected` exactly, else the defaults (every tool but the opt-in ones). */
   /**
    * The tools a host sees: the profile's (else `profile` of cairn.toml), changed by `tools` (`+name` / `-name`) or
    * replaced by a bare list; throws INVALID_ARGUMENT for unknown names.
@@ -102,7 +103,12 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
         new WorkspaceSql(ws, queryEngine, config.workspace, join(loaded.workspaceDir, "scratch")),
     ),
   );
-  const registry = createCapabilityRegistry(builtinCapabilities());
+  const table = operationTable(config);
+  const registry = createCapabilityRegistry([
+    ...operationCapabilities(table),
+    ...programCapabilities(config.cli),
+    ...hiddenCapabilities(),
+  ]);
   const manager = createUpstreamManager(config.servers, { logger: logger.child("upstream") });
   const validator = createArgsValidator({ logger: logger.child("registry") });
   const gateway = createGateway({ manager, registry, validator });
@@ -120,25 +126,25 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const upstreamCapabilities = () =>
     registry.list().filter((c) => c.server !== undefined && c.server in config.servers);
 
+  const services: OperationServices = {
+    config,
+    workspace,
+    sql,
+    get runner() {
+      return runner;
+    },
+    registry,
+    ready: start,
+    upstreamStatus: () => manager.list().map(({ server, status, cause }) => ({ server, status, cause })),
+  };
   const bindings = new Bindings();
   defineStoreBindings(bindings);
-  defineWorkspaceBindings(bindings, workspace, {
-    service: sql,
-    schemas: { query: QueryInputSchema, describe: DescribeInputSchema },
-  });
+  defineOperationBindings(bindings, table, services);
   defineGatewayBindings(bindings, { gateway, capabilities: upstreamCapabilities, ready: start });
   defineCliBindings(bindings, cli, config.cli.mode === "allowlist");
   const runner = createCodeRunner(executor, bindings, config.sandbox, start);
-  const mayDestroy = Object.keys(config.servers).length > 0 || config.cli.mode !== "disabled";
-  const tools: ToolDefinition[] = [
-    executeCodeTool(runner, config, { mayDestroy }),
-    readOutputTool(),
-    ...gatewayTools(registry, start, () =>
-      manager.list().map(({ server, status, cause }) => ({ server, status, cause })),
-    ),
-    ...workspaceTools(workspace, { indexBytes: config.workspace.index_bytes }),
-    ...queryTools(sql, config.workspace),
-  ];
+  const exposed = operationTools(table, services);
+  const tools = exposed.map((e) => e.tool);
   // Built once per change of the upstream tool lists, not per request.
   let directCache: ToolDefinition[] | undefined;
   const toolsChanged = new Set<() => void>();
@@ -182,23 +188,16 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       { name: "inputs", signature: "inputs: object (the inputs argument of execute_code)" },
       { name: "console", signature: "console.log / info / warn / error / debug: captured into logs" },
       { name: "setTimeout", signature: "setTimeout(fn, ms) / clearTimeout(id): never past the run's deadline" },
-      { name: "workspace.save", signature: "workspace.save(args: SaveInput): Promise<Metadata> (the save tool)" },
-      { name: "workspace.find", signature: "workspace.find({text, limit?}): Promise<{results}> (the find tool)" },
-      {
-        name: "workspace.inspect",
-        signature: "workspace.inspect({ref | refs, excerpt_bytes?, offset?, full?}) (the inspect tool)",
-      },
-      { name: "workspace.resume", signature: "workspace.resume({text}) (the resume tool)" },
-      {
-        name: "workspace.read",
-        signature:
-          'workspace.read(ref, {as?: "text" | "json" | "bytes"}): a version\'s whole content (bounded by the heap limit)',
-      },
-      {
-        name: "workspace.query",
-        signature: "workspace.query({inputs, sql, parameters?, save_as?, ...}) (the query tool)",
-      },
-      { name: "workspace.describe", signature: "workspace.describe({inputs, offset?, limit?}) (the describe tool)" },
+      ...table.flatMap((operation) =>
+        operation.snippet
+          ? [
+              {
+                name: operation.snippet.path,
+                signature: `${operation.snippet.path}(${signatureOf(operation.input)}): ${operation.title}`,
+              },
+            ]
+          : [],
+      ),
       {
         name: "cli_run",
         signature:
@@ -237,12 +236,15 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     workspace,
     sql,
     registry,
+    operations: table,
+    services,
     start,
     upstreams: () => manager.list(),
     allTools: () => tools,
     selectTools(selection = {}) {
       const byName = new Map(tools.map((t) => [t.name, t]));
-      const names = selectToolNames([...byName.keys()], selection.profile ?? config.profile, selection.tools);
+      const available = exposed.map(({ tool, profiles }) => ({ name: tool.name, profiles }));
+      const names = selectToolNames(available, selection.profile ?? config.profile, selection.tools);
       return names.map((name) => byName.get(name) as ToolDefinition);
     },
     serverDeps: (selected) => ({
@@ -280,42 +282,14 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   };
 }
 
-/** Capabilities Cairn itself offers: workspace.* (searchable) and the hidden store capabilities. */
-function builtinCapabilities(): Capability[] {
-  const schema = (s: z.ZodType) => {
-    const json = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-    delete json.$schema;
-    return json;
-  };
-  const workspaceCaps: Capability[] = [
-    [
-      "save",
-      SaveInputSchema,
-      "Save a new version of a named artifact in the durable workspace (text, checkpoint, or from a res_/art_ handle).",
-    ],
-    ["find", FindInputSchema, "Full-text search over the current versions of the workspace."],
-    ["inspect", InspectInputSchema, "Metadata, staleness and a page of text of workspace artifacts."],
-    ["resume", ResumeInputSchema, "Open a checkpoint and preview the artifacts it pins."],
-    [
-      "query",
-      QueryInputSchema,
-      "Run one read-only SQL SELECT (DuckDB) over CSV, Parquet or JSON workspace artifacts (input1..inputN).",
-    ],
-    ["describe", DescribeInputSchema, "Exact column names and SQL types of CSV, Parquet or JSON workspace artifacts."],
-  ].map(([tool, input, description]) => ({
-    name: `workspace.${tool as string}`,
-    server: "workspace",
-    tool: tool as string,
-    description: description as string,
-    inputSchema: schema(input as z.ZodType),
-  }));
-  const hidden: Capability[] = Object.entries(HIDDEN_CAPABILITIES).map(([name, cap]) => ({
+/** The store capabilities behind save_result and friends: callable by name, never listed. */
+function hiddenCapabilities(): Capability[] {
+  return Object.entries(HIDDEN_CAPABILITIES).map(([name, cap]) => ({
     name,
     description: cap.description,
     inputSchema: cap.inputSchema as unknown as Record<string, unknown>,
     hidden: true,
   }));
-  return [...workspaceCaps, ...hidden];
 }
 
 /**

@@ -43,6 +43,7 @@ function describeCached(cap: Capability): Promise<CapabilityDescription> {
 }
 
 async function describeOne(cap: Capability): Promise<CapabilityDescription> {
+  if (cap.signature) return { name: cap.name, ...cap.signature };
   const server = cap.server;
   const tool = cap.tool ?? cap.name;
   const namespace = server !== undefined && isSafeIdentifier(server) ? server : undefined;

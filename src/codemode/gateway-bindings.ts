@@ -81,5 +81,7 @@ export function defineCliBindings(bindings: Bindings, cli: CliPort, enabled: boo
   if (!enabled) return;
   for (const { name } of cli.programs()) {
     if (isSafeIdentifier(name)) bindings.defineFunction(`cli.${name}`, (args, ctx) => run(name, args, ctx));
+    // The canonical name search_tools and describe_tools give: call_tool("cli.git", {args: ["status"]}).
+    bindings.defineCapability(`cli.${name}`, (args, ctx) => run(name, args.args ?? [], ctx));
   }
 }

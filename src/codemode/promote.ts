@@ -2,11 +2,16 @@
 // host-side, so they never pass through the model. Used by the save tool and by workspace.save in snippets.
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Session } from "../session/session.js";
-import type { SaveToolInput } from "../workspace/tool-schemas.js";
 import type { SaveInput, Workspace } from "../workspace/workspace.js";
 
+/** A save as callers send it: text or bytes content, a checkpoint, or `from`, a handle of the caller's session. */
+export type SaveRequest = Omit<SaveInput, "content" | "sql" | "parameters" | "inputs"> & {
+  content?: string | Uint8Array | undefined;
+  from?: string | undefined;
+};
+
 /** Saves, resolving `from: res_/art_` into content host-side; shared by the tool and by snippets. */
-export async function saveToWorkspace(workspace: Workspace, input: SaveToolInput, session: Session) {
+export async function saveToWorkspace(workspace: Workspace, input: SaveRequest, session: Session) {
   const { from, ...rest } = input;
   if (from === undefined) return workspace.save(rest as SaveInput);
   if (rest.content !== undefined || rest.checkpoint !== undefined) {

@@ -14,6 +14,8 @@ export interface Capability {
   description: string;
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;
+  /** Declared as it is by describe_tools instead of from the schemas (a function taking positional arguments). */
+  signature?: { declaration: string; example: string };
   /** Callable by canonical name and describable, but left out of `search` and `list`. */
   hidden?: boolean;
 }

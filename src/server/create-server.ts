@@ -11,9 +11,11 @@ import {
   ErrorCode as McpErrorCode,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+import type { z } from "zod";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import { type Logger, redactSecrets } from "../log.js";
+import { argumentProblems } from "../operations/arguments.js";
+import { toJsonSchema } from "../operations/json-schema.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 import type { ToolDefinition, ToolReply } from "./tool.js";
@@ -178,41 +180,12 @@ function errorResult(error: CairnError): CallToolResult {
 }
 
 function invalidArguments(tool: string, error: z.ZodError): CairnError {
-  const problems = error.issues.map((issue) => {
-    const path = issue.path.length > 0 ? issue.path.join(".") : "(arguments)";
-    if (issue.code === "unrecognized_keys") return `${path}: unknown argument(s) ${issue.keys.join(", ")}`;
-    return `${path}: ${issue.message}`;
-  });
+  const problems = argumentProblems(error);
   return new CairnError(ErrorCode.INVALID_ARGUMENT, `invalid arguments for ${tool}: ${problems.join("; ")}`, {
     data: { problems },
   });
 }
 
-const schemaCache = new WeakMap<z.ZodType, Record<string, unknown>>();
-
-/**
- * Removes the ±(2^53 - 1) bounds zod writes on every integer field: they say nothing a model needs and cost about
- * twenty tokens each in tools/list. Bounds a schema states itself are kept.
- */
-function dropSafeIntegerBounds(node: unknown): void {
-  if (node === null || typeof node !== "object") return;
-  if (Array.isArray(node)) {
-    for (const item of node) dropSafeIntegerBounds(item);
-    return;
-  }
-  const record = node as Record<string, unknown>;
-  if (record.minimum === Number.MIN_SAFE_INTEGER) delete record.minimum;
-  if (record.maximum === Number.MAX_SAFE_INTEGER) delete record.maximum;
-  for (const value of Object.values(record)) dropSafeIntegerBounds(value);
-}
-
 function toInputSchema(schema: z.ZodType): { type: "object"; [key: string]: unknown } {
-  let json = schemaCache.get(schema);
-  if (!json) {
-    json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-    delete json.$schema;
-    dropSafeIntegerBounds(json);
-    schemaCache.set(schema, json);
-  }
-  return json as { type: "object"; [key: string]: unknown };
+  return toJsonSchema(schema) as { type: "object"; [key: string]: unknown };
 }

@@ -105,7 +105,13 @@ export class WorkspaceSql {
     return {
       inputs: described.map((d, i) => {
         const { record } = located[i] as { record: VersionRecord };
-        return { ...d, ref: refs[i], artifact_id: record.artifact_id, name: record.name, version: record.version };
+        return {
+          ...d,
+          ref: refs[i] as string,
+          artifact_id: record.artifact_id,
+          name: record.name,
+          version: record.version,
+        };
       }),
     };
   }

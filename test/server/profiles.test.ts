@@ -4,6 +4,16 @@ import { selectToolNames } from "../../src/server/profiles.js";
 import { caught } from "../helpers/caught.js";
 
 const ALL = ["execute_code", "read_output", "search_tools", "save", "find", "query", "import", "delete"];
+/** As the operation table lists them: the opt-in tools only in full, the minimal ones everywhere. */
+const TOOLS = ALL.map((name) => ({
+  name,
+  profiles:
+    name === "import" || name === "delete"
+      ? ["full"]
+      : name === "execute_code" || name === "read_output"
+        ? ["minimal", "agent", "full"]
+        : ["agent", "full"],
+}));
 
 describe("selectToolNames", () => {
   it.each([
@@ -18,11 +28,11 @@ describe("selectToolNames", () => {
     ["minimal", ["find", "+save", "-find", "execute_code"], ["execute_code", "save"]],
     ["agent", [" +import ", ""], ["execute_code", "read_output", "search_tools", "save", "find", "query", "import"]],
   ] as const)("profile %s with --tools %j gives %j", (profile, spec, expected) => {
-    expect(selectToolNames(ALL, profile, spec)).toEqual(expected);
+    expect(selectToolNames(TOOLS, profile, spec)).toEqual(expected);
   });
 
   it("refuses unknown names, with or without a sign, and names the choices", async () => {
-    const error = await caught(Promise.resolve().then(() => selectToolNames(ALL, "agent", ["+imprt", "-nope", "x"])));
+    const error = await caught(Promise.resolve().then(() => selectToolNames(TOOLS, "agent", ["+imprt", "-nope", "x"])));
     expect(error.code).toBe("INVALID_ARGUMENT");
     expect(error.message).toContain("imprt, nope, x");
     expect(error.message).toContain("choose from execute_code");
@@ -30,7 +40,7 @@ describe("selectToolNames", () => {
 
   it("refuses a selection left with no tool", async () => {
     const error = await caught(
-      Promise.resolve().then(() => selectToolNames(ALL, "minimal", ["-execute_code", "-read_output"])),
+      Promise.resolve().then(() => selectToolNames(TOOLS, "minimal", ["-execute_code", "-read_output"])),
     );
     expect(error.code).toBe("INVALID_ARGUMENT");
   });

@@ -1,0 +1,110 @@
+// What a built-in operation is: one definition (name, texts, input schema with its limits, output type, handler, and
+// where it is exposed) from which the MCP tool, the snippet function, the describe_tools entry, the namespace line,
+// the CLI command and the README row are all derived. Adding an operation is one module in operations/ and its tests.
+import type { z } from "zod";
+import type { CodeRunner } from "../codemode/execute-code.js";
+import type { Profile } from "../config/profiles.js";
+import type { Config } from "../config/schema.js";
+import type { CapabilityRegistry } from "../registry/capability-registry.js";
+import type { Session } from "../session/session.js";
+import type { WorkspaceSql } from "../workspace/sql.js";
+import type { Workspace } from "../workspace/workspace.js";
+
+/** What handlers reach: built by the app, each service made on first use. */
+export interface OperationServices {
+  readonly config: Config;
+  workspace(): Promise<Workspace>;
+  sql(): Promise<WorkspaceSql>;
+  readonly runner: CodeRunner;
+  readonly registry: CapabilityRegistry;
+  /** Resolves once the upstream servers have connected or given up. */
+  ready(): Promise<void>;
+  /** Each upstream server's state, for answers that find nothing. */
+  upstreamStatus(): { server: string; status: string; cause?: string | undefined }[];
+}
+
+/** One call of an operation, from whichever surface. */
+export interface OperationContext {
+  services: OperationServices;
+  /** The caller's session: the MCP session of a tool call, the run's of a snippet, a private one on the CLI. */
+  session: Session;
+  signal?: AbortSignal | undefined;
+  /** Where the call came from; handlers may shape their answer for it (bytes only reach snippets). */
+  surface: "tool" | "snippet" | "cli";
+  /** Reports progress of long work in bytes (the CLI draws it on a terminal). */
+  progress?: ((done: number, total: number) => void) | undefined;
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export interface CliExposure<I, O> {
+  /** Schema fields taken as positional arguments, in order (an array field takes the rest). */
+  args?: readonly (keyof I & string)[];
+  /** Fields the command line does not offer. */
+  omit?: readonly (keyof I & string)[];
+  /** Flag names other than the field's kebab-case (`inputs` -> `input`), kept from earlier releases. */
+  flags?: Partial<Record<keyof I & string, string>>;
+  /** Makes the parsed arguments fit the call (a relative path resolved against the working directory). */
+  prepare?(args: I): I;
+  /** The short human summary printed without --json. */
+  human(output: O): string;
+}
+
+/**
+ * One built-in operation.
+ * - `input` is the one schema every surface checks (MCP tool, snippet, CLI); limits are constants it and the
+ *   descriptions share, and the stores enforce them again for their other callers.
+ * - `output` documents the answer (describe_tools); the handler's type is checked against it when compiling.
+ * - `tool` lists the profiles whose tools/list holds it; `snippet` is its path inside execute_code; `cli` its command.
+ */
+export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  /** One line: what it does and its main limits (search_tools, the namespace, the README table). */
+  summary: string;
+  /** What a model reads in tools/list: when to use it, what it returns, its limits. */
+  description: string;
+  input: I;
+  /** The snippet's input when wider than the tool's (bytes content); defaults to `input`. */
+  snippetInput?: z.ZodType;
+  output: O;
+  annotations: ToolAnnotations;
+  tool?: { profiles: readonly Profile[] };
+  /** `workspace.save`: a function snippets call with one arguments object, also reachable through call_tool. */
+  snippet?: {
+    path: string;
+    /** Positional arguments to the arguments object (`workspace.read(ref, {as})`); the object form always works. */
+    positional?(args: unknown[]): unknown;
+  };
+  cli?: CliExposure<z.infer<I>, z.output<O>>;
+  handler(args: z.infer<I>, ctx: OperationContext): Promise<z.output<O>>;
+  /** The answer is `{text, isError}` sent as it is (execute_code's reply), not a value to serialize. */
+  raw?: boolean;
+}
+
+/** Builds an operation for the configuration in force (limits in its texts and schema). */
+export type OperationFactory = (config: Config) => Operation;
+
+/** Checks an operation's handler against its schemas while compiling, and erases the types for the table. */
+export function defineOperation<I extends z.ZodType, O extends z.ZodType>(operation: Operation<I, O>): Operation {
+  return operation as unknown as Operation;
+}
+
+export const READ_ONLY: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+export const WRITES: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+};

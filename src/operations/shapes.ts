@@ -1,0 +1,74 @@
+// Schema pieces several operations share: refs, names, versions, checkpoints, and the metadata every answer about a
+// version carries. Field descriptions are what a model reads: short, with the limit in words.
+import { z } from "zod";
+import { ARTIFACT_KINDS } from "../workspace/catalog/catalog.js";
+import { WORKSPACE_LIMITS } from "../workspace/limits.js";
+
+export const Ref = z.string().describe("A name (its current version) or a ws_ id (one immutable version).");
+
+export const Name = z
+  .string()
+  .describe(
+    `Up to ${WORKSPACE_LIMITS.nameChars} chars of A-Z a-z 0-9 . _ / -, starting with a letter or digit; / makes namespaces (project/notes).`,
+  );
+
+export const ExpectedVersion = z
+  .number()
+  .int()
+  .describe("The name's current version; omit only for a new name. A mismatch fails with VERSION_CONFLICT.");
+
+export const Checkpoint = z
+  .object({
+    objective: z.string().describe("What the work is for."),
+    verified: z.string().optional().describe("What has been checked and holds."),
+    next_step: z.string().optional().describe("The next concrete action."),
+    notes: z.string().optional().describe("Anything else the next session needs."),
+  })
+  .describe(`A handoff for the next session; each field up to ${WORKSPACE_LIMITS.checkpointFieldChars} chars.`);
+
+const StaleInput = z.object({
+  artifact_id: z.string(),
+  name: z.string(),
+  version: z.number(),
+  /** The version its name points to now. */
+  current_version: z.number().nullable(),
+});
+
+/** What every answer about a version carries. */
+export const Metadata = z
+  .object({
+    artifact_id: z.string().describe("ws_ id of this immutable version"),
+    name: z.string(),
+    version: z.number(),
+    kind: z.enum(ARTIFACT_KINDS),
+    media_type: z.string(),
+    bytes: z.number(),
+    created_at: z.string(),
+    dependencies: z.array(z.string()).describe("ws_ ids this version pins"),
+    stale: z.boolean().describe("true when a version it pins is superseded"),
+    stale_inputs: z.array(StaleInput),
+  })
+  .meta({ id: "Metadata" });
+
+/** Every field, for `inspect` with `full: true`. */
+export const FullMetadata = Metadata.extend({
+  sha256: z.string().optional(),
+  summary: z.string().nullable().optional(),
+  source: z.string().nullable().optional(),
+  filename: z.string().nullable().optional(),
+  current: z.boolean().optional().describe("whether the name still points to this version"),
+  checkpoint: Checkpoint.optional(),
+  sql: z.string().optional(),
+  parameters: z.unknown().optional(),
+  inputs: z.array(z.string()).optional(),
+});
+
+/** A page of text: `excerpt` is null for binary content, which `note` explains. */
+export const Excerpt = z.object({
+  excerpt: z.string().nullable(),
+  offset: z.number(),
+  next_offset: z.number().nullable().describe("pass back as offset for the next page; null at the end"),
+  note: z.string().optional(),
+});
+
+export const QueryColumn = z.object({ name: z.string(), type: z.string().describe("DuckDB's type, e.g. BIGINT") });

@@ -1,0 +1,71 @@
+// query: one read-only DuckDB SELECT over workspace tables; only a bounded preview and a saved-result reference
+// come back.
+import { z } from "zod";
+import { SQL_LIMITS } from "../../workspace/limits.js";
+import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
+import { Metadata, QueryColumn } from "../shapes.js";
+import { describeVersion } from "../workspace/human.js";
+import { SqlInputs } from "./inputs.js";
+
+const QueryReply = z.object({
+  columns: z.array(QueryColumn),
+  rows: z.array(z.record(z.string(), z.unknown())),
+  row_count: z.number().describe("rows of the full result"),
+  truncated: z.boolean().describe("rows holds fewer than row_count"),
+  integer_string_columns: z.array(z.string()).optional().describe("columns whose big integers come as strings"),
+  saved: Metadata.optional().describe("the version save_as made"),
+});
+
+export const query: OperationFactory = (config) => {
+  const { workspace } = config;
+  return defineOperation({
+    name: "query",
+    title: "SQL over workspace tables",
+    summary: `One read-only DuckDB \`SELECT\` over CSV/Parquet/JSON artifacts named \`input1\`…\`inputN\`; the SQL can read nothing else. At most ${workspace.max_preview_rows} rows / ${workspace.max_preview_bytes} bytes of preview, \`row_count\` of the full result, exact big integers and decimals as strings; ${workspace.query_timeout_ms / 1000} s deadline and ${workspace.query_memory} of memory for the whole query, enforced by ending the DuckDB child process that runs it. \`save_as\` keeps the full result as Parquet with its SQL and pinned inputs. Stale inputs are refused unless \`allow_historical\`.`,
+    description:
+      `One read-only SELECT (DuckDB) over 1 to ${SQL_LIMITS.inputs} CSV, Parquet or JSON artifacts, named input1..inputN; it reads nothing else. ` +
+      `Returns {columns, rows, row_count, truncated, saved?}: at most ${workspace.max_preview_rows} rows / ${workspace.max_preview_bytes} bytes of preview, row_count of the full result; big integers and decimals as exact strings. ` +
+      `save_as keeps the full result as Parquet with its SQL and inputs (stale when an input moves on; refresh re-runs it). Inputs no longer current: STALE_INPUT unless allow_historical. ${workspace.query_timeout_ms / 1000} s, ${workspace.query_memory}.`,
+    input: z.strictObject({
+      inputs: SqlInputs,
+      sql: z
+        .string()
+        .min(1)
+        .max(SQL_LIMITS.sqlChars)
+        .describe("One SELECT (or WITH ... SELECT) over input1..inputN; ? binds parameters."),
+      parameters: z.array(z.unknown()).max(SQL_LIMITS.parameters).optional().describe("Values bound to ?, in order."),
+      save_as: z.string().optional().describe("Save the FULL result as a Parquet version of this name."),
+      expected_version: z
+        .number()
+        .int()
+        .optional()
+        .describe("With save_as: the name's current version, once it exists."),
+      allow_historical: z.boolean().optional().describe("Allow inputs that are no longer current."),
+    }),
+    output: QueryReply,
+    annotations: WRITES,
+    tool: { profiles: ["agent", "full"] },
+    snippet: { path: "workspace.query" },
+    cli: {
+      args: ["sql"],
+      flags: { inputs: "input", parameters: "param" },
+      human: (r) => {
+        const header = r.columns.map((c) => c.name);
+        const lines = [header.join("\t"), ...r.rows.map((row) => header.map((h) => formatCell(row[h])).join("\t"))];
+        lines.push(
+          `(${r.row_count} row${r.row_count === 1 ? "" : "s"}${r.truncated ? `, ${r.rows.length} shown` : ""})`,
+        );
+        if (r.saved) lines.push(`saved ${describeVersion(r.saved)}`);
+        return lines.join("\n");
+      },
+    },
+    handler: async (args, ctx) => (await ctx.services.sql()).query(args, ctx.signal),
+  });
+};
+
+function formatCell(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}
+
+export { QueryReply };

@@ -1,0 +1,44 @@
+// The operation table: every built-in operation, in the order hosts list the tools. Everything a surface offers
+// (tools/list, snippet functions, describe_tools, cairn://namespace, CLI commands, the README table) comes from here.
+import type { Config } from "../config/schema.js";
+import { describeTools } from "./codemode/describe-tools.js";
+import { executeCode } from "./codemode/execute-code.js";
+import { readOutput } from "./codemode/read-output.js";
+import { searchTools } from "./codemode/search-tools.js";
+import type { Operation, OperationFactory } from "./operation.js";
+import { describe } from "./sql/describe.js";
+import { query } from "./sql/query.js";
+import { refresh } from "./sql/refresh.js";
+import { deleteVersions } from "./workspace/delete.js";
+import { exportFile } from "./workspace/export.js";
+import { find } from "./workspace/find.js";
+import { importFile } from "./workspace/import.js";
+import { inspect } from "./workspace/inspect.js";
+import { prune } from "./workspace/prune.js";
+import { read } from "./workspace/read.js";
+import { resume } from "./workspace/resume.js";
+import { save } from "./workspace/save.js";
+
+const FACTORIES: readonly OperationFactory[] = [
+  executeCode,
+  readOutput,
+  searchTools,
+  describeTools,
+  save,
+  find,
+  inspect,
+  resume,
+  read,
+  query,
+  describe,
+  refresh,
+  importFile,
+  deleteVersions,
+  exportFile,
+  prune,
+];
+
+/** Every operation, with the limits of `config` in its texts and schema. */
+export function operations(config: Config): Operation[] {
+  return FACTORIES.map((factory) => factory(config));
+}

@@ -1,0 +1,40 @@
+// find: ranked full-text search over the current versions of the workspace.
+import { z } from "zod";
+import { WORKSPACE_LIMITS } from "../../workspace/limits.js";
+import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
+import { Metadata } from "../shapes.js";
+import { describeVersion } from "./human.js";
+
+const { findResults } = WORKSPACE_LIMITS;
+
+export const find: OperationFactory = (config) =>
+  defineOperation({
+    name: "find",
+    title: "Search the workspace",
+    summary: `Full-text search (FTS5, ranked) over current names, summaries, sources and the first ${config.workspace.index_bytes / 1024} KiB of text, with snippets.`,
+    description: `Full-text search (ranked) over the current versions' names, summaries, sources and first ${config.workspace.index_bytes} bytes of text. Returns {results: [metadata + summary + snippet]}, best first.`,
+    input: z.strictObject({
+      text: z.string().describe("Words to look for."),
+      limit: z
+        .number()
+        .int()
+        .optional()
+        .describe(`Most results, 1 to ${findResults.max} (default ${findResults.default}).`),
+    }),
+    output: z.object({
+      results: z.array(Metadata.extend({ summary: z.string().nullable(), snippet: z.string() })),
+    }),
+    annotations: READ_ONLY,
+    tool: { profiles: ["agent", "full"] },
+    snippet: { path: "workspace.find" },
+    cli: {
+      args: ["text"],
+      human: (r) =>
+        r.results.length === 0
+          ? "no match"
+          : r.results
+              .map((m) => `${describeVersion(m)}${m.stale ? " [stale]" : ""}\n    ${m.snippet.replace(/\s+/g, " ")}`)
+              .join("\n"),
+    },
+    handler: async (args, ctx) => (await ctx.services.workspace()).find(args),
+  });

@@ -1,0 +1,65 @@
+// resume: open a checkpoint (by name, id or namespace) with a preview of every artifact it pins.
+import { z } from "zod";
+import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
+import { Checkpoint, Excerpt, Metadata } from "../shapes.js";
+import { describeVersion } from "./human.js";
+
+const Resumed = z.object({
+  checkpoint: Checkpoint.extend({
+    artifact_id: z.string(),
+    name: z.string(),
+    version: z.number(),
+    created_at: z.string(),
+    summary: z.string().nullable(),
+    dependencies: z.array(z.string()),
+    stale: z.boolean(),
+    stale_inputs: Metadata.shape.stale_inputs,
+  }),
+  artifacts: z.array(Metadata.extend(Excerpt.shape).extend({ summary: z.string().nullable() })),
+});
+
+const Candidates = z.object({
+  candidates: z.array(
+    z.object({
+      artifact_id: z.string(),
+      name: z.string(),
+      version: z.number(),
+      created_at: z.string(),
+      summary: z.string().nullable(),
+      objective: z.string().nullable(),
+    }),
+  ),
+  message: z.string(),
+});
+
+export const resume: OperationFactory = () =>
+  defineOperation({
+    name: "resume",
+    title: "Resume a checkpoint",
+    summary:
+      "A checkpoint by name or id, else the one under a namespace, else the candidates; with a preview of everything it pins.",
+    description:
+      "Open a checkpoint by name or id, else the single one under a namespace (e.g. project), else list the candidates. Returns the checkpoint (objective, verified, next_step, notes) and a preview of every artifact it pins.",
+    input: z.strictObject({
+      text: z.string().describe("A checkpoint name or id, or a namespace."),
+    }),
+    output: z.union([Resumed, Candidates]),
+    annotations: READ_ONLY,
+    tool: { profiles: ["agent", "full"] },
+    snippet: { path: "workspace.resume" },
+    cli: {
+      args: ["text"],
+      human: (r) => {
+        if ("candidates" in r)
+          return `${r.message}\n${r.candidates.map((c) => `  ${c.name} v${c.version}: ${c.objective ?? ""}`).join("\n")}`;
+        const cp = r.checkpoint;
+        const lines = [`${cp.name} v${cp.version}`, `objective: ${cp.objective}`];
+        if (cp.verified) lines.push(`verified: ${cp.verified}`);
+        if (cp.next_step) lines.push(`next step: ${cp.next_step}`);
+        if (cp.notes) lines.push(`notes: ${cp.notes}`);
+        for (const a of r.artifacts) lines.push(`pins ${describeVersion(a)}`);
+        return lines.join("\n");
+      },
+    },
+    handler: async (args, ctx) => (await ctx.services.workspace()).resume(args),
+  });

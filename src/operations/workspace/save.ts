@@ -1,0 +1,64 @@
+// save: a new version of a named artifact (text, a checkpoint, or a session handle promoted host-side).
+import { z } from "zod";
+import { saveToWorkspace } from "../../codemode/promote.js";
+import { ARTIFACT_KINDS } from "../../workspace/catalog/catalog.js";
+import { WORKSPACE_LIMITS } from "../../workspace/limits.js";
+import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
+import { Checkpoint, ExpectedVersion, Metadata, Name, Ref } from "../shapes.js";
+import { describeVersion } from "./human.js";
+
+const MiB = 1024 * 1024;
+
+const input = z.strictObject({
+  name: Name,
+  content: z
+    .string()
+    .optional()
+    .describe(`Text, at most ${WORKSPACE_LIMITS.textContentBytes / MiB} MiB.`),
+  from: z
+    .string()
+    .optional()
+    .describe(
+      `Instead of content: a res_/art_ handle of this session (up to ${WORKSPACE_LIMITS.bytesContent / MiB} MiB).`,
+    ),
+  checkpoint: Checkpoint.optional(),
+  kind: z.enum(ARTIFACT_KINDS).optional().describe("Inferred when omitted."),
+  media_type: z.string().optional().describe("Inferred when omitted."),
+  filename: z.string().optional(),
+  summary: z.string().optional().describe("What this is (searched by find)."),
+  source: z.string().optional().describe("Where it came from (searched by find)."),
+  dependencies: z
+    .array(Ref)
+    .optional()
+    .describe(
+      `Up to ${WORKSPACE_LIMITS.dependencies} versions it derives from; it turns stale when one is superseded.`,
+    ),
+  expected_version: ExpectedVersion.optional(),
+});
+
+export const save: OperationFactory = () =>
+  defineOperation({
+    name: "save",
+    title: "Save a versioned artifact",
+    summary: `A new version of a named artifact: text up to ${WORKSPACE_LIMITS.textContentBytes / MiB} MiB, a checkpoint \`{objective, verified?, next_step?, notes?}\`, or \`from: "res_…" / "art_…"\` (up to ${WORKSPACE_LIMITS.bytesContent / MiB} MiB, copied host-side). Later saves of a name need its current \`expected_version\` (else \`VERSION_CONFLICT\`); up to ${WORKSPACE_LIMITS.dependencies} dependencies are pinned.`,
+    description:
+      "Save a new version of a named artifact in the durable workspace, which outlives the session: content (text), a checkpoint for the next session, or from: a res_/art_ handle (copied host-side, never through you). " +
+      "A name's later saves need expected_version = its current version. Returns the version's metadata (artifact_id ws_..., version, kind, bytes).",
+    input,
+    snippetInput: input.extend({
+      content: z
+        .union([z.string(), z.instanceof(Uint8Array).meta({ tsType: "Uint8Array" })])
+        .optional()
+        .describe(`Text (at most 1 MiB) or bytes (at most ${WORKSPACE_LIMITS.bytesContent / MiB} MiB).`),
+    }),
+    output: Metadata,
+    annotations: WRITES,
+    tool: { profiles: ["agent", "full"] },
+    snippet: { path: "workspace.save" },
+    cli: {
+      args: ["name"],
+      omit: ["from"],
+      human: (m) => `saved ${describeVersion(m)}`,
+    },
+    handler: async (args, ctx) => saveToWorkspace(await ctx.services.workspace(), args, ctx.session),
+  });

@@ -1,0 +1,31 @@
+// The MCP tools of the operation table: each operation with a `tool` exposure becomes one tool whose schema, text and
+// annotations are the operation's own; its answer is compact JSON (execute_code's reply passes as it is).
+import type { Operation, OperationServices } from "../operations/operation.js";
+import { defineTool, jsonReply, type ToolDefinition, type ToolReply } from "./tool.js";
+
+/** One tool per operation exposed as a tool, in table order, with the profiles that list it. */
+export function operationTools(
+  operations: readonly Operation[],
+  services: OperationServices,
+): { tool: ToolDefinition; profiles: readonly string[] }[] {
+  return operations.flatMap((operation) => {
+    if (!operation.tool) return [];
+    const tool = defineTool({
+      name: operation.name,
+      title: operation.title,
+      description: operation.description,
+      inputSchema: operation.input,
+      annotations: operation.annotations,
+      handler: async (args, ctx) => {
+        const output = await operation.handler(args, {
+          services,
+          session: ctx.session,
+          signal: ctx.signal,
+          surface: "tool",
+        });
+        return operation.raw ? (output as ToolReply) : jsonReply(output);
+      },
+    });
+    return [{ tool, profiles: operation.tool.profiles }];
+  });
+}

@@ -1,0 +1,34 @@
+// The workspace's limits, as data: the operation schemas and descriptions state them and the workspace enforces them
+// from this one place, so a number is never written twice.
+import { MAX_DEPENDENCIES } from "./catalog/catalog.js";
+
+export const WORKSPACE_LIMITS = {
+  /** Characters of an artifact name. */
+  nameChars: 120,
+  /** Characters of a summary or source. */
+  labelChars: 2000,
+  /** Characters of each checkpoint field. */
+  checkpointFieldChars: 65_536,
+  /** UTF-8 bytes of text content saved directly. */
+  textContentBytes: 1024 * 1024,
+  /** Bytes of content saved from a session handle or by a snippet. */
+  bytesContent: 64 * 1024 * 1024,
+  /** Characters of a find or resume query. */
+  queryTextChars: 1000,
+  /** Versions one version may pin. */
+  dependencies: MAX_DEPENDENCIES,
+  /** Refs one inspect reads at once. */
+  inspectRefs: 16,
+  excerptBytes: { default: 2048, max: 8192 },
+  findResults: { default: 10, max: 100 },
+} as const;
+
+export const SQL_LIMITS = {
+  /** Artifacts one query or describe reads (input1..inputN). */
+  inputs: 8,
+  /** Characters of one SQL statement. */
+  sqlChars: 6000,
+  /** Values bound to ? in one query. */
+  parameters: 1000,
+  describeColumns: { default: 200, max: 1000 },
+} as const;
