@@ -3,7 +3,8 @@
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Session } from "../session/session.js";
 import type { SaveToolInput } from "../workspace/tool-schemas.js";
-import type { SaveInput, Workspace } from "../workspace/workspace.js";
+import type { SaveInput } from "../workspace/types.js";
+import type { Workspace } from "../workspace/workspace.js";
 
 /** Saves, resolving `from: res_/art_` into content host-side; shared by the tool and by snippets. */
 export async function saveToWorkspace(workspace: Workspace, input: SaveToolInput, session: Session) {
