@@ -2,7 +2,8 @@
 // host-side, so they never pass through the model. Used by the save tool and by workspace.save in snippets.
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Session } from "../session/session.js";
-import type { SaveInput, Workspace } from "../workspace/workspace.js";
+import type { SaveInput } from "../workspace/types.js";
+import type { Workspace } from "../workspace/workspace.js";
 
 /** A save as callers send it: text or bytes content, a checkpoint, or `from`, a handle of the caller's session. */
 export type SaveRequest = Omit<SaveInput, "content" | "sql" | "parameters" | "inputs"> & {

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
 import type { OutputConfig, StoreConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
+import { mediaTypeOfFilename } from "../media-type.js";
 import { ARTIFACT_PREFIX, artifactUri, newHandle } from "./handles.js";
 import { checkLabel } from "./result-store.js";
 import { SpillBudget } from "./spill-budget.js";
@@ -17,7 +18,7 @@ const MAX_FILENAME_CHARS = 255;
 const WRITE_FLAGS = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW;
 
-export type ArtifactLane = "artifact" | "spill";
+type ArtifactLane = "artifact" | "spill";
 
 export interface ArtifactInfo {
   handle: string;
@@ -32,7 +33,7 @@ export interface ArtifactInfo {
   expires_at: string;
 }
 
-export interface SaveArtifactOptions {
+interface SaveArtifactOptions {
   filename?: string | undefined;
   media_type?: string | undefined;
   label?: string | undefined;
@@ -42,7 +43,7 @@ interface Entry extends ArtifactInfo {
   expiresAtMs: number;
 }
 
-export interface ArtifactStoreOptions {
+interface ArtifactStoreOptions {
   /** The clock of TTLs. @default Date.now */
   now?: () => number;
   /**
@@ -150,7 +151,10 @@ export class ArtifactStore {
     if (this.closed) throw new CairnError(ErrorCode.HANDLE_NOT_FOUND, "the artifact store is closed", { name: NAME });
     const filename = checkFilename(options.filename);
     if (options.label !== undefined) checkLabel(options.label, NAME);
-    const mediaType = checkMediaType(options.media_type) ?? guessMediaType(filename);
+    const mediaType =
+      checkMediaType(options.media_type) ??
+      (filename === undefined ? undefined : mediaTypeOfFilename(filename)) ??
+      "application/octet-stream";
     this.sweep();
     const size = bytes.byteLength;
     this.checkCaps(lane, size);
@@ -322,33 +326,6 @@ function checkMediaType(mediaType: unknown): string | undefined {
     });
   }
   return mediaType;
-}
-
-const MEDIA_TYPES: Record<string, string> = {
-  ".txt": "text/plain",
-  ".md": "text/markdown",
-  ".csv": "text/csv",
-  ".tsv": "text/tab-separated-values",
-  ".json": "application/json",
-  ".html": "text/html",
-  ".xml": "application/xml",
-  ".parquet": "application/vnd.apache.parquet",
-  ".pdf": "application/pdf",
-  ".png": "image/png",
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".gif": "image/gif",
-  ".svg": "image/svg+xml",
-  ".wav": "audio/wav",
-  ".mp3": "audio/mpeg",
-  ".zip": "application/zip",
-  ".patch": "text/x-diff",
-  ".diff": "text/x-diff",
-};
-
-export function guessMediaType(filename: string | undefined): string {
-  if (!filename) return "application/octet-stream";
-  return MEDIA_TYPES[extname(filename).toLowerCase()] ?? "application/octet-stream";
 }
 
 /** The one rule, re-exported here for the store's callers. */

@@ -1,5 +1,6 @@
 // The workspace's limits, as data: the operation schemas and descriptions state them and the workspace enforces them
 // from this one place, so a number is never written twice.
+import { MAX_SQL_CHARS } from "../query/query-engine.js";
 import { MAX_DEPENDENCIES } from "./catalog/catalog.js";
 
 export const WORKSPACE_LIMITS = {
@@ -27,7 +28,7 @@ export const SQL_LIMITS = {
   /** Artifacts one query or describe reads (input1..inputN). */
   inputs: 8,
   /** Characters of one SQL statement. */
-  sqlChars: 6000,
+  sqlChars: MAX_SQL_CHARS,
   /** Values bound to ? in one query. */
   parameters: 1000,
   describeColumns: { default: 200, max: 1000 },

@@ -1,8 +1,7 @@
 // Media type and kind of a version: declared, else from the file extension, else from magic bytes, else sniffed.
 // Sniffing is deliberately shallow (JSON that parses, UTF-8 without NUL): CSV is never guessed from text alone.
 
-import { extname } from "node:path";
-import { isTextMediaType } from "../media-type.js";
+import { isSourceCodeFilename, isTextMediaType, mediaTypeOfFilename } from "../media-type.js";
 import type { ArtifactKind } from "./catalog/catalog.js";
 import { decodeUtf8Strict } from "./utf8.js";
 
@@ -11,72 +10,23 @@ interface Type {
   kind: ArtifactKind;
 }
 
-const CODE_EXTENSIONS = [
-  "ts",
-  "tsx",
-  "js",
-  "jsx",
-  "mjs",
-  "cjs",
-  "py",
-  "rb",
-  "go",
-  "rs",
-  "java",
-  "kt",
-  "swift",
-  "c",
-  "h",
-  "cc",
-  "cpp",
-  "hpp",
-  "cs",
-  "php",
-  "sh",
-  "bash",
-  "zsh",
-  "sql",
-  "css",
-  "scss",
-  "lua",
-  "r",
-  "scala",
-  "toml",
-  "yaml",
-  "yml",
-  "ini",
-];
-
-const BY_EXTENSION: Record<string, Type> = {
-  csv: { media_type: "text/csv", kind: "csv" },
-  tsv: { media_type: "text/tab-separated-values", kind: "csv" },
-  parquet: { media_type: "application/vnd.apache.parquet", kind: "parquet" },
-  json: { media_type: "application/json", kind: "json" },
-  jsonl: { media_type: "application/x-ndjson", kind: "json" },
-  ndjson: { media_type: "application/x-ndjson", kind: "json" },
-  pdf: { media_type: "application/pdf", kind: "document" },
-  md: { media_type: "text/markdown", kind: "document" },
-  markdown: { media_type: "text/markdown", kind: "document" },
-  html: { media_type: "text/html", kind: "document" },
-  htm: { media_type: "text/html", kind: "document" },
-  xml: { media_type: "application/xml", kind: "document" },
-  docx: { media_type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", kind: "document" },
-  txt: { media_type: "text/plain", kind: "note" },
-  log: { media_type: "text/plain", kind: "note" },
-  diff: { media_type: "text/x-diff", kind: "code" },
-  patch: { media_type: "text/x-diff", kind: "code" },
-  png: { media_type: "image/png", kind: "file" },
-  jpg: { media_type: "image/jpeg", kind: "file" },
-  jpeg: { media_type: "image/jpeg", kind: "file" },
-  gif: { media_type: "image/gif", kind: "file" },
-  webp: { media_type: "image/webp", kind: "file" },
-  svg: { media_type: "image/svg+xml", kind: "file" },
-  zip: { media_type: "application/zip", kind: "file" },
-  gz: { media_type: "application/gzip", kind: "file" },
-  wav: { media_type: "audio/wav", kind: "file" },
-  mp3: { media_type: "audio/mpeg", kind: "file" },
-};
-for (const ext of CODE_EXTENSIONS) BY_EXTENSION[ext] ??= { media_type: "text/plain", kind: "code" };
+// Kinds of the extension table's media types (src/media-type.ts); one not listed gets kindOfMediaType's fallbacks.
+const KIND_OF_MEDIA_TYPE: ReadonlyMap<string, ArtifactKind> = new Map([
+  ["text/plain", "note"],
+  ["text/csv", "csv"],
+  ["text/tab-separated-values", "csv"],
+  ["application/vnd.apache.parquet", "parquet"],
+  ["application/json", "json"],
+  ["application/x-ndjson", "json"],
+  ["application/pdf", "document"],
+  ["text/markdown", "document"],
+  ["text/html", "document"],
+  ["application/xml", "document"],
+  ["application/vnd.openxmlformats-officedocument.wordprocessingml.document", "document"],
+  ["text/x-diff", "code"],
+  // An image even though its bytes are text.
+  ["image/svg+xml", "file"],
+]);
 
 const DEFAULT_MEDIA_TYPE: Record<ArtifactKind, string> = {
   note: "text/plain",
@@ -89,28 +39,36 @@ const DEFAULT_MEDIA_TYPE: Record<ArtifactKind, string> = {
   file: "application/octet-stream",
 };
 
+const JSON_TYPE: Type = { media_type: "application/json", kind: "json" };
+
 function startsWith(head: Uint8Array, bytes: number[], at = 0): boolean {
   return bytes.every((b, i) => head[at + i] === b);
 }
 
+function ofMediaType(mediaType: string): Type {
+  return { media_type: mediaType, kind: kindOfMediaType(mediaType) };
+}
+
 /** The type magic bytes reveal, if any. */
 function fromMagic(head: Uint8Array): Type | undefined {
-  if (startsWith(head, [0x50, 0x41, 0x52, 0x31])) return BY_EXTENSION.parquet;
-  if (startsWith(head, [0x25, 0x50, 0x44, 0x46, 0x2d])) return BY_EXTENSION.pdf;
-  if (startsWith(head, [0x89, 0x50, 0x4e, 0x47])) return BY_EXTENSION.png;
-  if (startsWith(head, [0xff, 0xd8, 0xff])) return BY_EXTENSION.jpg;
-  if (startsWith(head, [0x47, 0x49, 0x46, 0x38])) return BY_EXTENSION.gif;
+  if (startsWith(head, [0x50, 0x41, 0x52, 0x31])) return ofMediaType("application/vnd.apache.parquet");
+  if (startsWith(head, [0x25, 0x50, 0x44, 0x46, 0x2d])) return ofMediaType("application/pdf");
+  if (startsWith(head, [0x89, 0x50, 0x4e, 0x47])) return ofMediaType("image/png");
+  if (startsWith(head, [0xff, 0xd8, 0xff])) return ofMediaType("image/jpeg");
+  if (startsWith(head, [0x47, 0x49, 0x46, 0x38])) return ofMediaType("image/gif");
   if (startsWith(head, [0x52, 0x49, 0x46, 0x46]) && startsWith(head, [0x57, 0x45, 0x42, 0x50], 8)) {
-    return BY_EXTENSION.webp;
+    return ofMediaType("image/webp");
   }
-  if (startsWith(head, [0x50, 0x4b, 0x03, 0x04])) return BY_EXTENSION.zip;
-  if (startsWith(head, [0x1f, 0x8b])) return BY_EXTENSION.gz;
+  if (startsWith(head, [0x50, 0x4b, 0x03, 0x04])) return ofMediaType("application/zip");
+  if (startsWith(head, [0x1f, 0x8b])) return ofMediaType("application/gzip");
   return undefined;
 }
 
-/** Whether bytes of this media type are shown as text by `inspect` and indexed for `find`: the one rule. */
-export function isTextual(mediaType: string): boolean {
-  return isTextMediaType(mediaType);
+/** The type the file name's extension stands for: source files are code, whatever their media type. */
+function fromFilename(filename: string): Type | undefined {
+  const mediaType = mediaTypeOfFilename(filename);
+  if (mediaType === undefined) return undefined;
+  return isSourceCodeFilename(filename) ? { media_type: mediaType, kind: "code" } : ofMediaType(mediaType);
 }
 
 function essence(mediaType: string): string {
@@ -119,11 +77,11 @@ function essence(mediaType: string): string {
 
 function kindOfMediaType(mediaType: string): ArtifactKind {
   const type = essence(mediaType);
-  const known = Object.values(BY_EXTENSION).find((t) => t.media_type === type && t.media_type !== "text/plain");
-  if (known !== undefined) return known.kind;
+  const known = KIND_OF_MEDIA_TYPE.get(type);
+  if (known !== undefined) return known;
   if (type.endsWith("+json")) return "json";
-  if (type === "text/x-diff" || type.startsWith("text/x-") || type === "application/javascript") return "code";
-  return isTextual(type) ? "note" : "file";
+  if (type.startsWith("text/x-") || type === "application/javascript") return "code";
+  return isTextMediaType(type) ? "note" : "file";
 }
 
 function looksLikeJson(text: string): boolean {
@@ -137,7 +95,7 @@ function looksLikeJson(text: string): boolean {
   }
 }
 
-export interface TypeHints {
+interface TypeHints {
   kind?: ArtifactKind;
   media_type?: string;
   filename?: string;
@@ -148,22 +106,25 @@ export interface TypeHints {
  * of it, which JSON sniffing needs.
  */
 export function inferType(hints: TypeHints, head: Uint8Array, whole: boolean): Type {
-  const ext = hints.filename === undefined ? "" : extname(hints.filename).slice(1).toLowerCase();
-  const byExtension = ext === "" ? undefined : BY_EXTENSION[ext];
+  const byExtension = hints.filename === undefined ? undefined : fromFilename(hints.filename);
   const detected = () => byExtension ?? fromMagic(head) ?? sniffText(head, whole);
   const declared = hints.media_type;
   if (declared !== undefined) {
     const type = essence(declared);
     const extensionAgrees =
       byExtension !== undefined &&
-      (byExtension.media_type === type || (type === "text/plain" && isTextual(byExtension.media_type)));
+      (byExtension.media_type === type || (type === "text/plain" && isTextMediaType(byExtension.media_type)));
     return { media_type: declared, kind: hints.kind ?? (extensionAgrees ? byExtension.kind : kindOfMediaType(type)) };
   }
   const kind = hints.kind;
   if (kind === undefined) return detected();
   if (kind === "file") return { media_type: detected().media_type, kind };
   if (byExtension?.kind === kind) return byExtension;
-  if ((kind === "note" || kind === "code" || kind === "document") && byExtension && isTextual(byExtension.media_type)) {
+  if (
+    (kind === "note" || kind === "code" || kind === "document") &&
+    byExtension &&
+    isTextMediaType(byExtension.media_type)
+  ) {
     return { media_type: byExtension.media_type, kind };
   }
   return { media_type: DEFAULT_MEDIA_TYPE[kind], kind };
@@ -175,6 +136,6 @@ function sniffText(head: Uint8Array, whole: boolean): Type {
   if (probe.includes(0)) return { media_type: "application/octet-stream", kind: "file" };
   const text = decodeUtf8Strict(probe);
   if (text === undefined) return { media_type: "application/octet-stream", kind: "file" };
-  if (whole && looksLikeJson(text)) return BY_EXTENSION.json as Type;
+  if (whole && looksLikeJson(text)) return JSON_TYPE;
   return { media_type: "text/plain", kind: "note" };
 }

@@ -7,10 +7,11 @@ import type { WorkspaceConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import type { QueryEngine, QueryInputFormat, QueryResult } from "../query/query-engine.js";
 import type { VersionRecord } from "./catalog/catalog.js";
+import { SQL_LIMITS } from "./limits.js";
 import type { CompactMetadata } from "./metadata.js";
 import type { Workspace } from "./workspace.js";
 
-export const MAX_QUERY_REFS = 8;
+export const MAX_QUERY_REFS = SQL_LIMITS.inputs;
 export const PARQUET_MEDIA_TYPE = "application/vnd.apache.parquet";
 
 export interface SqlQueryInput {

@@ -1,17 +1,25 @@
-// Checks every caller-supplied string of the workspace: names, labels, checkpoint fields, refs.
-// Hostile input fails here with a stable code (INVALID_NAME, TOO_LARGE, INVALID_ARGUMENT) before anything is written.
+// Checks every caller-supplied argument of the workspace (names, refs, labels, kinds, media types, dependencies,
+// checkpoints, saved queries) and builds its argument errors. Hostile input fails here with a stable code
+// (INVALID_NAME, TOO_LARGE, INVALID_ARGUMENT, IMPORT_FAILED) before anything is written.
 
 import { CairnError, ErrorCode } from "../errors.js";
-import { isArtifactId } from "./catalog/catalog.js";
+import {
+  ARTIFACT_KINDS,
+  type ArtifactKind,
+  type CheckpointFields,
+  isArtifactId,
+  MAX_DEPENDENCIES,
+} from "./catalog/catalog.js";
+import { SQL_LIMITS, WORKSPACE_LIMITS } from "./limits.js";
 
-export const MAX_NAME_CHARS = 120;
+const MAX_NAME_CHARS = WORKSPACE_LIMITS.nameChars;
 /** Summary and source are labels for search and listings, not documents. */
-export const MAX_LABEL_CHARS = 2000;
+export const MAX_LABEL_CHARS = WORKSPACE_LIMITS.labelChars;
 /** One checkpoint field; the whole checkpoint is also bounded by MAX_TEXT_CONTENT_BYTES. */
-export const MAX_CHECKPOINT_FIELD_CHARS = 65_536;
-export const MAX_TEXT_CONTENT_BYTES = 1024 * 1024;
-export const MAX_BYTES_CONTENT = 64 * 1024 * 1024;
-export const MAX_QUERY_TEXT_CHARS = 1000;
+const MAX_CHECKPOINT_FIELD_CHARS = WORKSPACE_LIMITS.checkpointFieldChars;
+export const MAX_TEXT_CONTENT_BYTES = WORKSPACE_LIMITS.textContentBytes;
+export const MAX_BYTES_CONTENT = WORKSPACE_LIMITS.bytesContent;
+export const MAX_QUERY_TEXT_CHARS = WORKSPACE_LIMITS.queryTextChars;
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
 // C0 controls except tab, line feed and carriage return; DEL; C1 controls. Matching them is the point.
@@ -21,6 +29,11 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 function describe(value: string): string {
   return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+}
+
+/** Whether `text` is a valid name (checkName would return it). */
+export function isValidName(text: string): boolean {
+  return nameProblem(text) === undefined;
 }
 
 /** Returns the name when it is valid; throws INVALID_NAME saying which rule it breaks. */
@@ -99,6 +112,7 @@ export function checkInteger(field: string, value: unknown, min: number, max: nu
   return value;
 }
 
+/** An optional boolean. */
 export function checkBoolean(field: string, value: unknown): boolean | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "boolean") throw new CairnError(ErrorCode.INVALID_ARGUMENT, `${field} must be true or false`);
@@ -111,4 +125,129 @@ export function checkObject(tool: string, value: unknown): Record<string, unknow
     throw new CairnError(ErrorCode.INVALID_ARGUMENT, `${tool} takes an object of arguments`);
   }
   return value as Record<string, unknown>;
+}
+
+/** Whether save's `content` is a file (`{path}`), the form Cairn's own producers use. */
+export function isPathContent(value: unknown): value is { path: string } {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !(value instanceof Uint8Array) &&
+    typeof (value as { path?: unknown }).path === "string"
+  );
+}
+
+/** An optional media type such as `text/csv`, parameters allowed. */
+export function checkMediaType(value: unknown): string | undefined {
+  const type = checkText("media_type", value, 255);
+  if (type !== undefined && !/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/.test(type)) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, `media_type "${type}" is not a media type such as text/csv`);
+  }
+  return type;
+}
+
+/** An optional artifact kind, one of ARTIFACT_KINDS. */
+export function checkKind(value: unknown): ArtifactKind | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || !(ARTIFACT_KINDS as readonly string[]).includes(value)) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, `kind must be one of ${ARTIFACT_KINDS.join(", ")}`);
+  }
+  return value as ArtifactKind;
+}
+
+/** Dependency refs, deduplicated; at most MAX_DEPENDENCIES (TOO_LARGE). Missing means none. */
+export function checkDependencies(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new CairnError(ErrorCode.INVALID_ARGUMENT, "dependencies must be an array of refs");
+  const refs = [...new Set(value.map((v, i) => checkRef(v, `dependencies[${i}]`)))];
+  if (refs.length > MAX_DEPENDENCIES) {
+    throw new CairnError(ErrorCode.TOO_LARGE, `a version may pin at most ${MAX_DEPENDENCIES} dependencies`, {
+      data: { limit: MAX_DEPENDENCIES },
+    });
+  }
+  return refs;
+}
+
+/** A checkpoint object: a required objective and optional verified, next_step and notes; no other fields. */
+export function checkCheckpoint(value: unknown): CheckpointFields {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      "checkpoint must be an object {objective, verified?, next_step?, notes?}",
+    );
+  }
+  const fields = value as Record<string, unknown>;
+  const unknown = Object.keys(fields).filter((k) => !["objective", "verified", "next_step", "notes"].includes(k));
+  if (unknown.length > 0) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `checkpoint has unknown fields ${unknown.join(", ")}: use objective, verified, next_step, notes`,
+    );
+  }
+  const objective = checkText("checkpoint.objective", fields.objective, MAX_CHECKPOINT_FIELD_CHARS);
+  if (objective === undefined || objective.trim() === "") {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "checkpoint.objective is required: say what the work is for");
+  }
+  const checkpoint: CheckpointFields = { objective };
+  for (const key of ["verified", "next_step", "notes"] as const) {
+    const text = checkText(`checkpoint.${key}`, fields[key], MAX_CHECKPOINT_FIELD_CHARS);
+    if (text !== undefined) checkpoint[key] = text;
+  }
+  return checkpoint;
+}
+
+/** The saved-query fields of a save (all null without `sql`). */
+export function checkSavedQuery(args: Record<string, unknown>): {
+  sql: string | null;
+  parameters: unknown;
+  inputs: string[] | null;
+} {
+  const sql = checkText("sql", args.sql, SQL_LIMITS.sqlChars) ?? null;
+  if (sql === null) return { sql: null, parameters: null, inputs: null };
+  const inputs = Array.isArray(args.inputs) ? args.inputs.map((r, i) => checkRef(r, `inputs[${i}]`)) : [];
+  return { sql, parameters: args.parameters ?? null, inputs };
+}
+
+/** TOO_LARGE for text content (or a checkpoint) over MAX_TEXT_CONTENT_BYTES. */
+export function tooLargeText(bytes: number): CairnError {
+  return new CairnError(
+    ErrorCode.TOO_LARGE,
+    `text content is ${bytes} bytes, more than ${MAX_TEXT_CONTENT_BYTES} (1 MiB): import the file instead, or save a smaller part`,
+    { data: { limit: MAX_TEXT_CONTENT_BYTES } },
+  );
+}
+
+/** TOO_LARGE for byte content over MAX_BYTES_CONTENT. */
+export function tooLargeBytes(bytes: number): CairnError {
+  return new CairnError(
+    ErrorCode.TOO_LARGE,
+    `content is ${bytes} bytes, more than ${MAX_BYTES_CONTENT}: use import for big files`,
+    { data: { limit: MAX_BYTES_CONTENT } },
+  );
+}
+
+/** INVALID_ARGUMENT for content given with kind "checkpoint". */
+export function checkpointNeeded(): CairnError {
+  return new CairnError(
+    ErrorCode.INVALID_ARGUMENT,
+    'kind "checkpoint" is saved with checkpoint: {objective, ...}, not content',
+  );
+}
+
+/** INVALID_ARGUMENT for a save with neither content nor a checkpoint. */
+export function contentNeeded(kind: ArtifactKind | undefined): CairnError {
+  return new CairnError(
+    ErrorCode.INVALID_ARGUMENT,
+    kind === "checkpoint"
+      ? "a checkpoint save needs checkpoint: {objective, ...}"
+      : "save needs content (text) or a checkpoint",
+  );
+}
+
+/** IMPORT_FAILED naming the path and the reason. */
+export function importFailed(path: string, reason: string, cause?: unknown): CairnError {
+  return new CairnError(ErrorCode.IMPORT_FAILED, `cannot import ${path}: ${reason}`, {
+    data: { path },
+    ...(cause === undefined ? {} : { cause }),
+  });
 }

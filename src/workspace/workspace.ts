@@ -6,187 +6,93 @@ import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
+import { isTextMediaType } from "../media-type.js";
 import type { BlobSource, BlobStore, StagedBlob } from "./blobs/blob-store.js";
 import { createFsBlobStore } from "./blobs/fs-blob-store.js";
 import {
-  ARTIFACT_KINDS,
   type ArtifactKind,
   type Catalog,
   type CheckpointFields,
   isArtifactId,
-  MAX_DEPENDENCIES,
   type NewVersion,
   type RemovedVersion,
   type VersionRecord,
 } from "./catalog/catalog.js";
 import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
 import { type WriteExportOptions, writeExport } from "./export-file.js";
-import { inferType, isTextual } from "./media.js";
-import { type CompactMetadata, compactMetadata, type FullMetadata, metadata } from "./metadata.js";
+import { WORKSPACE_LIMITS } from "./limits.js";
+import { inferType } from "./media.js";
+import { type CompactMetadata, compactMetadata, metadata } from "./metadata.js";
+import type {
+  ArtifactPreview,
+  DeleteInput,
+  DeleteResult,
+  Excerpt,
+  ExportResult,
+  FindInput,
+  FindResult,
+  ImportInput,
+  ImportOptions,
+  Inspected,
+  InspectInput,
+  PruneInput,
+  PruneResult,
+  RemovalReport,
+  ResumeInput,
+  ResumeResult,
+  SaveInput,
+} from "./types.js";
 import { alignBack, decodeUtf8, decodeUtf8Strict, utf8Prefix, windowEnd } from "./utf8.js";
 import {
   checkBoolean,
+  checkCheckpoint,
+  checkDependencies,
   checkInteger,
+  checkKind,
+  checkMediaType,
   checkName,
   checkObject,
+  checkpointNeeded,
   checkRef,
+  checkSavedQuery,
   checkText,
   checkWellFormed,
+  contentNeeded,
+  importFailed,
+  isPathContent,
+  isValidName,
   MAX_BYTES_CONTENT,
-  MAX_CHECKPOINT_FIELD_CHARS,
   MAX_LABEL_CHARS,
   MAX_QUERY_TEXT_CHARS,
   MAX_TEXT_CONTENT_BYTES,
+  tooLargeBytes,
+  tooLargeText,
 } from "./validate.js";
 
-export interface WorkspaceOptions {
+interface WorkspaceOptions {
   /** Bytes of each text version indexed for `find`. @default 65536 */
   indexBytes?: number;
   logger?: Logger;
 }
 
-export interface SaveInput {
-  name: string;
-  /** Text (<= 1 MiB), bytes (<= 64 MiB, e.g. a promoted session handle) or, for Cairn's own producers, a file. */
-  content?: string | Uint8Array | { path: string };
-  checkpoint?: CheckpointFields;
-  kind?: ArtifactKind;
-  media_type?: string;
-  filename?: string;
-  summary?: string;
-  source?: string;
-  /** Refs (ids or names; a name pins its current version). At most 16. */
-  dependencies?: string[];
-  expected_version?: number;
-  /** Saved-query fields, filled by the query engine's `save_as`. */
-  sql?: string;
-  parameters?: unknown;
-  inputs?: string[];
-}
-
-export interface FindInput {
-  text: string;
-  /** @default 10 */
-  limit?: number;
-}
-
-export interface FindResult extends CompactMetadata {
-  summary: string | null;
-  snippet: string;
-}
-
-export interface InspectInput {
-  ref?: string;
-  refs?: string[];
-  /** @default 2048 */
-  excerpt_bytes?: number;
-  /** @default 0 */
-  offset?: number;
-  /** @default false */
-  full?: boolean;
-}
-
-/** An excerpt page. `excerpt` is null for binary content, which `note` explains. */
-export interface Excerpt {
-  excerpt: string | null;
-  /** Byte offset the excerpt starts at (moved back to a code point boundary if needed). */
-  offset: number;
-  /** Byte offset of the next page, null at the end. */
-  next_offset: number | null;
-  note?: string;
-}
-
-export type Inspected = (CompactMetadata | FullMetadata) & Partial<Excerpt>;
-
-export interface ResumeInput {
-  text: string;
-}
-
-export interface ResumedCheckpoint extends CheckpointFields {
-  artifact_id: string;
-  name: string;
-  version: number;
-  created_at: string;
-  summary: string | null;
-  dependencies: string[];
-  stale: boolean;
-  stale_inputs: VersionRecord["stale_inputs"];
-}
-
-export interface ArtifactPreview extends CompactMetadata, Excerpt {
-  summary: string | null;
-}
-
-export interface Candidate {
-  artifact_id: string;
-  name: string;
-  version: number;
-  created_at: string;
-  summary: string | null;
-  objective: string | null;
-}
-
-export type ResumeResult =
-  | { checkpoint: ResumedCheckpoint; artifacts: ArtifactPreview[] }
-  | { candidates: Candidate[]; message: string };
-
-export interface ImportInput {
-  path: string;
-  name: string;
-  summary?: string;
-  expected_version?: number;
-}
-
-export interface ImportOptions {
-  /** Called as bytes are copied. */
-  onProgress?: (copiedBytes: number, totalBytes: number) => void;
-}
-
-export interface DeleteInput {
-  ref: string;
-  expected_version?: number;
-}
-
-export interface RemovalReport {
-  blobs_removed: number;
-  bytes_freed: number;
-  /** Blobs that could not be removed now; the next prune retries them. */
-  cleanup_pending: string[];
-}
-
-export interface DeleteResult extends RemovalReport {
-  deleted: { artifact_id: string; name: string; version: number }[];
-}
-
-export interface PruneInput {
-  /** Newest versions kept per name, the current one included. @default 1 */
-  keep?: number;
-  /** @default false */
-  dry_run?: boolean;
-}
-
-export interface PruneResult extends RemovalReport {
-  dry_run: boolean;
-  removed: { artifact_id: string; name: string; version: number; bytes: number }[];
-  temp_files_removed: number;
-}
-
-export interface ExportResult {
-  artifact_id: string;
-  name: string;
-  version: number;
-  path: string;
-  bytes: number;
-  sha256: string;
-}
-
-const DEFAULT_EXCERPT_BYTES = 2048;
-const MAX_EXCERPT_BYTES = 8192;
-const MAX_INSPECT_REFS = 16;
+const DEFAULT_EXCERPT_BYTES = WORKSPACE_LIMITS.excerptBytes.default;
+const MAX_EXCERPT_BYTES = WORKSPACE_LIMITS.excerptBytes.max;
+const MAX_INSPECT_REFS = WORKSPACE_LIMITS.inspectRefs;
 const PREVIEW_BYTES = 512;
-const MAX_FIND_LIMIT = 100;
+const { findResults } = WORKSPACE_LIMITS;
 const SNIFF_BYTES = 8192;
 const VERIFY_WHOLE_BYTES = 4 * 1024 * 1024;
+
+/** What one kind of save content commits. */
+interface SaveContent {
+  source: BlobSource;
+  /** The start of the content (all of it when `whole`), for type inference and the search index. */
+  head: Uint8Array;
+  whole: boolean;
+  /** The text `find` indexes, when the content decides it; otherwise it comes from `head`. */
+  indexText?: string;
+  checkpoint: CheckpointFields | null;
+}
 
 /**
  * Opens (creating with mode 0700 if missing) the workspace in `dir`: `catalog.db` (SQLite) and `blobs/`.
@@ -241,68 +147,12 @@ export class Workspace {
     const dependencies = checkDependencies(args.dependencies);
     const query = checkSavedQuery(args);
 
-    let blobSource: BlobSource;
-    let head: Uint8Array;
-    let whole = true;
-    let indexText: string | undefined;
-    let checkpoint: CheckpointFields | null = null;
-    if (args.checkpoint !== undefined && args.checkpoint !== null) {
-      if (args.content !== undefined && args.content !== null) {
-        throw new CairnError(ErrorCode.INVALID_ARGUMENT, "save takes content or checkpoint, not both");
-      }
-      if (kind !== undefined && kind !== "checkpoint") {
-        throw new CairnError(ErrorCode.INVALID_ARGUMENT, `a checkpoint is saved with kind "checkpoint", not "${kind}"`);
-      }
-      checkpoint = checkCheckpoint(args.checkpoint);
-      const text = JSON.stringify(checkpoint);
-      blobSource = Buffer.from(text, "utf8");
-      if (blobSource.byteLength > MAX_TEXT_CONTENT_BYTES) throw tooLargeText(blobSource.byteLength);
-      head = blobSource;
-      indexText = utf8Prefix(Object.values(checkpoint).join("\n"), this.indexBytes);
-    } else if (typeof args.content === "string") {
-      if (kind === "checkpoint") throw checkpointNeeded();
-      checkWellFormed("content", args.content);
-      const bytes = Buffer.from(args.content, "utf8");
-      if (bytes.byteLength > MAX_TEXT_CONTENT_BYTES) throw tooLargeText(bytes.byteLength);
-      blobSource = bytes;
-      head = bytes;
-      indexText = utf8Prefix(args.content, this.indexBytes);
-    } else if (args.content instanceof Uint8Array) {
-      if (kind === "checkpoint") throw checkpointNeeded();
-      if (args.content.byteLength > MAX_BYTES_CONTENT) {
-        throw new CairnError(
-          ErrorCode.TOO_LARGE,
-          `content is ${args.content.byteLength} bytes, more than ${MAX_BYTES_CONTENT}: use import for big files`,
-          { data: { limit: MAX_BYTES_CONTENT } },
-        );
-      }
-      blobSource = args.content;
-      head = args.content;
-    } else if (isPathContent(args.content)) {
-      if (!isAbsolute(args.content.path)) {
-        throw new CairnError(ErrorCode.INVALID_ARGUMENT, "content.path must be an absolute path");
-      }
-      blobSource = { path: args.content.path };
-      head = await readHead(args.content.path, Math.max(SNIFF_BYTES, this.indexBytes)).catch((error: Error) => {
-        throw new CairnError(ErrorCode.INVALID_ARGUMENT, `cannot read content.path: ${error.message}`, {
-          cause: error,
-        });
-      });
-      whole = false;
-    } else {
-      throw new CairnError(
-        ErrorCode.INVALID_ARGUMENT,
-        kind === "checkpoint"
-          ? "a checkpoint save needs checkpoint: {objective, ...}"
-          : "save needs content (text) or a checkpoint",
-      );
-    }
-
-    const type = checkpoint
+    const content = await this.saveContent(args, kind);
+    const type = content.checkpoint
       ? { media_type: "application/json", kind: "checkpoint" as const }
-      : inferType({ kind, media_type: mediaType, filename }, head, whole);
+      : inferType({ kind, media_type: mediaType, filename }, content.head, content.whole);
     const record = await this.commit(
-      blobSource,
+      content.source,
       {
         name,
         kind: type.kind,
@@ -311,13 +161,67 @@ export class Workspace {
         summary: summary ?? null,
         source: source ?? null,
         dependencies,
-        checkpoint,
+        checkpoint: content.checkpoint,
         ...query,
       },
-      (info) => indexText ?? this.indexOf(type.media_type, head, info.bytes),
+      (info) => content.indexText ?? this.indexOf(type.media_type, content.head, info.bytes),
       expected,
     );
     return compactMetadata(record);
+  }
+
+  /** Dispatches on what save was given: a checkpoint, text, bytes or a file. */
+  private async saveContent(args: Record<string, unknown>, kind: ArtifactKind | undefined): Promise<SaveContent> {
+    if (args.checkpoint !== undefined && args.checkpoint !== null) return this.checkpointContent(args, kind);
+    if (typeof args.content === "string") return this.textContent(args.content, kind);
+    if (args.content instanceof Uint8Array) return this.bytesContent(args.content, kind);
+    if (isPathContent(args.content)) return this.fileContent(args.content.path);
+    throw contentNeeded(kind);
+  }
+
+  /** A checkpoint is stored as its JSON and indexed by its fields' text. */
+  private checkpointContent(args: Record<string, unknown>, kind: ArtifactKind | undefined): SaveContent {
+    if (args.content !== undefined && args.content !== null) {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, "save takes content or checkpoint, not both");
+    }
+    if (kind !== undefined && kind !== "checkpoint") {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `a checkpoint is saved with kind "checkpoint", not "${kind}"`);
+    }
+    const checkpoint = checkCheckpoint(args.checkpoint);
+    const bytes = Buffer.from(JSON.stringify(checkpoint), "utf8");
+    if (bytes.byteLength > MAX_TEXT_CONTENT_BYTES) throw tooLargeText(bytes.byteLength);
+    return {
+      source: bytes,
+      head: bytes,
+      whole: true,
+      indexText: utf8Prefix(Object.values(checkpoint).join("\n"), this.indexBytes),
+      checkpoint,
+    };
+  }
+
+  /** Text content (at most 1 MiB) is stored as UTF-8 and indexed from its start. */
+  private textContent(text: string, kind: ArtifactKind | undefined): SaveContent {
+    if (kind === "checkpoint") throw checkpointNeeded();
+    checkWellFormed("content", text);
+    const bytes = Buffer.from(text, "utf8");
+    if (bytes.byteLength > MAX_TEXT_CONTENT_BYTES) throw tooLargeText(bytes.byteLength);
+    return { source: bytes, head: bytes, whole: true, indexText: utf8Prefix(text, this.indexBytes), checkpoint: null };
+  }
+
+  /** Byte content (at most 64 MiB, e.g. a promoted session handle) is stored as given. */
+  private bytesContent(bytes: Uint8Array, kind: ArtifactKind | undefined): SaveContent {
+    if (kind === "checkpoint") throw checkpointNeeded();
+    if (bytes.byteLength > MAX_BYTES_CONTENT) throw tooLargeBytes(bytes.byteLength);
+    return { source: bytes, head: bytes, whole: true, checkpoint: null };
+  }
+
+  /** A file (absolute path) is streamed; only its head is read up front, to infer its type and index it. */
+  private async fileContent(path: string): Promise<SaveContent> {
+    if (!isAbsolute(path)) throw new CairnError(ErrorCode.INVALID_ARGUMENT, "content.path must be an absolute path");
+    const head = await readHead(path, Math.max(SNIFF_BYTES, this.indexBytes)).catch((error: Error) => {
+      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `cannot read content.path: ${error.message}`, { cause: error });
+    });
+    return { source: { path }, head, whole: false, checkpoint: null };
   }
 
   /** Current versions matching `text` (name, summary, source, indexed text), best first. */
@@ -327,7 +231,7 @@ export class Workspace {
     if (text === undefined || text.trim() === "") {
       throw new CairnError(ErrorCode.INVALID_ARGUMENT, "find needs text: a few words of a name, summary or content");
     }
-    const limit = checkInteger("limit", args.limit, 1, MAX_FIND_LIMIT) ?? 10;
+    const limit = checkInteger("limit", args.limit, 1, findResults.max) ?? findResults.default;
     const hits = await this.catalog.search(text, { limit });
     return {
       results: hits.map((hit) => ({
@@ -560,7 +464,7 @@ export class Workspace {
   }
 
   private indexOf(mediaType: string, head: Uint8Array, bytes: number): string {
-    if (!isTextual(mediaType) || this.indexBytes === 0) return "";
+    if (!isTextMediaType(mediaType) || this.indexBytes === 0) return "";
     const window = head.subarray(0, Math.min(head.length, this.indexBytes));
     const end = window.length < bytes ? alignBack(window, window.length) : window.length;
     return decodeUtf8(window.subarray(0, end));
@@ -684,7 +588,7 @@ export class Workspace {
   }
 
   private async excerpt(record: VersionRecord, requested: number, excerptBytes: number): Promise<Excerpt> {
-    if (!isTextual(record.media_type)) {
+    if (!isTextMediaType(record.media_type)) {
       const queryable = record.kind === "csv" || record.kind === "parquet" || record.kind === "json";
       return {
         excerpt: null,
@@ -713,24 +617,6 @@ export class Workspace {
   }
 }
 
-function isValidName(text: string): boolean {
-  try {
-    checkName(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isPathContent(value: unknown): value is { path: string } {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    !(value instanceof Uint8Array) &&
-    typeof (value as { path?: unknown }).path === "string"
-  );
-}
-
 async function readHead(path: string, bytes: number): Promise<Uint8Array> {
   const handle = await open(path, "r");
   try {
@@ -740,92 +626,4 @@ async function readHead(path: string, bytes: number): Promise<Uint8Array> {
   } finally {
     await handle.close();
   }
-}
-
-function checkMediaType(value: unknown): string | undefined {
-  const type = checkText("media_type", value, 255);
-  if (type !== undefined && !/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/.test(type)) {
-    throw new CairnError(ErrorCode.INVALID_ARGUMENT, `media_type "${type}" is not a media type such as text/csv`);
-  }
-  return type;
-}
-
-function checkKind(value: unknown): ArtifactKind | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string" || !(ARTIFACT_KINDS as readonly string[]).includes(value)) {
-    throw new CairnError(ErrorCode.INVALID_ARGUMENT, `kind must be one of ${ARTIFACT_KINDS.join(", ")}`);
-  }
-  return value as ArtifactKind;
-}
-
-function checkDependencies(value: unknown): string[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new CairnError(ErrorCode.INVALID_ARGUMENT, "dependencies must be an array of refs");
-  const refs = [...new Set(value.map((v, i) => checkRef(v, `dependencies[${i}]`)))];
-  if (refs.length > MAX_DEPENDENCIES) {
-    throw new CairnError(ErrorCode.TOO_LARGE, `a version may pin at most ${MAX_DEPENDENCIES} dependencies`, {
-      data: { limit: MAX_DEPENDENCIES },
-    });
-  }
-  return refs;
-}
-
-function checkCheckpoint(value: unknown): CheckpointFields {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new CairnError(
-      ErrorCode.INVALID_ARGUMENT,
-      "checkpoint must be an object {objective, verified?, next_step?, notes?}",
-    );
-  }
-  const fields = value as Record<string, unknown>;
-  const unknown = Object.keys(fields).filter((k) => !["objective", "verified", "next_step", "notes"].includes(k));
-  if (unknown.length > 0) {
-    throw new CairnError(
-      ErrorCode.INVALID_ARGUMENT,
-      `checkpoint has unknown fields ${unknown.join(", ")}: use objective, verified, next_step, notes`,
-    );
-  }
-  const objective = checkText("checkpoint.objective", fields.objective, MAX_CHECKPOINT_FIELD_CHARS);
-  if (objective === undefined || objective.trim() === "") {
-    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "checkpoint.objective is required: say what the work is for");
-  }
-  const checkpoint: CheckpointFields = { objective };
-  for (const key of ["verified", "next_step", "notes"] as const) {
-    const text = checkText(`checkpoint.${key}`, fields[key], MAX_CHECKPOINT_FIELD_CHARS);
-    if (text !== undefined) checkpoint[key] = text;
-  }
-  return checkpoint;
-}
-
-function checkSavedQuery(args: Record<string, unknown>): {
-  sql: string | null;
-  parameters: unknown;
-  inputs: string[] | null;
-} {
-  const sql = checkText("sql", args.sql, 6000) ?? null;
-  if (sql === null) return { sql: null, parameters: null, inputs: null };
-  const inputs = Array.isArray(args.inputs) ? args.inputs.map((r, i) => checkRef(r, `inputs[${i}]`)) : [];
-  return { sql, parameters: args.parameters ?? null, inputs };
-}
-
-function tooLargeText(bytes: number): CairnError {
-  return new CairnError(
-    ErrorCode.TOO_LARGE,
-    `text content is ${bytes} bytes, more than ${MAX_TEXT_CONTENT_BYTES} (1 MiB): import the file instead, or save a smaller part`,
-    { data: { limit: MAX_TEXT_CONTENT_BYTES } },
-  );
-}
-
-function checkpointNeeded(): CairnError {
-  return new CairnError(
-    ErrorCode.INVALID_ARGUMENT,
-    'kind "checkpoint" is saved with checkpoint: {objective, ...}, not content',
-  );
-}
-
-function importFailed(path: string, reason: string, cause?: unknown): CairnError {
-  return new CairnError(ErrorCode.IMPORT_FAILED, `cannot import ${path}: ${reason}`, {
-    data: { path },
-    ...(cause === undefined ? {} : { cause }),
-  });
 }

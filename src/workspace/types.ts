@@ -1,0 +1,139 @@
+// Arguments and results of the Workspace API: plain JSON-shaped objects, as SPEC.md's workspace tools describe them.
+
+import type { ArtifactKind, CheckpointFields, VersionRecord } from "./catalog/catalog.js";
+import type { CompactMetadata, FullMetadata } from "./metadata.js";
+
+export interface SaveInput {
+  name: string;
+  /** Text (<= 1 MiB), bytes (<= 64 MiB, e.g. a promoted session handle) or, for Cairn's own producers, a file. */
+  content?: string | Uint8Array | { path: string };
+  checkpoint?: CheckpointFields;
+  kind?: ArtifactKind;
+  media_type?: string;
+  filename?: string;
+  summary?: string;
+  source?: string;
+  /** Refs (ids or names; a name pins its current version). At most 16. */
+  dependencies?: string[];
+  expected_version?: number;
+  /** Saved-query fields, filled by the query engine's `save_as`. */
+  sql?: string;
+  parameters?: unknown;
+  inputs?: string[];
+}
+
+export interface FindInput {
+  text: string;
+  /** @default 10 */
+  limit?: number;
+}
+
+export interface FindResult extends CompactMetadata {
+  summary: string | null;
+  snippet: string;
+}
+
+export interface InspectInput {
+  ref?: string;
+  refs?: string[];
+  /** @default 2048 */
+  excerpt_bytes?: number;
+  /** @default 0 */
+  offset?: number;
+  /** @default false */
+  full?: boolean;
+}
+
+/** An excerpt page. `excerpt` is null for binary content, which `note` explains. */
+export interface Excerpt {
+  excerpt: string | null;
+  /** Byte offset the excerpt starts at (moved back to a code point boundary if needed). */
+  offset: number;
+  /** Byte offset of the next page, null at the end. */
+  next_offset: number | null;
+  note?: string;
+}
+
+export type Inspected = (CompactMetadata | FullMetadata) & Partial<Excerpt>;
+
+export interface ResumeInput {
+  text: string;
+}
+
+interface ResumedCheckpoint extends CheckpointFields {
+  artifact_id: string;
+  name: string;
+  version: number;
+  created_at: string;
+  summary: string | null;
+  dependencies: string[];
+  stale: boolean;
+  stale_inputs: VersionRecord["stale_inputs"];
+}
+
+export interface ArtifactPreview extends CompactMetadata, Excerpt {
+  summary: string | null;
+}
+
+interface Candidate {
+  artifact_id: string;
+  name: string;
+  version: number;
+  created_at: string;
+  summary: string | null;
+  objective: string | null;
+}
+
+export type ResumeResult =
+  | { checkpoint: ResumedCheckpoint; artifacts: ArtifactPreview[] }
+  | { candidates: Candidate[]; message: string };
+
+export interface ImportInput {
+  path: string;
+  name: string;
+  summary?: string;
+  expected_version?: number;
+}
+
+export interface ImportOptions {
+  /** Called as bytes are copied. */
+  onProgress?: (copiedBytes: number, totalBytes: number) => void;
+}
+
+export interface DeleteInput {
+  ref: string;
+  expected_version?: number;
+}
+
+export interface RemovalReport {
+  blobs_removed: number;
+  bytes_freed: number;
+  /** Blobs that could not be removed now; the next prune retries them. */
+  cleanup_pending: string[];
+}
+
+export interface DeleteResult extends RemovalReport {
+  deleted: { artifact_id: string; name: string; version: number }[];
+}
+
+export interface PruneInput {
+  /** Newest versions kept per name, the current one included. @default 1 */
+  keep?: number;
+  /** @default false */
+  dry_run?: boolean;
+}
+
+export interface PruneResult extends RemovalReport {
+  dry_run: boolean;
+  removed: { artifact_id: string; name: string; version: number; bytes: number }[];
+  temp_files_removed: number;
+}
+
+export interface ExportResult {
+  artifact_id: string;
+  name: string;
+  version: number;
+  path: string;
+  bytes: number;
+  sha256: string;
+}
