@@ -2,13 +2,11 @@
 // an argument policy per program, a minimal environment, a bound on programs at once and the whole process tree
 // ended with the program (decisions 0145, 0146). Output is held in memory up to a cap per stream.
 import { setMaxListeners } from "node:events";
-import { accessSync, constants, realpathSync, statSync } from "node:fs";
-import { basename, delimiter, isAbsolute, join } from "node:path";
 import type { CliConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
-import { createSlots } from "../slots.js";
-import { checkArguments, createProgramPolicy, type ProgramPolicy } from "./argument-policy.js";
+import { createSlots, type Slots } from "../slots.js";
+import { AllowedPrograms, type CheckedCall, findOnPath } from "./allowed-programs.js";
 import {
   type Containment,
   type ContainmentKind,
@@ -16,18 +14,16 @@ import {
   detectContainment,
   namespaceLauncher,
 } from "./containment.js";
-import { type CliResult, type ProgramRun, type ProgramSpec, startProgram } from "./program-run.js";
+import { type CliResult, type ProgramRun, type RunLimits, startProgram } from "./program-run.js";
 
-export type { CliResult } from "./program-run.js";
-
-export interface CliRunOptions {
+interface CliRunOptions {
   /** Stops the program and everything it started; the run rejects with `CANCELLED`. */
   signal?: AbortSignal;
   /** Deadline of this run, waiting for a slot included. @default `[cli.programs.NAME] timeout_ms`, else `[cli] timeout_ms` */
   timeoutMs?: number;
 }
 
-export interface CliRunnerOptions {
+interface CliRunnerOptions {
   /** Bytes kept per stream (stdout, stderr); a program writing more is stopped. @default 67108864 (64 MiB) */
   maxOutputBytes?: number;
   /** Grace between SIGTERM and SIGKILL when a program is stopped. @default 2000 */
@@ -66,199 +62,180 @@ export interface CliRunner {
 }
 
 const MIB = 1024 * 1024;
-const BASE_ENVIRONMENT = ["PATH", "HOME", "LANG", "TZ"];
 
-interface Program {
-  path: string | undefined;
-  policy: ProgramPolicy;
-  env: NodeJS.ProcessEnv;
-  timeoutMs: number | undefined;
+/** Creates the runner of `config`'s programs; the allow list is resolved on PATH now, once. */
+export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {}): CliRunner {
+  return new ContainedCliRunner(config, options);
 }
 
-export function createCliRunner(config: CliConfig, options: CliRunnerOptions = {}): CliRunner {
-  const maxOutputBytes = options.maxOutputBytes ?? 64 * MIB;
-  const killGraceMs = options.killGraceMs ?? 2000;
-  const pipeGraceMs = options.pipeGraceMs ?? 250;
-  const cwd = options.cwd ?? process.cwd();
-  const sourceEnv = options.env ?? process.env;
-  const log = options.logger ?? createLogger("cli");
-  const slots = createSlots(config.max_concurrent);
-  const closing = new AbortController();
-  setMaxListeners(0, closing.signal);
-  const active = new Set<ProgramRun>();
-  // Resolved once: a program installed later needs a restart, and PATH changes inside Cairn cannot redirect a name.
-  const table = new Map<string, Program>(
-    config.mode === "allowlist"
-      ? config.allow.map((name) => [name, describeProgram(name, config, sourceEnv)] as const)
-      : [],
-  );
-  let containment: Promise<Containment> | undefined;
-  const contained = () => {
-    containment ??= chooseContainment(options.containment ?? "auto", sourceEnv.PATH ?? "").then((chosen) => {
-      // Only the namespace ends daemonized descendants whatever they do; say so when this machine cannot have it.
-      const note = `programs are contained by ${chosen.kind}: see docs/decisions/0146-program-containment.md`;
-      // On Linux a weaker layer can be fixed (install util-linux, allow user namespaces); elsewhere it is the best.
-      if (chosen.kind !== "pid-namespace" && process.platform === "linux") log.warn(note);
-      else log.info(note);
-      return chosen;
-    });
-    return containment;
-  };
+/** Runs checked calls one slot each, under one stop signal, as contained process trees. */
+class ContainedCliRunner implements CliRunner {
+  private readonly allowed: AllowedPrograms;
+  private readonly slots: Slots;
+  private readonly limits: RunLimits;
+  private readonly cwd: string;
+  /** Cairn's environment, where PATH (for the allow list and the containment tools) comes from. */
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly log: Logger;
+  /** Aborted by `close()`, with the reason every waiting or running program is stopped with. */
+  private readonly closing = new AbortController();
+  private readonly active = new Set<ProgramRun>();
+  private chosen: Promise<Containment> | undefined;
 
-  // Detected at start, off the request path: the first program run does not pay for it, and the log says it early.
-  if (table.size > 0) contained().catch(() => {});
-
-  const allowedList = () => (table.size === 0 ? "none" : [...table.keys()].join(", "));
-
-  function check(program: unknown, args: readonly unknown[]): { entry: Program; path: string; argv: string[] } {
-    if (config.mode === "disabled") {
-      throw new CairnError(
-        ErrorCode.NOT_ALLOWED,
-        'command-line programs are disabled: set [cli] mode = "allowlist" and list the programs in ' +
-          '[cli] allow (e.g. allow = ["git", "rg"]) in cairn.toml',
-      );
-    }
-    const entry = typeof program === "string" ? table.get(program) : undefined;
-    if (typeof program !== "string" || entry === undefined) {
-      const shown = typeof program === "string" ? JSON.stringify(program) : typeof program;
-      throw new CairnError(
-        ErrorCode.NOT_ALLOWED,
-        `program ${shown} is not allowed (allowed: ${allowedList()}); programs are named without a path and ` +
-          "must be listed in [cli] allow in cairn.toml",
-      );
-    }
-    if (!Array.isArray(args)) {
-      throw new CairnError(ErrorCode.INVALID_ARGUMENT, `arguments of ${program} must be an array of strings`);
-    }
-    args.forEach((arg, index) => {
-      if (typeof arg !== "string") {
-        throw new CairnError(
-          ErrorCode.INVALID_ARGUMENT,
-          `argument ${index} of ${program} is ${arg === null ? "null" : typeof arg}, not a string: convert it with String()`,
-        );
-      }
-      if (arg.includes("\0")) {
-        throw new CairnError(ErrorCode.INVALID_ARGUMENT, `argument ${index} of ${program} contains a NUL character`);
-      }
-    });
-    const verdict = checkArguments(entry.policy, args as string[]);
-    if (!verdict.ok) throw new CairnError(ErrorCode.NOT_ALLOWED, verdict.message, { data: { program } });
-    if (entry.path === undefined) {
-      throw new CairnError(
-        ErrorCode.TOOL_NOT_FOUND,
-        `program "${program}" is allowed but was not found on PATH when Cairn started: install it and restart Cairn`,
-      );
-    }
-    return { entry, path: entry.path, argv: verdict.args };
+  constructor(
+    private readonly config: CliConfig,
+    private readonly options: CliRunnerOptions,
+  ) {
+    this.env = options.env ?? process.env;
+    this.allowed = new AllowedPrograms(config, this.env);
+    this.slots = createSlots(config.max_concurrent);
+    this.limits = {
+      maxOutputBytes: options.maxOutputBytes ?? 64 * MIB,
+      killGraceMs: options.killGraceMs ?? 2000,
+      pipeGraceMs: options.pipeGraceMs ?? 250,
+    };
+    this.cwd = options.cwd ?? process.cwd();
+    this.log = options.logger ?? createLogger("cli");
+    setMaxListeners(0, this.closing.signal);
+    // Detected at start, off the request path: the first program run does not pay for it, and the log says it early.
+    if (this.allowed.size > 0) this.contained().catch(() => {});
   }
 
-  async function run(program: string, args: readonly unknown[], runOptions: CliRunOptions): Promise<CliResult> {
-    const { entry, path, argv } = check(program, args);
-    const timeoutMs = runOptions.timeoutMs ?? entry.timeoutMs ?? config.timeout_ms;
-    const timeoutKey = entry.timeoutMs === undefined ? "[cli] timeout_ms" : `[cli.programs.${program}] timeout_ms`;
-    if (runOptions.signal?.aborted) throw new CairnError(ErrorCode.CANCELLED, `${program} was cancelled`);
-    if (closing.signal.aborted) throw closing.signal.reason;
+  programs(): { name: string; path?: string }[] {
+    return this.allowed.list();
+  }
 
-    // One signal for "stop now", whatever the cause: the deadline (waiting included) or the caller's cancellation.
-    const stopper = new AbortController();
-    let started = false;
-    const deadline = setTimeout(() => {
-      const data = { program, timeout_ms: timeoutMs, max_concurrent: config.max_concurrent };
-      stopper.abort(
-        started
-          ? new CairnError(
-              ErrorCode.TOOL_TIMEOUT,
-              `${program} did not finish within ${timeoutMs} ms and was stopped with everything it started: ask ` +
-                `for less work or raise ${timeoutKey}`,
-              { data },
-            )
-          : new CairnError(
-              ErrorCode.TOOL_TIMEOUT,
-              `${program} waited ${timeoutMs} ms for a free slot and did not start: ${config.max_concurrent} ` +
-                `programs were already running ([cli] max_concurrent = ${config.max_concurrent}); run fewer ` +
-                "programs at once or raise [cli] max_concurrent",
-              { data },
-            ),
-      );
-    }, timeoutMs);
-    const onCancel = () => stopper.abort(new CairnError(ErrorCode.CANCELLED, `${program} was cancelled`));
-    // One run's signal is shared by all its host calls; a snippet may start hundreds of programs at once.
-    if (runOptions.signal) setMaxListeners(0, runOptions.signal);
-    runOptions.signal?.addEventListener("abort", onCancel, { once: true });
-    // Calls still waiting for a slot when Cairn closes must not start a program after it.
-    const onClose = () => stopper.abort(closing.signal.reason);
-    closing.signal.addEventListener("abort", onClose, { once: true });
+  async containment(): Promise<ContainmentKind> {
+    return (await this.contained()).kind;
+  }
+
+  async run(program: string, args: readonly unknown[], runOptions: CliRunOptions = {}): Promise<CliResult> {
+    const call = this.allowed.check(program, args);
+    const timeoutMs = runOptions.timeoutMs ?? call.timeoutMs ?? this.config.timeout_ms;
+    const timeoutKey = call.timeoutMs === undefined ? "[cli] timeout_ms" : `[cli.programs.${program}] timeout_ms`;
+    if (runOptions.signal?.aborted) throw new CairnError(ErrorCode.CANCELLED, `${program} was cancelled`);
+    if (this.closing.signal.aborted) throw this.closing.signal.reason;
+
+    const stop = stopSignal({
+      program,
+      timeoutMs,
+      timeoutKey,
+      maxConcurrent: this.config.max_concurrent,
+      caller: runOptions.signal,
+      closing: this.closing.signal,
+    });
     try {
-      const release = await slots.acquire(stopper.signal);
+      const release = await this.slots.acquire(stop.signal);
       try {
-        started = true;
-        return await execute({ program, path, argv, env: entry.env, cwd }, stopper.signal);
+        stop.started();
+        return await this.execute(program, call, stop.signal);
       } finally {
         release();
       }
     } finally {
-      clearTimeout(deadline);
-      runOptions.signal?.removeEventListener("abort", onCancel);
-      closing.signal.removeEventListener("abort", onClose);
+      stop.dispose();
     }
   }
 
-  async function execute(spec: ProgramSpec, signal: AbortSignal): Promise<CliResult> {
-    const containment = await contained();
+  async close(): Promise<void> {
+    const stopping = new CairnError(ErrorCode.CANCELLED, "Cairn is shutting down");
+    this.closing.abort(stopping);
+    await Promise.allSettled(
+      [...this.active].map((started) => {
+        started.stop(stopping);
+        return started.result;
+      }),
+    );
+  }
+
+  /** Starts the checked call as a contained process tree and stops it when `signal` aborts. */
+  private async execute(program: string, call: CheckedCall, signal: AbortSignal): Promise<CliResult> {
+    const containment = await this.contained();
     if (signal.aborted) throw signal.reason;
-    const started = startProgram(containment, spec, { maxOutputBytes, killGraceMs, pipeGraceMs });
+    const spec = { program, path: call.path, argv: call.argv, env: call.env, cwd: this.cwd };
+    const started = startProgram(containment, spec, this.limits);
     const onAbort = () => started.stop(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
-    active.add(started);
-    log.debug(`running ${spec.program}`, { args: spec.argv.length, containment: containment.kind });
+    this.active.add(started);
+    this.log.debug(`running ${program}`, { args: spec.argv.length, containment: containment.kind });
     try {
       return await started.result;
     } finally {
       signal.removeEventListener("abort", onAbort);
-      active.delete(started);
+      this.active.delete(started);
     }
   }
 
-  return {
-    programs: () => [...table].map(([name, { path }]) => (path === undefined ? { name } : { name, path })),
-
-    containment: async () => (await contained()).kind,
-
-    run: (program, args, runOptions = {}) => run(program, args, runOptions),
-
-    async close() {
-      const stopping = new CairnError(ErrorCode.CANCELLED, "Cairn is shutting down");
-      closing.abort(stopping);
-      await Promise.allSettled(
-        [...active].map((started) => {
-          started.stop(stopping);
-          return started.result;
-        }),
-      );
-    },
-  };
+  /** The containment layer, chosen once and logged. */
+  private contained(): Promise<Containment> {
+    this.chosen ??= chooseContainment(this.options.containment ?? "auto", this.env.PATH ?? "").then((chosen) => {
+      // Only the namespace ends daemonized descendants whatever they do; say so when this machine cannot have it.
+      const note = `programs are contained by ${chosen.kind}: see docs/decisions/0146-program-containment.md`;
+      // On Linux a weaker layer can be fixed (install util-linux, allow user namespaces); elsewhere it is the best.
+      if (chosen.kind !== "pid-namespace" && process.platform === "linux") this.log.warn(note);
+      else this.log.info(note);
+      return chosen;
+    });
+    return this.chosen;
+  }
 }
 
-function describeProgram(name: string, config: CliConfig, env: NodeJS.ProcessEnv): Program {
-  const settings = config.programs[name];
-  const path = findOnPath(name, env.PATH ?? "");
-  let realName: string | undefined;
-  try {
-    realName = path === undefined ? undefined : basename(realpathSync(path));
-  } catch {
-    realName = undefined;
-  }
-  const names = [...BASE_ENVIRONMENT, ...(settings?.env ?? [])];
-  const programEnv: NodeJS.ProcessEnv = {};
-  for (const variable of names) {
-    const value = env[variable];
-    if (value !== undefined) programEnv[variable] = value;
-  }
+interface StopSignalOptions {
+  program: string;
+  timeoutMs: number;
+  /** The setting to raise, as the timeout message names it. */
+  timeoutKey: string;
+  maxConcurrent: number;
+  /** The caller's cancellation. */
+  caller: AbortSignal | undefined;
+  /** Cairn closing: calls still waiting for a slot must not start a program after it. */
+  closing: AbortSignal;
+}
+
+/**
+ * One signal for "stop now", whatever the cause: the deadline (waiting for a slot included), the caller's
+ * cancellation or Cairn closing. `started()` marks the program running, which changes what the deadline says;
+ * `dispose()` clears the deadline and the listeners.
+ */
+function stopSignal(options: StopSignalOptions): { signal: AbortSignal; started(): void; dispose(): void } {
+  const { program, timeoutMs, timeoutKey, maxConcurrent, caller, closing } = options;
+  const stopper = new AbortController();
+  let started = false;
+  const deadline = setTimeout(() => {
+    const data = { program, timeout_ms: timeoutMs, max_concurrent: maxConcurrent };
+    stopper.abort(
+      started
+        ? new CairnError(
+            ErrorCode.TOOL_TIMEOUT,
+            `${program} did not finish within ${timeoutMs} ms and was stopped with everything it started: ask ` +
+              `for less work or raise ${timeoutKey}`,
+            { data },
+          )
+        : new CairnError(
+            ErrorCode.TOOL_TIMEOUT,
+            `${program} waited ${timeoutMs} ms for a free slot and did not start: ${maxConcurrent} ` +
+              `programs were already running ([cli] max_concurrent = ${maxConcurrent}); run fewer ` +
+              "programs at once or raise [cli] max_concurrent",
+            { data },
+          ),
+    );
+  }, timeoutMs);
+  const onCancel = () => stopper.abort(new CairnError(ErrorCode.CANCELLED, `${program} was cancelled`));
+  // One run's signal is shared by all its host calls; a snippet may start hundreds of programs at once.
+  if (caller) setMaxListeners(0, caller);
+  caller?.addEventListener("abort", onCancel, { once: true });
+  const onClose = () => stopper.abort(closing.reason);
+  closing.addEventListener("abort", onClose, { once: true });
   return {
-    path,
-    policy: createProgramPolicy(name, settings, realName),
-    env: programEnv,
-    timeoutMs: settings?.timeout_ms,
+    signal: stopper.signal,
+    started: () => {
+      started = true;
+    },
+    dispose: () => {
+      clearTimeout(deadline);
+      caller?.removeEventListener("abort", onCancel);
+      closing.removeEventListener("abort", onClose);
+    },
   };
 }
 
@@ -273,20 +250,4 @@ async function chooseContainment(wanted: ContainmentKind | "auto", pathVariable:
     throw new CairnError(ErrorCode.INTERNAL, "a PID namespace was asked for but unshare cannot create one here");
   }
   return createContainment(kind, launcher);
-}
-
-/** The first executable regular file named `name` in an absolute PATH directory; relative entries are skipped. */
-function findOnPath(name: string, pathVariable: string): string | undefined {
-  for (const dir of pathVariable.split(delimiter)) {
-    if (dir === "" || !isAbsolute(dir)) continue;
-    const candidate = join(dir, name);
-    try {
-      if (!statSync(candidate).isFile()) continue;
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // Not here.
-    }
-  }
-  return undefined;
 }

@@ -13,7 +13,7 @@ export interface CliResult {
   stderr: string;
 }
 
-export interface ProgramSpec {
+interface ProgramSpec {
   program: string;
   path: string;
   argv: readonly string[];
@@ -37,12 +37,12 @@ export interface ProgramRun {
   result: Promise<CliResult>;
 }
 
+/** Spawns `spec` through `containment` and starts collecting its output under `limits`. */
 export function startProgram(containment: Containment, spec: ProgramSpec, limits: RunLimits): ProgramRun {
   const { program } = spec;
   const proc = containment.spawn(spec.path, spec.argv, { cwd: spec.cwd, env: spec.env });
   const { child } = proc;
-  const output = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
-  const sizes = { stdout: 0, stderr: 0 };
+  const output = { stdout: new CappedOutput(limits.maxOutputBytes), stderr: new CappedOutput(limits.maxOutputBytes) };
   let failure: CairnError | undefined;
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let killTimer: NodeJS.Timeout | undefined;
@@ -64,8 +64,8 @@ export function startProgram(containment: Containment, spec: ProgramSpec, limits
       else
         settle.resolve({
           exit_code: exit?.code ?? 128 + signalNumber(exit?.signal ?? null),
-          stdout: Buffer.concat(output.stdout).toString("utf8"),
-          stderr: Buffer.concat(output.stderr).toString("utf8"),
+          stdout: output.stdout.text(),
+          stderr: output.stderr.text(),
         });
     })();
   };
@@ -77,20 +77,15 @@ export function startProgram(containment: Containment, spec: ProgramSpec, limits
   };
 
   const collect = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
-    if (failure) return;
-    sizes[stream] += chunk.length;
-    if (sizes[stream] > limits.maxOutputBytes) {
-      stop(
-        new CairnError(
-          ErrorCode.TOOL_FAILED,
-          `${program} wrote more than ${limits.maxOutputBytes} bytes to ${stream} and was stopped: narrow the ` +
-            "command (a filter, a limit, a path) or write to a file and read it in parts",
-          { data: { program, stream, limit_bytes: limits.maxOutputBytes } },
-        ),
-      );
-      return;
-    }
-    output[stream].push(chunk);
+    if (failure || output[stream].add(chunk)) return;
+    stop(
+      new CairnError(
+        ErrorCode.TOOL_FAILED,
+        `${program} wrote more than ${limits.maxOutputBytes} bytes to ${stream} and was stopped: narrow the ` +
+          "command (a filter, a limit, a path) or write to a file and read it in parts",
+        { data: { program, stream, limit_bytes: limits.maxOutputBytes } },
+      ),
+    );
   };
   child.stdout?.on("data", collect("stdout"));
   child.stderr?.on("data", collect("stderr"));
@@ -105,6 +100,26 @@ export function startProgram(containment: Containment, spec: ProgramSpec, limits
     end();
   });
   return { stop, result };
+}
+
+/** One output stream, held in memory up to `limit` bytes. */
+class CappedOutput {
+  private readonly chunks: Buffer[] = [];
+  private bytes = 0;
+
+  constructor(private readonly limit: number) {}
+
+  /** Keeps `chunk`; false, keeping nothing, when it takes the stream past the limit. */
+  add(chunk: Buffer): boolean {
+    this.bytes += chunk.length;
+    if (this.bytes > this.limit) return false;
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).toString("utf8");
+  }
 }
 
 /** Resolves when both output pipes have closed, or after `graceMs`, destroying them then. */

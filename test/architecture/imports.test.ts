@@ -1,7 +1,8 @@
 // The never-rules of the architecture (STYLE.md, ARCHITECTURE.md) as a test: storage, engines and the sandbox know
-// nothing of MCP; each native module has exactly one importer, and only a lazy one; no inner layer imports the app.
+// nothing of MCP; each native module has exactly one importer, and only a lazy one; no inner layer imports the app,
+// and the MCP server does not even import its type.
 import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const SRC = join(import.meta.dirname, "../../src");
@@ -61,6 +62,14 @@ describe("import rules", () => {
     );
     const offenders = inner
       .filter((f) => f.imports.some((i) => !i.typeOnly && /(^|\/)(app|main)\.js$|\/cli\//.test(i.specifier)))
+      .map((f) => f.path);
+    expect(offenders).toEqual([]);
+  });
+
+  it("keeps the app out of the MCP server, types included: the transports take a ServeHost", () => {
+    const app = join(SRC, "app.js");
+    const offenders = under("server")
+      .filter((f) => f.imports.some((i) => resolve(dirname(join(SRC, f.path)), i.specifier) === app))
       .map((f) => f.path);
     expect(offenders).toEqual([]);
   });

@@ -1,13 +1,13 @@
 // Serves one MCP session over stdio: the process is the session. Stdout carries only MCP messages.
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { App } from "../../app.js";
 import { createMcpServer } from "../create-server.js";
 import type { ToolDefinition } from "../tool.js";
+import type { ServeHost } from "./serve-host.js";
 
 /** Resolves when the client closes the connection (stdin ends). */
-export async function serveStdio(app: App, tools: readonly ToolDefinition[]): Promise<void> {
-  const session = app.newSession("stdio");
-  const server = createMcpServer(app.serverDeps(tools), session);
+export async function serveStdio(host: ServeHost, tools: readonly ToolDefinition[]): Promise<void> {
+  const session = host.newSession("stdio");
+  const server = createMcpServer(host.serverDeps(tools), session);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     const previous = server.onclose;
@@ -18,7 +18,7 @@ export async function serveStdio(app: App, tools: readonly ToolDefinition[]): Pr
     process.stdin.once("end", () => resolve());
   });
   await server.connect(transport);
-  app.logger.info("serving MCP over stdio", { tools: tools.map((t) => t.name) });
+  host.logger.info("serving MCP over stdio", { tools: tools.map((t) => t.name) });
   await closed;
   await server.close().catch(() => {});
 }

@@ -1,0 +1,73 @@
+// The checks every HTTP request passes before Cairn routes it or reads a byte of its body: a loopback Host (against
+// DNS rebinding), a loopback Origin when one is sent, and the bearer token. Pure: they return a verdict, never throw.
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+import { isLoopbackHost } from "./http-defaults.js";
+
+/** What a refused request is answered: the status, a message that never echoes the token, and extra headers. */
+type AccessVerdict = { ok: true } | { ok: false; status: 401 | 403; message: string; headers?: Record<string, string> };
+
+export interface AccessRules {
+  /** The bearer token every request must carry. */
+  token: string;
+  /** Accept any Host header (the token is then the only gate). */
+  allowRemote: boolean;
+}
+
+/** Checks Host (unless `allowRemote`), then Origin, then Authorization; the first refusal is the verdict. */
+export function checkAccess(headers: IncomingHttpHeaders, rules: AccessRules): AccessVerdict {
+  if (!rules.allowRemote) {
+    const hostname = hostnameOf(headers.host);
+    if (hostname === undefined || !isLoopbackHost(hostname)) {
+      // DNS rebinding: a page on evil.example resolving to 127.0.0.1 still sends Host: evil.example.
+      return { ok: false, status: 403, message: `Invalid Host header: ${headers.host ?? "(missing)"}` };
+    }
+  }
+  const origin = headers.origin;
+  if (origin !== undefined && !isLoopbackOrigin(origin)) {
+    return { ok: false, status: 403, message: `Forbidden Origin: ${origin} (Cairn accepts only loopback origins)` };
+  }
+  const refused = checkAuthorization(headers.authorization, rules.token);
+  if (refused !== undefined) {
+    return { ok: false, status: 401, message: refused, headers: { "WWW-Authenticate": 'Bearer realm="cairn"' } };
+  }
+  return { ok: true };
+}
+
+/** True for an Origin of http(s) on a loopback name, any port. `null` and other schemes are not loopback. */
+function isLoopbackOrigin(origin: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  return (url.protocol === "http:" || url.protocol === "https:") && isLoopbackHost(url.hostname);
+}
+
+/** Undefined when the header is acceptable, else the 401 message (which never echoes the presented token). */
+function checkAuthorization(header: string | undefined, token: string): string | undefined {
+  if (header === undefined) return "Unauthorized: send Authorization: Bearer <the value of $CAIRN_TOKEN>";
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  if (!match) return "Unauthorized: the Authorization header must be Bearer <token>";
+  return tokenMatches(match[1] as string, token) ? undefined : "Unauthorized: wrong bearer token";
+}
+
+/**
+ * Compares a presented token with the expected one in time independent of both: SHA-256 first, so that a token of
+ * another length takes the same path as a wrong one of the right length.
+ */
+function tokenMatches(presented: string, expected: string): boolean {
+  const a = createHash("sha256").update(presented, "utf8").digest();
+  const b = createHash("sha256").update(expected, "utf8").digest();
+  return timingSafeEqual(a, b);
+}
+
+function hostnameOf(hostHeader: string | undefined): string | undefined {
+  if (!hostHeader) return undefined;
+  try {
+    return new URL(`http://${hostHeader}`).hostname;
+  } catch {
+    return undefined;
+  }
+}

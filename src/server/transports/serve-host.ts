@@ -1,0 +1,15 @@
+// What a transport needs from the process it serves: a logger, the server's dependencies for the chosen tools and a
+// new Session per MCP session. The app satisfies it as it is; the transports never import the app.
+import type { Logger } from "../../log.js";
+import type { Session } from "../../session/session.js";
+import type { ServerDeps } from "../create-server.js";
+import type { ToolDefinition } from "../tool.js";
+
+/** The port the stdio and HTTP transports serve through. */
+export interface ServeHost {
+  readonly logger: Logger;
+  /** The dependencies of every MCP server the transport creates, for `tools`. */
+  serverDeps(tools: readonly ToolDefinition[]): ServerDeps;
+  /** A new Session for the MCP session `id`. */
+  newSession(id: string): Session;
+}

@@ -1,0 +1,297 @@
+// The lifecycle of one upstream MCP server: spawn or reach it, initialize and list its tools under one deadline,
+// follow list_changed, call its tools, close it. A failure leaves it "unavailable"; the next call connects again.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type CallToolResult, type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { isStdioServer, type ServerConfig } from "../config/schema.js";
+import { CairnError, ErrorCode } from "../errors.js";
+import type { Logger } from "../log.js";
+import { createBoundedFetch, type OnDiscarded } from "./bounded-fetch.js";
+import { BoundedStdioClientTransport } from "./bounded-stdio-transport.js";
+import { DEFAULT_MAX_REPLY_BYTES } from "./reply-limit.js";
+import { callError, describeConnectError } from "./upstream-errors.js";
+
+const CLIENT_INFO = { name: "cairn", version: "0.1.0" };
+const STDERR_TAIL_LINES = 20;
+const MAX_STDERR_LINE = 8192;
+
+/** What a connection shares with the manager that owns it. */
+export interface ConnectionContext {
+  /** Deadline for spawning (or reaching), initializing and listing the server. */
+  connectTimeoutMs: number;
+  log: Logger;
+  /** True once the manager is closing: no connection becomes ready after that. */
+  closed(): boolean;
+  /** Called whenever the server's status or tool list changes. */
+  changed(server: string): void;
+}
+
+/**
+ * One configured upstream server. `connect()` never rejects (a failure is its status); `call` throws the CairnErrors
+ * listed on `UpstreamManager.callTool`, and marks the connection unavailable when the call found it dead.
+ */
+export class UpstreamConnection {
+  private client: Client | undefined;
+  private status: "ready" | "unavailable" = "unavailable";
+  private cause: string | undefined = "not started";
+  private tools: Tool[] = [];
+  private connecting: Promise<void> | undefined;
+  private refreshing: Promise<void> | undefined;
+  /** A refresh arrived while one was running: list again when it ends. */
+  private refreshAgain = false;
+  private readonly stderrTail: string[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly config: ServerConfig,
+    private readonly context: ConnectionContext,
+  ) {}
+
+  /** True when the server's `allow` and `deny` let the agent see `tool`. */
+  allows(tool: string): boolean {
+    return (this.config.allow.length === 0 || this.config.allow.includes(tool)) && !this.config.deny.includes(tool);
+  }
+
+  /** The status, its cause, and the tools after `allow`/`deny` (the last known list while unavailable). */
+  state(): { status: "ready" | "unavailable"; cause: string | undefined; tools: Tool[] } {
+    return { status: this.status, cause: this.cause, tools: this.tools.filter((tool) => this.allows(tool.name)) };
+  }
+
+  /** Connects unless a connection attempt is already running; never rejects. */
+  connect(): Promise<void> {
+    this.connecting ??= this.connectOnce()
+      .catch((error: unknown) => {
+        const cause = describeConnectError(error);
+        this.context.log.warn(`server "${this.name}" unavailable: ${cause}`, {
+          stderr_tail: this.stderrTail.slice(-5),
+        });
+        this.markUnavailable(cause);
+      })
+      .finally(() => {
+        this.connecting = undefined;
+      });
+    return this.connecting;
+  }
+
+  /** Calls `tool`, connecting first if needed and listing again once if the tool is not (yet) known. */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<CallToolResult> {
+    if (!this.client) await this.connect();
+    const client = this.client;
+    if (!client) throw this.unavailable();
+    // A server that never sends list_changed may have gained the tool since: list again once before refusing.
+    if (!this.offers(tool)) await this.refreshTools(client);
+    if (!this.offers(tool)) {
+      throw new CairnError(
+        ErrorCode.TOOL_NOT_FOUND,
+        `upstream server "${this.name}" offers no tool "${tool}": use search_tools to find the right name`,
+      );
+    }
+    try {
+      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: timeoutMs,
+        ...(signal === undefined ? {} : { signal }),
+      })) as CallToolResult;
+    } catch (error) {
+      throw this.callFailed(error, client, tool, timeoutMs, signal);
+    }
+  }
+
+  /** Waits for a running connection attempt, then ends the session (HTTP) and the client; never rejects. */
+  async close(): Promise<void> {
+    await this.connecting;
+    const client = this.client;
+    this.client = undefined;
+    this.status = "unavailable";
+    this.cause = "Cairn closed the connection";
+    if (!client) return;
+    const transport = client.transport;
+    if (transport instanceof StreamableHTTPClientTransport) {
+      await transport.terminateSession().catch(() => {});
+    }
+    await client.close().catch((error: unknown) => {
+      this.context.log.warn(`closing server "${this.name}" failed`, { error: String(error) });
+    });
+  }
+
+  private async connectOnce(): Promise<void> {
+    const { connectTimeoutMs, log } = this.context;
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const transport = this.openTransport();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer to initialize and tools/list within ${connectTimeoutMs} ms`)),
+        connectTimeoutMs,
+      );
+    });
+    let tools: Tool[];
+    try {
+      tools = await Promise.race([
+        (async () => {
+          await client.connect(transport, { timeout: connectTimeoutMs });
+          return this.listAllTools(client);
+        })(),
+        deadline,
+      ]);
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+
+    client.onclose = () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      if (this.context.closed()) return;
+      log.warn(`server "${this.name}" closed its connection`, { stderr_tail: this.stderrTail.slice(-5) });
+      this.markUnavailable("the server closed its connection or exited (its stderr is in Cairn's log)");
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      void this.refreshTools(client);
+    });
+    if (this.context.closed()) {
+      await client.close().catch(() => {});
+      throw new Error("Cairn is shutting down");
+    }
+    this.client = client;
+    this.tools = tools;
+    this.status = "ready";
+    this.cause = undefined;
+    log.info(`server "${this.name}" ready`, { tools: tools.length });
+    this.context.changed(this.name);
+  }
+
+  /** A stdio child (its stderr to the log) or a Streamable HTTP client, both bounded by `max_reply_bytes`. */
+  private openTransport(): BoundedStdioClientTransport | StreamableHTTPClientTransport {
+    const { config } = this;
+    const maxReplyBytes = config.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES;
+    const onDiscarded: OnDiscarded = ({ bytes, answered }) =>
+      this.context.log.warn(`server "${this.name}" sent a message over max_reply_bytes = ${maxReplyBytes}: discarded`, {
+        bytes,
+        ...(answered === undefined ? { answered: "no request id found" } : { request_id: answered }),
+      });
+    if (!isStdioServer(config)) {
+      return new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: config.headers },
+        fetch: createBoundedFetch(maxReplyBytes, onDiscarded),
+      });
+    }
+    const transport = new BoundedStdioClientTransport(
+      {
+        command: config.command,
+        args: config.args,
+        env: config.env,
+        ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+        stderr: "pipe",
+      },
+      { maxMessageBytes: maxReplyBytes, onDiscarded },
+    );
+    this.watchStderr(transport);
+    return transport;
+  }
+
+  /** Logs the child's stderr line by line and keeps its last lines for the warnings about this server. */
+  private watchStderr(transport: BoundedStdioClientTransport): void {
+    const stderrLog = this.context.log.child(this.name);
+    let pending = "";
+    transport.stderr?.on("data", (chunk: Buffer) => {
+      pending += chunk.toString("utf8");
+      const lines = pending.split("\n");
+      pending = lines.pop() ?? "";
+      // A server that never ends a line (progress bars) must not grow this buffer without bound.
+      if (pending.length > MAX_STDERR_LINE) {
+        lines.push(pending.slice(0, MAX_STDERR_LINE));
+        pending = "";
+      }
+      for (const line of lines) {
+        if (line.trim() === "") continue;
+        stderrLog.info(line);
+        this.stderrTail.push(line);
+        if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
+      }
+    });
+  }
+
+  private async listAllTools(client: Client): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
+        timeout: this.context.connectTimeoutMs,
+      });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return tools;
+  }
+
+  /** Lists the tools of `client` again; refreshes asked for meanwhile fold into one more round. Never rejects. */
+  private refreshTools(client: Client): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false;
+        try {
+          const tools = await this.listAllTools(client);
+          if (this.client !== client) return;
+          this.tools = tools;
+          this.context.changed(this.name);
+        } catch (error) {
+          this.context.log.warn(`server "${this.name}": refreshing tools after list_changed failed`, {
+            error: String(error),
+          });
+        }
+      } while (this.refreshAgain);
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private offers(tool: string): boolean {
+    return this.tools.some((t) => t.name === tool);
+  }
+
+  private markUnavailable(cause: string): void {
+    const changed = this.status !== "unavailable" || this.cause !== cause;
+    this.status = "unavailable";
+    this.cause = cause;
+    if (changed) this.context.changed(this.name);
+  }
+
+  private unavailable(): CairnError {
+    return new CairnError(
+      ErrorCode.UPSTREAM_UNAVAILABLE,
+      `upstream server "${this.name}" is unavailable: ${this.cause ?? "unknown cause"}. ` +
+        `Cairn retries it on the next call; check [servers.${this.name}] in cairn.toml if it keeps failing`,
+      { data: { server: this.name } },
+    );
+  }
+
+  private callFailed(
+    error: unknown,
+    client: Client,
+    tool: string,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): CairnError {
+    const mapped = callError(error, { server: this.name, tool, timeoutMs, signal });
+    if (mapped) return mapped;
+    // Connection closed, or a transport failure (process gone, HTTP endpoint unreachable): the connection is dead.
+    if (this.client === client) {
+      this.client = undefined;
+      this.markUnavailable(`the connection was lost during a call to ${tool} (${describeConnectError(error)})`);
+      void client.close().catch(() => {});
+    }
+    return this.unavailable();
+  }
+}

@@ -1,0 +1,80 @@
+// How failures of upstream connections and calls become Cairn's words and error codes. Pure: deciding that a
+// connection is dead, and acting on it, is the connection's job.
+import { McpError, ErrorCode as McpErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { CairnError, ErrorCode, isCairnError } from "../errors.js";
+import { redactSecrets } from "../log.js";
+import { ReplyTooLargeError } from "./bounded-fetch.js";
+import { replyTooLargeLimit } from "./reply-limit.js";
+
+/** The call a failure belongs to, as the error messages name it. */
+interface FailedCall {
+  server: string;
+  tool: string;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * The CairnError for a failed upstream call: the error itself when it is one, `CANCELLED` (the caller's signal),
+ * `TOOL_TIMEOUT`, `TOO_LARGE` or `TOOL_FAILED` (a protocol error the upstream answered). Undefined when the
+ * connection closed or the transport failed: the connection is dead, and the caller reports it unavailable.
+ */
+export function callError(error: unknown, call: FailedCall): CairnError | undefined {
+  if (isCairnError(error)) return error;
+  const { server, tool, timeoutMs } = call;
+  const name = `${server}.${tool}`;
+  if (call.signal?.aborted) {
+    return new CairnError(ErrorCode.CANCELLED, `call to ${name} was cancelled`, { cause: error });
+  }
+  if (error instanceof McpError && error.code === McpErrorCode.RequestTimeout) {
+    return new CairnError(
+      ErrorCode.TOOL_TIMEOUT,
+      `${name} did not answer within ${timeoutMs} ms and was cancelled: ask for less, or raise timeout_ms of ` +
+        `[servers.${server}]`,
+      { cause: error, data: { server, tool, timeout_ms: timeoutMs } },
+    );
+  }
+  const limit = overLimit(error);
+  if (limit !== undefined) {
+    return new CairnError(
+      ErrorCode.TOO_LARGE,
+      `${name} replied with more than ${limit} bytes (max_reply_bytes of [servers.${server}]), so the reply ` +
+        "was discarded: ask for less (a page, a filter, fewer fields), or raise max_reply_bytes",
+      { name: "ToolCallError", cause: error, data: { server, tool, limit } },
+    );
+  }
+  if (error instanceof McpError && error.code !== McpErrorCode.ConnectionClosed) {
+    return new CairnError(ErrorCode.TOOL_FAILED, `${name} failed: ${redactSecrets(error.message)}`, {
+      cause: error,
+      data: { server, tool },
+    });
+  }
+  return undefined;
+}
+
+/**
+ * Cairn's words for why a connection failed. Foreign messages are redacted: an HTTP client error can quote a header
+ * value, a spawn error the command line, and either may hold an expanded `${VAR}` (decision 0011).
+ */
+export function describeConnectError(error: unknown): string {
+  return redactSecrets(connectErrorText(error));
+}
+
+function connectErrorText(error: unknown): string {
+  if (error instanceof McpError && error.code === McpErrorCode.ConnectionClosed) {
+    return "the server closed its connection or exited (its stderr is in Cairn's log)";
+  }
+  const limit = overLimit(error);
+  if (limit !== undefined) return `a reply passed max_reply_bytes = ${limit} (raise it for this server)`;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "ENOENT") return "the command was not found on PATH";
+  if (code === "EACCES") return "the command is not executable";
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/^MCP error -?\d+: /, "");
+}
+
+/** The max_reply_bytes a failed call's reply passed, when that is why it failed. */
+function overLimit(error: unknown): number | undefined {
+  if (error instanceof McpError) return replyTooLargeLimit(error.code, error.data);
+  return error instanceof ReplyTooLargeError ? error.limit : undefined;
+}
