@@ -12,7 +12,6 @@ import type {
   DuckDBPreparedStatement,
   DuckDBType,
   DuckDBValue,
-  DuckDBVector,
 } from "@duckdb/node-api";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
@@ -28,7 +27,17 @@ import type {
 } from "./query-engine.js";
 import { checkDescribeRequest, checkQueryRequest } from "./query-request.js";
 import { clip, type Redactions, redact } from "./redact.js";
+import { PreviewBuilder } from "./result-preview.js";
 import { ALLOWED_SQL_HINT, assertReadOnlyLeadingKeyword } from "./sql-guard.js";
+import {
+  columnDefinitions,
+  csvReader,
+  detectingReader,
+  exactParquetSelect,
+  sniffCsvQuery,
+  sqlList,
+  sqlString,
+} from "./sql-text.js";
 import { createEngineTempDir } from "./temp-dir.js";
 
 type DuckDb = typeof import("@duckdb/node-api");
@@ -53,8 +62,6 @@ export interface DuckDbQueryEngineOptions {
 }
 
 const SIZE_PATTERN = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-const BLOB_INLINE_BYTES = 256;
 const SAVED_TABLE = "cairn_saved_result";
 
 /** Loads DuckDB and returns a ready engine; fails fast when DuckDB cannot start with these options. */
@@ -482,9 +489,8 @@ export class DuckDbQueryEngine implements QueryEngine {
    */
   private async openSave(db: LockedDatabase, control: CallControl, columns: QueryColumn[]): Promise<SaveTarget> {
     const connection = control.register(await db.instance.connect());
-    const definition = columns.map((c) => `${quoteIdentifier(c.name)} ${c.type}`).join(", ");
     try {
-      await connection.run(`CREATE TABLE ${SAVED_TABLE} (${definition})`);
+      await connection.run(`CREATE TABLE ${SAVED_TABLE} (${columnDefinitions(columns)})`);
     } catch (error) {
       connection.closeSync();
       throw new CairnError(
@@ -517,8 +523,8 @@ export class DuckDbQueryEngine implements QueryEngine {
   }
 
   /**
-   * Writes the saved table as Parquet beside the target, then renames it into place. Parquet has no 128-bit
-   * integer (DuckDB would write a lossy DOUBLE), so HUGEINT/UHUGEINT go through a checked cast to DECIMAL(38,0).
+   * Writes the saved table as Parquet beside the target, then renames it into place. 128-bit integers go through
+   * a checked cast to DECIMAL(38,0) (see `exactParquetSelect`); one with more than 38 digits fails the save.
    */
   private async writeParquet(
     connection: DuckDBConnection,
@@ -528,16 +534,11 @@ export class DuckDbQueryEngine implements QueryEngine {
     target: string,
     rowCount: number,
   ): Promise<{ path: string; row_count: number; bytes: number }> {
-    const select = columns
-      .map((c) => {
-        const exact = c.type.replace(/(?<!")\bU?HUGEINT\b(?!")/g, "DECIMAL(38,0)");
-        const name = quoteIdentifier(c.name);
-        return exact === c.type ? name : `CAST(${name} AS ${exact}) AS ${name}`;
-      })
-      .join(", ");
     try {
       control.throwIfStopped();
-      await connection.run(`COPY (SELECT ${select} FROM ${SAVED_TABLE}) TO ${sqlString(tempPath)} (FORMAT parquet)`);
+      await connection.run(
+        `COPY (SELECT ${exactParquetSelect(columns)} FROM ${SAVED_TABLE}) TO ${sqlString(tempPath)} (FORMAT parquet)`,
+      );
       control.throwIfStopped();
       await rename(tempPath, target);
     } catch (error) {
@@ -574,196 +575,6 @@ export class DuckDbQueryEngine implements QueryEngine {
     }
     return new CairnError(ErrorCode.QUERY_FAILED, message, { cause: error });
   }
-}
-
-/** Builds the JSON preview: rows stop at the row or byte budget, whichever comes first. */
-class PreviewBuilder {
-  readonly rows: Record<string, unknown>[] = [];
-  readonly integerStringColumns = new Set<string>();
-  private bytes = 2; // the brackets of the JSON array
-  private full: boolean;
-  private readonly pendingStrings = new Set<string>();
-  private readonly converter: (value: DuckDBValue, type: DuckDBType, column: string) => unknown;
-  private readonly varcharId: number;
-  private readonly listId: number;
-  private readonly blobId: number;
-
-  constructor(
-    duckdb: DuckDb,
-    private readonly names: string[],
-    private readonly types: DuckDBType[],
-    private readonly limits: QueryRequest["limits"],
-  ) {
-    this.full = limits.maxPreviewRows === 0;
-    this.converter = createJsonConverter(duckdb, (column) => this.pendingStrings.add(column));
-    this.varcharId = duckdb.DuckDBTypeId.VARCHAR;
-    this.listId = duckdb.DuckDBTypeId.LIST;
-    this.blobId = duckdb.DuckDBTypeId.BLOB;
-  }
-
-  add(chunk: DuckDBDataChunk): void {
-    if (this.full) return;
-    const vectors = this.names.map((_, c) => chunk.getColumnVector(c));
-    const lengths = vectors.map((vector, c) => {
-      const id = (this.types[c] as DuckDBType).typeId;
-      if (id === this.listId) return peekListLengths(vector);
-      return id === this.varcharId || id === this.blobId ? peekStringLengths(vector) : undefined;
-    });
-    for (let r = 0; r < chunk.rowCount && !this.full; r++) {
-      const entries: [string, unknown][] = [];
-      this.pendingStrings.clear();
-      for (let c = 0; c < vectors.length && !this.full; c++) {
-        const name = this.names[c] as string;
-        const type = this.types[c] as DuckDBType;
-        // A huge text or blob is sized before it is copied into JavaScript: it could never fit the preview.
-        const length = lengths[c]?.(r);
-        if (length !== undefined && type.typeId === this.varcharId && length > this.limits.maxPreviewBytes) {
-          this.full = true;
-        } else if (length !== undefined && type.typeId === this.listId && 2 * length > this.limits.maxPreviewBytes) {
-          // N items need at least 2N-1 characters of JSON: such a list could never fit, and converting it whole
-          // into JavaScript first could take more memory than the query itself.
-          this.full = true;
-        } else if (length !== undefined && type.typeId === this.blobId && length > BLOB_INLINE_BYTES) {
-          entries.push([name, `[BLOB of ${length} bytes]`]);
-        } else {
-          entries.push([name, this.converter((vectors[c] as DuckDBVector).getItem(r), type, name)]);
-        }
-      }
-      if (this.full) break;
-      // fromEntries defines own properties, so a column named __proto__ stays a column.
-      const row = Object.fromEntries(entries);
-      const size = Buffer.byteLength(JSON.stringify(row)) + (this.rows.length > 0 ? 1 : 0);
-      if (this.bytes + size > this.limits.maxPreviewBytes) {
-        this.full = true;
-        break;
-      }
-      this.bytes += size;
-      this.rows.push(row);
-      for (const column of this.pendingStrings) this.integerStringColumns.add(column);
-      if (this.rows.length >= this.limits.maxPreviewRows) this.full = true;
-    }
-  }
-}
-
-/**
- * Byte lengths of a VARCHAR or BLOB vector's items without copying them: DuckDB's string_t keeps a 32-bit length
- * at the start of each 16-byte slot. Reads node-api's internal view of the vector; when that is absent (another
- * node-api version) it returns undefined and values are simply read whole.
- */
-function peekStringLengths(vector: DuckDBVector): ((row: number) => number | undefined) | undefined {
-  const inner = vector as unknown as { dataView?: unknown; validity?: { itemValid?: unknown } };
-  const view = inner.dataView;
-  const validity = inner.validity;
-  if (!(view instanceof DataView) || typeof validity?.itemValid !== "function") return undefined;
-  const valid = validity.itemValid.bind(validity) as (row: number) => boolean;
-  return (row) => (valid(row) && (row + 1) * 16 <= view.byteLength ? view.getUint32(row * 16, true) : undefined);
-}
-
-/**
- * Item counts of a top-level LIST vector's rows without converting them: node-api keeps DuckDB's list entries
- * (offset, length) as a BigUint64Array. Undefined when that internal view is absent (another node-api version).
- */
-function peekListLengths(vector: DuckDBVector): ((row: number) => number | undefined) | undefined {
-  const inner = vector as unknown as { entryData?: unknown; validity?: { itemValid?: unknown } };
-  const entries = inner.entryData;
-  const validity = inner.validity;
-  if (!(entries instanceof BigUint64Array) || typeof validity?.itemValid !== "function") return undefined;
-  const valid = validity.itemValid.bind(validity) as (row: number) => boolean;
-  return (row) => (valid(row) && row * 2 + 1 < entries.length ? Number(entries[row * 2 + 1]) : undefined);
-}
-
-/**
- * DuckDB values to plain JSON (see QueryResult): never a bigint, exact decimals and big integers as strings.
- * `onIntegerString` hears of every integer that had to become a string, by top-level column.
- */
-function createJsonConverter(
-  duckdb: DuckDb,
-  onIntegerString: (column: string) => void,
-): (value: DuckDBValue, type: DuckDBType, column: string) => unknown {
-  const T = duckdb.DuckDBTypeId;
-  const convert = (value: DuckDBValue, type: DuckDBType, column: string): unknown => {
-    if (value === null || value === undefined) return null;
-    switch (type.typeId) {
-      case T.BOOLEAN:
-      case T.TINYINT:
-      case T.SMALLINT:
-      case T.INTEGER:
-      case T.UTINYINT:
-      case T.USMALLINT:
-      case T.UINTEGER:
-      case T.VARCHAR:
-        return value;
-      case T.BIGINT:
-      case T.UBIGINT:
-      case T.HUGEINT:
-      case T.UHUGEINT:
-      case T.BIGNUM: {
-        const n = value as bigint;
-        if (n <= MAX_SAFE && n >= -MAX_SAFE) return Number(n);
-        onIntegerString(column);
-        return n.toString();
-      }
-      case T.FLOAT:
-        return Number.isFinite(value) ? shortestFloat32(value as number) : String(value);
-      case T.DOUBLE:
-        return Number.isFinite(value) ? value : String(value);
-      case T.TIMESTAMP:
-      case T.TIMESTAMP_S:
-      case T.TIMESTAMP_MS:
-      case T.TIMESTAMP_NS:
-        return isoTimestamp(String(value), false);
-      case T.TIMESTAMP_TZ:
-        return isoTimestamp(String(value), true);
-      case T.BLOB: {
-        const bytes = (value as InstanceType<DuckDb["DuckDBBlobValue"]>).bytes;
-        return bytes.length <= BLOB_INLINE_BYTES
-          ? Buffer.from(bytes).toString("base64")
-          : `[BLOB of ${bytes.length} bytes]`;
-      }
-      default:
-        break;
-    }
-    if (value instanceof duckdb.DuckDBListValue || value instanceof duckdb.DuckDBArrayValue) {
-      const itemType = (type as InstanceType<DuckDb["DuckDBListType"]>).valueType;
-      return value.items.map((item) => convert(item, itemType, column));
-    }
-    if (value instanceof duckdb.DuckDBStructValue && type instanceof duckdb.DuckDBStructType) {
-      return Object.fromEntries(
-        type.entryNames.map((name, i) => [
-          name,
-          convert(value.entries[name] ?? null, type.entryTypes[i] as DuckDBType, column),
-        ]),
-      );
-    }
-    if (value instanceof duckdb.DuckDBMapValue && type instanceof duckdb.DuckDBMapType) {
-      return value.entries.map((e) => ({
-        key: convert(e.key, type.keyType, column),
-        value: convert(e.value, type.valueType, column),
-      }));
-    }
-    if (value instanceof duckdb.DuckDBUnionValue && type instanceof duckdb.DuckDBUnionType) {
-      return { tag: value.tag, value: convert(value.value, type.memberTypeForTag(value.tag), column) };
-    }
-    // DECIMAL, DATE, TIME, INTERVAL, UUID, ENUM, BIT, ...: DuckDB's exact text form.
-    return String(value);
-  };
-  return convert;
-}
-
-/** The shortest decimal that reads back as the same 32-bit float: 0.1, not 0.10000000149011612. */
-function shortestFloat32(value: number): number {
-  for (let digits = 1; digits < 9; digits++) {
-    const candidate = Number(value.toPrecision(digits));
-    if (Math.fround(candidate) === value) return candidate;
-  }
-  return Number(value.toPrecision(9));
-}
-
-/** `2024-01-02 03:04:05.5+00` -> `2024-01-02T03:04:05.5Z`; infinite and BC values keep DuckDB's text. */
-function isoTimestamp(text: string, utc: boolean): string {
-  const match = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}(?:\.\d+)?)(\+00)?$/.exec(text);
-  if (!match) return text;
-  return `${match[1]}T${match[2]}${utc ? "Z" : ""}`;
 }
 
 function bindParameters(duckdb: DuckDb, prepared: DuckDBPreparedStatement, parameters: unknown[]): void {
@@ -823,13 +634,11 @@ async function reuseKey(inputs: QueryInput[]): Promise<string> {
 
 /**
  * Creates `name` over the input. A CSV is sniffed once here and read with the dialect and columns found, so that
- * binding a query does not sniff it again (each sniff of a large CSV costs tens of milliseconds). The options are
- * quoted here from sniff_csv's fields; its ready-made `Prompt` does not escape quotes in header names.
+ * binding a query does not sniff it again (each sniff of a large CSV costs tens of milliseconds).
  */
 async function createInputView(connection: DuckDBConnection, name: string, input: QueryInput): Promise<void> {
-  const path = sqlString(input.path);
   if (input.format === "csv") {
-    const explicit = await sniffedCsvReader(connection, path).catch(() => undefined);
+    const explicit = await sniffedCsvReader(connection, input.path).catch(() => undefined);
     if (explicit !== undefined) {
       try {
         await connection.run(`CREATE VIEW ${name} AS SELECT * FROM ${explicit}`);
@@ -839,47 +648,11 @@ async function createInputView(connection: DuckDBConnection, name: string, input
       }
     }
   }
-  const reader = input.format === "csv" ? "read_csv" : input.format === "parquet" ? "read_parquet" : "read_json";
-  await connection.run(`CREATE VIEW ${name} AS SELECT * FROM ${reader}(${path})`);
+  await connection.run(`CREATE VIEW ${name} AS SELECT * FROM ${detectingReader(input)}`);
 }
 
 async function sniffedCsvReader(connection: DuckDBConnection, path: string): Promise<string | undefined> {
-  const sniffed = await connection.runAndReadAll(
-    `SELECT Delimiter, Quote, Escape, NewLineDelimiter, Comment, SkipRows, HasHeader, Columns, DateFormat,
-            TimestampFormat FROM sniff_csv(${path})`,
-  );
+  const sniffed = await connection.runAndReadAll(sniffCsvQuery(path));
   const row = sniffed.getRowsJS()[0];
-  if (!row) return undefined;
-  const [delim, quote, escapeChar, newLine, comment, skip, header, columns, dateFormat, timestampFormat] = row;
-  const text = (value: unknown) => sqlString(value === "(empty)" || value === null ? "" : String(value));
-  const fields = (columns ?? []) as { name: string; type: string }[];
-  if (fields.length === 0) return undefined;
-  const options = [
-    "auto_detect = false",
-    `delim = ${text(delim)}`,
-    `quote = ${text(quote)}`,
-    `escape = ${text(escapeChar)}`,
-    `new_line = ${text(newLine)}`,
-    `comment = ${text(comment)}`,
-    `skip = ${Number(skip)}`,
-    `header = ${header === true}`,
-    `columns = {${fields.map((f) => `${sqlString(f.name)}: ${sqlString(f.type)}`).join(", ")}}`,
-  ];
-  if (typeof dateFormat === "string" && dateFormat !== "") options.push(`dateformat = ${sqlString(dateFormat)}`);
-  if (typeof timestampFormat === "string" && timestampFormat !== "") {
-    options.push(`timestampformat = ${sqlString(timestampFormat)}`);
-  }
-  return `read_csv(${path}, ${options.join(", ")})`;
-}
-
-function sqlString(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
-}
-
-function sqlList(items: string[]): string {
-  return `[${items.map(sqlString).join(", ")}]`;
-}
-
-function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
+  return row === undefined ? undefined : csvReader(path, row);
 }
