@@ -6,6 +6,8 @@ import { expectValue, measure, ms, progress, QUICK, ROOT, startCairn, startStdio
 
 const TARGET_MS = 5;
 
+/** @typedef {"floor" | "add" | "ts"} CaseKey */
+
 /** Realistic snippet logic with the TypeScript an agent writes: types, an interface, a generic, array methods, a loop. */
 export const TS_SNIPPET = `
 interface Order { id: number; customer: string; amount: number; status: "open" | "paid" | "void"; }
@@ -39,7 +41,10 @@ const top = Object.entries(totals)
 return { orders: orders.length, live: live.length, top };
 `;
 
-/** The snippet's answer computed by Node itself (types stripped by esbuild), so Cairn's reply is checked, not trusted. */
+/**
+ * The snippet's answer computed by Node itself (types stripped by esbuild), so Cairn's reply is checked, not trusted.
+ * @returns {Promise<unknown>}
+ */
 async function expectedTsValue() {
   const { code } = await transform(`async function snippet() {${TS_SNIPPET}}`, { loader: "ts" });
   return new Function(`${code}; return snippet();`)();
@@ -53,7 +58,9 @@ export default async function run() {
   const cairn = await startCairn();
   const floor = await startStdio({ args: [join(ROOT, "bench", "fixtures", "floor-server.mjs")] });
   try {
+    /** @type {{ add: number[], ts: number[] }} */
     const serverMs = { add: [], ts: [] };
+    /** @type {{ key: CaseKey, name: string, fn: () => Promise<void> }[]} */
     const cases = [
       {
         key: "floor",
@@ -87,7 +94,8 @@ export default async function run() {
     serverMs.add.length = 0;
     serverMs.ts.length = 0;
     progress(`measuring: ${runs} interleaved calls of each`);
-    const samples = Object.fromEntries(cases.map((c) => [c.key, []]));
+    /** @type {Record<CaseKey, number[]>} */
+    const samples = { floor: [], add: [], ts: [] };
     for (let i = 0; i < runs; i++) {
       for (const c of cases) samples[c.key].push(...(await measure(c.fn, { runs: 1 })));
     }
@@ -95,7 +103,7 @@ export default async function run() {
     const floorS = summary(samples.floor);
     const results = cases.map((c) => {
       const s = summary(samples[c.key]);
-      const inServer = serverMs[c.key] ? summary(serverMs[c.key]).median : null;
+      const inServer = c.key === "floor" ? null : summary(serverMs[c.key]).median;
       const overhead = c.key === "floor" ? null : s.median - floorS.median;
       return {
         case: c.name,
@@ -127,6 +135,7 @@ export default async function run() {
     );
     const add = results.find((r) => r.case.includes("1 + 1"));
     const ts = results.find((r) => r.case.includes("TypeScript"));
+    if (!add || !ts) throw new Error("codemode bench: the 1 + 1 or the TypeScript case has no result");
     console.log(
       `target "code mode overhead under ${TARGET_MS} ms at the median": ${add.verdict} at ${add.overhead_ms} ms for \`return 1 + 1\`; ` +
         `${ts.verdict} at ${ts.overhead_ms} ms for the 30-line TypeScript snippet.`,

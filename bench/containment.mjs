@@ -6,6 +6,36 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { mb, ms, progress, QUICK, ROOT, startCairn, table } from "./lib.mjs";
 
+/**
+ * A tool reply parsed as JSON, or `{ text }` when its text is not JSON.
+ * @typedef {{ ok?: boolean, value?: unknown, error?: { code?: string }, text?: string }} ParsedReply
+ */
+
+/**
+ * Calls a tool of the family's server and parses its reply.
+ * @typedef {(tool: string, args: Record<string, unknown>) => Promise<ParsedReply | null>} FamilyCall
+ */
+
+/**
+ * One bomb: a call that must stop with `expectCode`. Without `args` it is `execute_code` with `code`.
+ * @typedef {object} Bomb
+ * @property {string} name
+ * @property {string} expectCode
+ * @property {string} [tool] "execute_code" when absent
+ * @property {Record<string, unknown>} [args]
+ * @property {string} [code]
+ */
+
+/**
+ * Bombs run against one served `cairn serve` with the family's config.
+ * @typedef {object} Family
+ * @property {string} name
+ * @property {Bomb[]} bombs
+ * @property {string} [configToml] the server's config; the SPEC defaults when absent
+ * @property {number} [limitMb] the memory limit, for the "passing limit" figure; none when absent
+ * @property {(call: FamilyCall) => Promise<void>} [setup] runs once on the fresh server, before the baseline
+ */
+
 const SANDBOX_TOML = `[sandbox]
 memory_mb = 128
 timeout_ms = 10000
@@ -14,7 +44,10 @@ max_entry_bytes = 67108864
 max_total_bytes = 268435456
 `;
 
-/** The sandbox's own family; other families live in bench/containment/*.mjs (export `family`). */
+/**
+ * The sandbox's own family; other families live in bench/containment/*.mjs (export `family`).
+ * @type {Family}
+ */
 const SANDBOX = {
   name: "sandbox",
   configToml: SANDBOX_TOML,
@@ -70,22 +103,26 @@ const SANDBOX = {
   ],
 };
 
-/** RSS in bytes of a process and all its descendants (the SQL engine and programs run as children). */
+/**
+ * RSS in bytes of a process and all its descendants (the SQL engine and programs run as children).
+ * @param {number} rootPid
+ */
 function treeRss(rootPid) {
+  /** @type {Map<number, number[]>} */
   const children = new Map();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push(Number(entry));
+      const siblings = children.get(ppid);
+      if (siblings) siblings.push(Number(entry));
+      else children.set(ppid, [Number(entry)]);
     } catch {}
   }
   let total = 0;
   const stack = [rootPid];
-  while (stack.length) {
-    const pid = stack.pop();
+  for (let pid = stack.pop(); pid !== undefined; pid = stack.pop()) {
     try {
       const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmRSS:\s+(\d+)\s+kB/m);
       if (m) total += Number(m[1]) * 1024;
@@ -95,19 +132,23 @@ function treeRss(rootPid) {
   return total;
 }
 
+/** @param {number} t milliseconds */
 const sleep = (t) => new Promise((r) => setTimeout(r, t));
 
+/** @param {number} pid */
 async function settledRss(pid) {
   // Retired workers and killed children take a moment to give memory back: read after a short settle.
   await sleep(1500);
   return treeRss(pid);
 }
 
+/** @param {Family} family */
 async function runFamily(family) {
   progress(`containment: ${family.name}`);
   const cairn = await startCairn({ toml: family.configToml ?? "" });
   const rows = [];
   try {
+    /** @type {FamilyCall} */
     const call = async (tool, args) => {
       const r = await cairn.call(tool, args);
       try {
@@ -123,6 +164,7 @@ async function runFamily(family) {
       progress(`  ${bomb.name}`);
       const baseline = treeRss(cairn.pid);
       let peak = baseline;
+      /** @type {number | undefined} */
       let passedAt;
       const limitBytes = (family.limitMb ?? Number.POSITIVE_INFINITY) * 1048576;
       const sampler = setInterval(() => {
@@ -185,6 +227,7 @@ async function bytesRoundTrip() {
 
 async function families() {
   const dir = join(ROOT, "bench", "containment");
+  /** @type {Family[]} */
   const found = [SANDBOX];
   if (!existsSync(dir)) return found;
   for (const file of readdirSync(dir)

@@ -9,8 +9,30 @@ import { tokenize } from "../dist/registry/tokenize.js";
 import { generateToolSpecs } from "../test/fixtures/servers/generated-tools.mjs";
 import { summary, table } from "./lib.mjs";
 
+/** @import { Capability } from "../src/registry/capability.js" */
+
+/**
+ * A generated tool as a capability: upstream server "bench", so `tool` is always there.
+ * @typedef {Capability & { server: string, tool: string }} GeneratedCapability
+ */
+
+/**
+ * A query a model would write, and the capability it should find first.
+ * @typedef {{ kind: "words" | "natural" | "typo", text: string, target: string }} Query
+ */
+
+/**
+ * A search under test: up to `limit` hits, best first.
+ * @typedef {(query: string, limit: number) => { name: string }[]} Search
+ */
+
+/** @param {number} n */
 const round = (n) => Math.round(n * 1000) / 1000;
 
+/**
+ * @param {number} count
+ * @returns {GeneratedCapability[]}
+ */
 function capabilitiesOf(count) {
   return generateToolSpecs(count).map((spec) => ({
     name: `bench.${spec.name}`,
@@ -33,12 +55,18 @@ function capabilitiesOf(count) {
 /**
  * Queries a model would write for a known target: "verb service object" in words, the same reordered, and with
  * a typo in the longest word. Every generated name is `service_verb_object`, so the target is known.
+ * @param {GeneratedCapability[]} caps
+ * @param {number} every
  */
 function queriesFor(caps, every) {
+  /** @type {Query[]} */
   const queries = [];
   caps.forEach((cap, i) => {
     if (i % every !== 0) return;
     const [service, verb, object] = cap.tool.split("_");
+    if (service === undefined || verb === undefined || object === undefined) {
+      throw new Error(`generated tool name ${cap.tool} is not service_verb_object`);
+    }
     const typo = object.length > 5 ? `${object.slice(0, 2)}${object[3]}${object[2]}${object.slice(4)}` : object;
     queries.push({ kind: "words", text: `${verb} ${service} ${object}`, target: cap.name });
     queries.push({ kind: "natural", text: `${object} from ${service} ${verb}`, target: cap.name });
@@ -47,11 +75,16 @@ function queriesFor(caps, every) {
   return queries;
 }
 
-/** The baseline: score = number of query words found as substrings of name + description, ties by name. */
+/**
+ * The baseline: score = number of query words found as substrings of name + description, ties by name.
+ * @param {Capability[]} caps
+ * @returns {Search}
+ */
 function createNaiveSearch(caps) {
   const haystacks = caps.map((cap) => ({ name: cap.name, text: `${cap.name} ${cap.description}`.toLowerCase() }));
   return (query, limit) => {
     const words = tokenize(query);
+    /** @type {{ name: string, score: number }[]} */
     const scored = [];
     for (const h of haystacks) {
       let score = 0;
@@ -63,7 +96,12 @@ function createNaiveSearch(caps) {
   };
 }
 
+/**
+ * @param {Search} search
+ * @param {Query[]} queries
+ */
 function runQueries(search, queries) {
+  /** @type {number[]} */
   const samples = [];
   let top1 = 0;
   let top5 = 0;
@@ -95,14 +133,15 @@ export default async function run() {
   runQueries(naive, queries.slice(0, 30));
   const ranked = runQueries((q, l) => registry.search(q, l), queries);
   const scan = runQueries(naive, queries);
-  const byKind = {};
-  for (const kind of ["words", "natural", "typo"]) {
+  /** @param {Query["kind"]} kind */
+  const top1Of = (kind) => {
     const subset = queries.filter((q) => q.kind === kind);
-    byKind[kind] = {
+    return {
       registry: runQueries((q, l) => registry.search(q, l), subset).top1,
       naive: runQueries(naive, subset).top1,
     };
-  }
+  };
+  const byKind = { words: top1Of("words"), natural: top1Of("natural"), typo: top1Of("typo") };
   const suggestSamples = [];
   for (const q of queries.slice(0, 50)) {
     const t = performance.now();
@@ -111,6 +150,7 @@ export default async function run() {
   }
 
   console.log(`\nsearch over ${toolCount} tools, ${queries.length} queries (words / natural order / typo), limit 10`);
+  /** @param {number} x */
   const pct = (x) => `${Math.round(x * 100)}%`;
   table([
     {
@@ -152,7 +192,9 @@ export default async function run() {
   const prettierSamples = [];
   for (const cap of declCaps.slice(0, Math.min(declCount, 50))) {
     const t = performance.now();
-    await compile(structuredClone(cap.inputSchema), "Input", { bannerComment: "", format: true });
+    // The schema is plain JSON Schema; JsonSchema is typed loosely (never trusted), compile wants JSONSchema4.
+    const schema = /** @type {Parameters<typeof compile>[0]} */ (structuredClone(cap.inputSchema));
+    await compile(schema, "Input", { bannerComment: "", format: true });
     prettierSamples.push(performance.now() - t);
   }
   const cold = summary(coldSamples);

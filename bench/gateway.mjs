@@ -4,6 +4,8 @@
 import { createRequire } from "node:module";
 import { ms, progress, QUICK, startCairn, startStdio, summary, table } from "./lib.mjs";
 
+/** @import { RunReply } from "./lib.mjs" */
+
 const require = createRequire(import.meta.url);
 const everything = require.resolve("@modelcontextprotocol/server-everything/dist/index.js");
 
@@ -15,6 +17,7 @@ export default async function run() {
   });
   const upstream = await startStdio({ args: [everything, "stdio"] });
   const rows = [];
+  /** @type {Record<string, { median_ms: number, p95_ms: number, runs: number }>} */
   const results = {};
   try {
     // Warm both paths (connections, the sandbox worker, schema compilation).
@@ -24,28 +27,28 @@ export default async function run() {
       progress(`${n} calls`);
       const sequential = `const out = []; for (let i = 0; i < ${n}; i++) out.push(await call_tool("everything.echo", { message: "m" + i })); return out.length`;
       const parallel = `const out = await Promise.all(Array.from({ length: ${n} }, (_, i) => call_tool("everything.echo", { message: "m" + i }))); return out.length`;
-      const series = {
-        "snippet, sequential": async () => check(await cairn.exec(sequential), n),
-        "snippet, Promise.all": async () => check(await cairn.exec(parallel), n),
-        "client -> upstream, one by one": async () => {
-          for (let i = 0; i < n; i++) await upstream.call("echo", { message: `m${i}` });
-        },
-        "client -> Cairn direct tool, one by one": async () => {
+      const oneByOne = timedSeries("client -> upstream, one by one", async () => {
+        for (let i = 0; i < n; i++) await upstream.call("echo", { message: `m${i}` });
+      });
+      const series = [
+        timedSeries("snippet, sequential", async () => check(await cairn.exec(sequential), n)),
+        timedSeries("snippet, Promise.all", async () => check(await cairn.exec(parallel), n)),
+        oneByOne,
+        timedSeries("client -> Cairn direct tool, one by one", async () => {
           for (let i = 0; i < n; i++) await cairn.call("everything__echo", { message: `m${i}` });
-        },
-      };
-      const samples = Object.fromEntries(Object.keys(series).map((k) => [k, []]));
+        }),
+      ];
       // Interleaved, so load changes hit every series alike.
       for (let r = 0; r < runs; r++) {
-        for (const [name, fn] of Object.entries(series)) {
+        for (const { fn, samples } of series) {
           const t0 = performance.now();
           await fn();
-          samples[name].push(performance.now() - t0);
+          samples.push(performance.now() - t0);
         }
       }
-      const floor = summary(samples["client -> upstream, one by one"]).median;
-      for (const [name, s] of Object.entries(samples)) {
-        const sum = summary(s);
+      const floor = summary(oneByOne.samples).median;
+      for (const { name, samples } of series) {
+        const sum = summary(samples);
         rows.push({
           calls: n,
           how: name,
@@ -66,6 +69,21 @@ export default async function run() {
   return { runs, results };
 }
 
+/**
+ * One way to make the calls, and its wall-clock samples (ms).
+ * @param {string} name
+ * @param {() => Promise<void>} fn
+ */
+function timedSeries(name, fn) {
+  /** @type {number[]} */
+  const samples = [];
+  return { name, fn, samples };
+}
+
+/**
+ * @param {RunReply} reply
+ * @param {number} n
+ */
 function check(reply, n) {
   if (reply.json?.ok !== true || reply.json.value !== n) throw new Error(`wrong reply: ${reply.text.slice(0, 300)}`);
 }

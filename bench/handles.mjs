@@ -16,13 +16,24 @@ import {
   timed,
 } from "./lib.mjs";
 
+/** @import { RunReply, ToolReply } from "./lib.mjs" */
+
+/**
+ * Run 2 of a shared-value approach: the code the model writes and the inputs it sends.
+ * @typedef {{ code: string, inputs?: Record<string, unknown> }} NextRun
+ */
+
 const MB = 1_000_000; // decimal: sizes are characters of the value's JSON text
 
 // One generator, run by the snippet in the sandbox and by Node here to size it: rows of ~115 chars, like a query result.
 const ROW = `(i) => ({ id: i, name: "user-" + i, email: "user" + i + "@example.com", score: ((i * 7919) % 1000) / 10, active: i % 3 !== 0, tags: ["alpha", "beta"] })`;
+/** @type {(i: number) => object} */
 const makeRow = new Function(`return ${ROW}`)();
 
-/** The number of rows whose JSON array text first reaches `chars` characters, and that text's exact length. */
+/**
+ * The number of rows whose JSON array text first reaches `chars` characters, and that text's exact length.
+ * @param {number} chars
+ */
 function rowsFor(chars) {
   let length = 1; // "["
   let n = 0;
@@ -30,10 +41,18 @@ function rowsFor(chars) {
   return { rows: n, length };
 }
 
+/**
+ * @param {number} rows
+ * @param {string} tail
+ */
 const rowsSnippet = (rows, tail) =>
   `const row = ${ROW};\nconst rows = [];\nfor (let i = 0; i < ${rows}; i++) rows.push(row(i));\n${tail}`;
 
-/** (a) One size of one kind on a fresh server: reply time, reply size, the spilled copy checked, peak RSS. */
+/**
+ * (a) One size of one kind on a fresh server: reply time, reply size, the spilled copy checked, peak RSS.
+ * @param {string} kind "text" (one string) or "json" (an array of rows)
+ * @param {number} size characters of the value's JSON text
+ */
 async function bigReply(kind, size) {
   const { code, valueChars } =
     kind === "text"
@@ -47,6 +66,7 @@ async function bigReply(kind, size) {
   try {
     for (let i = 0; i < 3; i++) expectValue(await cairn.exec("return 1 + 1"), 2, "warm-up");
     const baseline = peakRss(cairn.pid);
+    /** @type {RunReply | undefined} */
     let reply;
     const samples = await measure(
       async () => {
@@ -55,6 +75,7 @@ async function bigReply(kind, size) {
       },
       { runs },
     );
+    if (!reply) throw new Error(`${kind} ${size}: no run was made`);
     const peak = peakRss(cairn.pid);
     let outcome;
     if (reply.isError) {
@@ -91,14 +112,24 @@ async function bigReply(kind, size) {
   }
 }
 
-/** Characters that cross the model's context in one call: the code it writes, the inputs it sends, the reply it reads. */
+/**
+ * Characters that cross the model's context in one call: the code it writes, the inputs it sends, the reply it reads.
+ * @param {string} code
+ * @param {Record<string, unknown> | undefined} inputs
+ * @param {ToolReply} reply
+ */
 const crossed = (code, inputs, reply) =>
   code.length + (inputs === undefined ? 0 : JSON.stringify(inputs).length) + reply.text.length;
 
-/** (b) Two runs that share a ~5 MB value, three ways. Returns per-approach medians over `runs` repetitions. */
+/**
+ * (b) Two runs that share a ~5 MB value, three ways. Returns per-approach medians over `runs` repetitions.
+ * @param {number} runs
+ */
 async function shareValue(runs) {
   const { rows, length } = rowsFor(5 * MB);
+  /** @param {string} tail */
   const build = (tail) => rowsSnippet(rows, tail);
+  /** @type {{ name: string, toml: string, first: string, second: (r1: RunReply) => NextRun }[]} */
   const approaches = [
     {
       name: "handle: save_result / load_result",
@@ -106,7 +137,8 @@ async function shareValue(runs) {
       first: build("return await save_result(rows);"),
       second: (r1) => {
         const h = r1.json?.value;
-        if (!/^res_/.test(h ?? "")) throw new Error(`save_result: no handle in ${r1.text.slice(0, 200)}`);
+        if (typeof h !== "string" || !/^res_/.test(h))
+          throw new Error(`save_result: no handle in ${r1.text.slice(0, 200)}`);
         return { code: `const v = await load_result(${JSON.stringify(h)});\nreturn v.length;` };
       },
     },
@@ -143,6 +175,7 @@ async function shareValue(runs) {
       expectValue(await cairn.exec("return 1 + 1"), 2, "warm-up");
       const t1 = [];
       const t2 = [];
+      const both = [];
       let chars = 0;
       for (let i = 0; i < runs; i++) {
         const first = await timed(() => cairn.exec(a.first));
@@ -153,12 +186,13 @@ async function shareValue(runs) {
         const second = await timed(() => cairn.exec(next.code, next.inputs));
         const r2 = second.value;
         t2.push(second.ms);
+        both.push(first.ms + second.ms);
         expectValue(r2, rows, `${a.name}, run 2`);
         chars = crossed(a.first, undefined, r1) + crossed(next.code, next.inputs, r2);
       }
       const s1 = summary(t1);
       const s2 = summary(t2);
-      const total = summary(t1.map((t, i) => t + t2[i]));
+      const total = summary(both);
       out.push({
         approach: a.name,
         runs,
@@ -201,9 +235,10 @@ export default async function run() {
   );
   console.log("peak RSS = VmHWM of the server process (worker threads included); 'before' = after warm-up.");
 
-  const share = await shareValue(QUICK ? 1 : 5);
+  const shareRuns = QUICK ? 1 : 5;
+  const share = await shareValue(shareRuns);
   console.log(
-    `\n(b) a ${share.value_chars}-char value (${share.rows} rows) built in run 1 and used in run 2 (medians of ${share.approaches[0].runs})`,
+    `\n(b) a ${share.value_chars}-char value (${share.rows} rows) built in run 1 and used in run 2 (medians of ${shareRuns})`,
   );
   table(
     share.approaches.map((r) => ({
@@ -217,8 +252,8 @@ export default async function run() {
   );
   console.log("chars through context = code written + inputs sent + reply text read, over both calls.");
 
-  const handle = share.approaches[0];
-  const inline = share.approaches[1];
+  const [handle, inline] = share.approaches;
+  if (!handle || !inline) throw new Error("handles bench: the handle or the inline approach has no result");
   return {
     big_replies: big,
     share_value: share,

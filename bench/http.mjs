@@ -9,6 +9,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { expectValue, ms, progress, QUICK, ROOT, startCairn, summary, table } from "./lib.mjs";
 
+/** @import { CallToolResult } from "@modelcontextprotocol/sdk/types.js" */
+/** @import { RunJson, RunReply } from "./lib.mjs" */
+
+/** @typedef {{ exec: () => Promise<RunReply> }} BenchClient */
+
 const CALLS_PER_CLIENT = QUICK ? 30 : 200;
 const WARMUP_PER_CLIENT = 5;
 const TOKEN = "cairn-bench-token-7d0c52e1b9";
@@ -40,6 +45,7 @@ async function startHttp() {
   return { url, stop };
 }
 
+/** @param {string} url */
 async function httpClient(url) {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
@@ -47,8 +53,12 @@ async function httpClient(url) {
   const client = new Client({ name: "cairn-bench-http", version: "1.0.0" });
   await client.connect(transport);
   const exec = async () => {
-    const r = await client.callTool({ name: "execute_code", arguments: { code: SNIPPET } });
-    const text = r.content.map((c) => c.text ?? "").join("");
+    // The default result schema is CallToolResultSchema; the declared type also admits the legacy `toolResult`.
+    const r = /** @type {CallToolResult} */ (
+      await client.callTool({ name: "execute_code", arguments: { code: SNIPPET } })
+    );
+    const text = r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+    /** @type {RunJson | null} */
     let json = null;
     try {
       json = JSON.parse(text);
@@ -62,13 +72,17 @@ async function httpClient(url) {
   return { exec, close };
 }
 
-/** Every client warms up, then all run their calls at once; latency per call and throughput over the wall time. */
+/**
+ * Every client warms up, then all run their calls at once; latency per call and throughput over the wall time.
+ * @param {BenchClient[]} clients
+ */
 async function drive(clients) {
   await Promise.all(
     clients.map(async (c) => {
       for (let i = 0; i < WARMUP_PER_CLIENT; i++) expectValue(await c.exec(), 2, "warm-up");
     }),
   );
+  /** @type {number[]} */
   const samples = [];
   const t0 = performance.now();
   await Promise.all(
@@ -92,6 +106,7 @@ async function drive(clients) {
 }
 
 export default async function run() {
+  /** @type {({ transport: string, sessions: number, processes: number } & Awaited<ReturnType<typeof drive>>)[]} */
   const rows = [];
   const http = await startHttp();
   try {
@@ -121,7 +136,15 @@ export default async function run() {
     `execute_code "${SNIPPET}": ${CALLS_PER_CLIENT} timed calls per session after ${WARMUP_PER_CLIENT} warm-up`,
   );
   const text = table(rows);
-  const one = (t, n) => rows.find((r) => r.transport === t && r.sessions === n);
+  /**
+   * @param {string} transport
+   * @param {number} sessions
+   */
+  const one = (transport, sessions) => {
+    const row = rows.find((r) => r.transport === transport && r.sessions === sessions);
+    if (!row) throw new Error(`http bench: no ${transport} row for ${sessions} sessions`);
+    return row;
+  };
   const summaryLine = `http 1/4/16 sessions: ${one("http", 1).rps}/${one("http", 4).rps}/${one("http", 16).rps} req/s (p95 ${one("http", 1).p95_ms}/${one("http", 4).p95_ms}/${one("http", 16).p95_ms} ms); stdio 1/4: ${one("stdio", 1).rps}/${one("stdio", 4).rps} req/s (p95 ${one("stdio", 1).p95_ms}/${one("stdio", 4).p95_ms} ms)`;
   return { snippet: SNIPPET, calls_per_session: CALLS_PER_CLIENT, rows, table: text, summary: summaryLine };
 }

@@ -8,12 +8,38 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
+/** @import { CallToolResult } from "@modelcontextprotocol/sdk/types.js" */
+/** @import { ExecutionError, ExecutionStats } from "../src/sandbox/executor.js" */
+
+/**
+ * A tool call's answer as a host sees it: the text blocks joined by newlines, and the call's isError flag.
+ * @typedef {{ isError: boolean, text: string }} ToolReply
+ */
+
+/**
+ * The JSON of an execute_code reply, as SPEC shapes it: `{ok, value | error, logs?, artifacts?, stats}`.
+ * @typedef {object} RunJson
+ * @property {boolean} ok
+ * @property {unknown} [value]
+ * @property {ExecutionError} [error]
+ * @property {string[]} [logs]
+ * @property {ExecutionStats} stats
+ */
+
+/**
+ * An execute_code reply; `json` is null when the text is not whole JSON (a spilled reply is not).
+ * @typedef {ToolReply & { json: RunJson | null }} RunReply
+ */
+
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const QUICK = process.env.CAIRN_BENCH_QUICK === "1";
 // Big cases can take tens of seconds; the SDK's 60 s default would turn a slow answer into a false failure.
 const REQUEST_TIMEOUT_MS = 10 * 60 * 1000;
 
-/** One line per step, on a TTY only, so piped output and saved logs hold just the tables. */
+/**
+ * One line per step, on a TTY only, so piped output and saved logs hold just the tables.
+ * @param {string} message
+ */
 export function progress(message) {
   if (process.stderr.isTTY) process.stderr.write(`  .. ${message}\n`);
 }
@@ -21,6 +47,7 @@ export function progress(message) {
 /**
  * Starts any stdio MCP server and connects a client. The server's stderr is kept (last 8 KB) so that a crash
  * can be reported with the server's own words instead of a bare "connection closed".
+ * @param {{ command?: string, args: string[], cwd?: string, name?: string }} options
  */
 export async function startStdio({ command = process.execPath, args, cwd, name = "cairn-bench" }) {
   const transport = new StdioClientTransport({ command, args, cwd, stderr: "pipe" });
@@ -35,9 +62,18 @@ export async function startStdio({ command = process.execPath, args, cwd, name =
   };
   await client.connect(transport);
   const pid = transport.pid;
+  if (pid === null) throw new Error(`${args.join(" ")}: connected, but the server process has no pid`);
+  /**
+   * @param {string} tool
+   * @param {Record<string, unknown>} args
+   * @returns {Promise<ToolReply>}
+   */
   const call = async (tool, args) => {
     try {
-      const r = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS });
+      // The default result schema is CallToolResultSchema; the declared type also admits the legacy `toolResult`.
+      const r = /** @type {CallToolResult} */ (
+        await client.callTool({ name: tool, arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS })
+      );
       const text = (r.content ?? [])
         .filter((c) => c.type === "text")
         .map((c) => c.text)
@@ -46,7 +82,7 @@ export async function startStdio({ command = process.execPath, args, cwd, name =
     } catch (e) {
       const tail = stderr.trim() ? `; server stderr: ${stderr.trim().slice(-1500)}` : "";
       throw new Error(
-        `${tool} failed at the protocol level (${e?.message ?? e})${exited ? ", server exited" : ""}${tail}`,
+        `${tool} failed at the protocol level (${e instanceof Error ? e.message : e})${exited ? ", server exited" : ""}${tail}`,
       );
     }
   };
@@ -59,6 +95,7 @@ export async function startStdio({ command = process.execPath, args, cwd, name =
 /**
  * Starts `cairn serve` from dist/ with its own temp config and workspace, so runs never share state or touch
  * the user's ~/.cairn. `toml` is the config text (empty = the SPEC defaults).
+ * @param {{ toml?: string, serveArgs?: string[] }} [options]
  */
 export async function startCairn({ toml = "", serveArgs = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-"));
@@ -68,9 +105,15 @@ export async function startCairn({ toml = "", serveArgs = [] } = {}) {
     args: [join(ROOT, "dist", "main.js"), "serve", "--config", config, "--workspace", join(dir, "ws"), ...serveArgs],
     cwd: dir,
   });
-  /** execute_code; the parsed JSON when the reply is whole JSON, else null (a spilled reply is not). */
+  /**
+   * execute_code; the parsed JSON when the reply is whole JSON, else null (a spilled reply is not).
+   * @param {string} code
+   * @param {Record<string, unknown>} [inputs]
+   * @returns {Promise<RunReply>}
+   */
   const exec = async (code, inputs) => {
     const r = await server.call("execute_code", inputs === undefined ? { code } : { code, inputs });
+    /** @type {RunJson | null} */
     let json = null;
     try {
       json = JSON.parse(r.text);
@@ -84,7 +127,13 @@ export async function startCairn({ toml = "", serveArgs = [] } = {}) {
   return { ...server, exec, close, dir };
 }
 
-/** The reply of a run must be ok with this value; anything else is a server fault the bench must not hide. */
+/**
+ * The reply of a run must be ok with this value; anything else is a server fault the bench must not hide.
+ * @param {RunReply} reply
+ * @param {unknown} expected
+ * @param {string} what
+ * @returns {asserts reply is RunReply & { json: RunJson }}
+ */
 export function expectValue(reply, expected, what) {
   const got = reply.json?.value;
   if (reply.isError || reply.json?.ok !== true || JSON.stringify(got) !== JSON.stringify(expected)) {
@@ -92,15 +141,25 @@ export function expectValue(reply, expected, what) {
   }
 }
 
-/** Parses the spill pointer line `[Full output: N chars saved as art_... | cairn://... | /path]`, or null. */
+/**
+ * Parses the spill pointer line `[Full output: N chars saved as art_... | cairn://... | /path]`, or null.
+ * @param {string} text
+ */
 export function spillPointer(text) {
   const m = text.trimEnd().match(/\[Full output: ([\d,]+) chars saved as (art_[A-Za-z0-9_-]+) \| (\S+) \| ([^\]]+)\]$/);
-  return m ? { chars: Number(m[1].replaceAll(",", "")), handle: m[2], uri: m[3], path: m[4] } : null;
+  const [, chars, handle, uri, path] = m ?? [];
+  if (chars === undefined || handle === undefined || uri === undefined || path === undefined) return null;
+  return { chars: Number(chars.replaceAll(",", "")), handle, uri, path };
 }
 
-/** Wall-clock milliseconds of `fn`, `warmup` untimed calls first. */
+/**
+ * Wall-clock milliseconds of `fn`, `warmup` untimed calls first.
+ * @param {(i: number) => Promise<unknown>} fn
+ * @param {{ warmup?: number, runs?: number }} [options]
+ */
 export async function measure(fn, { warmup = 0, runs = 1 } = {}) {
   for (let i = 0; i < warmup; i++) await fn(i);
+  /** @type {number[]} */
   const samples = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
@@ -110,26 +169,37 @@ export async function measure(fn, { warmup = 0, runs = 1 } = {}) {
   return samples;
 }
 
-/** One timed call: its wall-clock milliseconds and its value. */
+/**
+ * One timed call: its wall-clock milliseconds and its value.
+ * @template T
+ * @param {() => Promise<T>} fn
+ */
 export async function timed(fn) {
   const t0 = performance.now();
   const value = await fn();
   return { ms: performance.now() - t0, value };
 }
 
-/** Nearest-rank percentiles: every figure reported is a sample that was actually observed. */
+/**
+ * Nearest-rank percentiles: every figure reported is a sample that was actually observed.
+ * @param {number[]} samples
+ */
 export function summary(samples) {
   const s = [...samples].sort((a, b) => a - b);
   const n = s.length;
   if (n === 0) return { median: Number.NaN, p95: Number.NaN, min: Number.NaN, max: Number.NaN, n: 0 };
-  const rank = (p) => s[Math.max(0, Math.ceil(p * n) - 1)];
-  const median = n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-  return { median, p95: rank(0.95), min: s[0], max: s[n - 1], n };
+  /** @param {number} i an index in 0..n-1 */
+  const at = (i) => s[i] ?? Number.NaN;
+  /** @param {number} p */
+  const rank = (p) => at(Math.max(0, Math.ceil(p * n) - 1));
+  const median = n % 2 ? at((n - 1) / 2) : (at(n / 2 - 1) + at(n / 2)) / 2;
+  return { median, p95: rank(0.95), min: at(0), max: at(n - 1), n };
 }
 
 /**
  * Peak resident set of a live process in bytes: VmHWM is the kernel's high-water mark, so one read at the end
  * sees the peak without polling (polling would miss short spikes). Worker threads share the process, so they count.
+ * @param {number} pid
  */
 export function peakRss(pid) {
   const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmHWM:\s+(\d+)\s+kB/m);
@@ -137,22 +207,36 @@ export function peakRss(pid) {
   return Number(m[1]) * 1024;
 }
 
-/** Prints rows (objects with the same keys) as an aligned table; numbers align right. Returns the text. */
+/**
+ * Prints rows (objects with the same keys) as an aligned table; numbers align right. Returns the text.
+ * @param {Record<string, unknown>[]} rows
+ */
 export function table(rows) {
-  if (rows.length === 0) return "";
-  const keys = Object.keys(rows[0]);
-  const cells = rows.map((r) => keys.map((k) => (r[k] === undefined || r[k] === null ? "" : String(r[k]))));
-  const widths = keys.map((k, i) => Math.max(k.length, ...cells.map((c) => c[i].length)));
-  const right = keys.map((k) => rows.every((r) => typeof r[k] === "number" || r[k] === "" || r[k] == null));
-  const line = (c) =>
-    c
-      .map((v, i) => (right[i] ? v.padStart(widths[i]) : v.padEnd(widths[i])))
+  const first = rows[0];
+  if (first === undefined) return "";
+  /** @param {unknown} v */
+  const cell = (v) => (v === undefined || v === null ? "" : String(v));
+  const columns = Object.keys(first).map((key) => ({
+    key,
+    width: Math.max(key.length, ...rows.map((r) => cell(r[key]).length)),
+    right: rows.every((r) => typeof r[key] === "number" || r[key] === "" || r[key] == null),
+  }));
+  /** @param {(column: (typeof columns)[number]) => string} textOf */
+  const line = (textOf) =>
+    columns
+      .map((c) => (c.right ? textOf(c).padStart(c.width) : textOf(c).padEnd(c.width)))
       .join("  ")
       .trimEnd();
-  const text = [line(keys), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
+  const text = [
+    line((c) => c.key),
+    line((c) => "-".repeat(c.width)),
+    ...rows.map((r) => line((c) => cell(r[c.key]))),
+  ].join("\n");
   console.log(text);
   return text;
 }
 
+/** @param {number} x milliseconds, rounded to 0.01 */
 export const ms = (x) => Math.round(x * 100) / 100;
+/** @param {number} bytes as MiB, rounded to 0.1 */
 export const mb = (bytes) => Math.round((bytes / 1048576) * 10) / 10;

@@ -44,6 +44,7 @@ export default async function run() {
     },
   ];
   const rows = [];
+  /** @type {Record<string, { bare_ms: number, cairn_ms: number, ratio: number, runs: number }>} */
   const results = {};
   try {
     // The files enter the workspace once, as an agent would import them.

@@ -13,6 +13,7 @@ const HERE = import.meta.dirname;
 const FLIGHTS = resolve(HERE, "../node_modules/vega-datasets/data/flights-3m.parquet");
 const LIMITS = { maxPreviewRows: 25, maxPreviewBytes: 7680, timeoutMs: 60_000 };
 
+/** @type {{ name: string, input: "parquet" | "csv", sql: string }[]} */
 const QUERIES = [
   {
     name: "flights by origin",
@@ -42,12 +43,16 @@ const QUERIES = [
   { name: "fixed cost (SELECT 1)", input: "csv", sql: "SELECT 1 AS one" },
 ];
 
+/** @param {number[]} values */
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  /** @param {number} i */
+  const at = (i) => sorted[i] ?? Number.NaN;
+  return sorted.length % 2 ? at(mid) : (at(mid - 1) + at(mid)) / 2;
 }
 
+/** @param {() => Promise<unknown>} fn */
 async function time(fn) {
   const start = performance.now();
   await fn();
@@ -95,6 +100,7 @@ export default async function run() {
       const main = { path: paths[q.input], format: q.input };
       const viaEngine = () => engine.query({ inputs: [main], sql: q.sql, limits: LIMITS });
       // A second, never-seen input makes the input set new, so the engine cannot reuse a database.
+      /** @param {number} i */
       const viaColdEngine = (i) => {
         const other = join(dir, `other-${q.name.replaceAll(" ", "-")}-${i}.csv`);
         writeFileSync(other, "x\n1\n");
@@ -153,6 +159,7 @@ export default async function run() {
   }
 }
 
+/** @param {number} n */
 function round(n) {
   return Math.round(n * 100) / 100;
 }

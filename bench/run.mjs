@@ -17,6 +17,7 @@ function discover() {
     .filter((f) => f.endsWith(".mjs"))
     .map((f) => basename(f, ".mjs"))
     .filter((n) => !NOT_BENCHES.has(n));
+  /** @param {string} n */
   const rank = (n) => (FIRST.includes(n) ? FIRST.indexOf(n) : FIRST.length);
   return names.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }

@@ -11,6 +11,9 @@ import { ms, progress, QUICK, ROOT, summary, table } from "./lib.mjs";
 const MAIN = join(ROOT, "dist", "main.js");
 const TARGETS = { help: 300, version: 300, initialize: 400 };
 
+/** @typedef {"bare" | "help" | "version" | "initialize" | "list"} Series */
+
+/** @param {string[]} args */
 function timeCommand(args) {
   const t0 = performance.now();
   const r = spawnSync(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
@@ -19,6 +22,7 @@ function timeCommand(args) {
   return elapsed;
 }
 
+/** @param {string} dir */
 async function timeServe(dir) {
   const config = join(dir, "cairn.toml");
   writeFileSync(config, "");
@@ -42,6 +46,7 @@ async function timeServe(dir) {
 export default async function run() {
   const runs = QUICK ? 5 : 10;
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-startup-"));
+  /** @type {Record<Series, number[]>} */
   const samples = { bare: [], help: [], version: [], initialize: [], list: [] };
   try {
     for (let i = 0; i < runs; i++) {
@@ -57,7 +62,12 @@ export default async function run() {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  /** @param {Series} key */
   const median = (key) => ms(summary(samples[key]).median);
+  /**
+   * @param {Series} key
+   * @param {number} target
+   */
   const verdict = (key, target) => (median(key) < target ? "PASS" : "MISS");
   const rows = [
     { case: "node -e 0 (the floor)", median_ms: median("bare"), target_ms: "", verdict: "" },

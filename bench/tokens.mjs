@@ -6,6 +6,19 @@ import { runCrossover } from "../dist/demo/crossover.js";
 import { runWorkflow } from "../dist/demo/workflow.js";
 import { progress, QUICK, ROOT, table } from "./lib.mjs";
 
+/** @import { CrossoverResult } from "../src/demo/crossover.js" */
+
+/**
+ * The README's figures for one size of the two-session task.
+ * @typedef {object} SizeFigures
+ * @property {number} flights
+ * @property {number} cairn_tokens
+ * @property {number} direct_tokens
+ * @property {number} saving_percent
+ * @property {number} cairn_calls
+ * @property {number} direct_calls
+ */
+
 const TARGET_PERCENT = 98;
 const SIZES = QUICK ? [1_000, 5_000] : [1_000, 10_000, 100_000];
 const CROSSOVER_ROWS = QUICK ? 2_000 : 10_000;
@@ -13,6 +26,7 @@ const README = join(ROOT, "README.md");
 const START = "<!-- tokens:start -->";
 const END = "<!-- tokens:end -->";
 
+/** @param {number} n */
 const fmt = (n) => n.toLocaleString("en-US");
 
 export default async function run() {
@@ -70,6 +84,7 @@ export default async function run() {
   table(crossRows);
 
   const largest = sizes.at(-1);
+  if (!largest) throw new Error("tokens bench: no size was measured");
   // The target is set for the full run's largest size; a quick run stops far below it.
   const met = QUICK ? null : largest.saving_percent >= TARGET_PERCENT;
   const outcome = met === null ? "not judged in a quick run" : met ? "MET" : "NOT MET";
@@ -89,7 +104,11 @@ export default async function run() {
   };
 }
 
-/** Replaces the block between the markers in README.md; leaves the file alone when the markers are missing. */
+/**
+ * Replaces the block between the markers in README.md; leaves the file alone when the markers are missing.
+ * @param {SizeFigures[]} sizes
+ * @param {CrossoverResult} crossover
+ */
 function writeReadme(sizes, crossover) {
   const text = readFileSync(README, "utf8");
   const from = text.indexOf(START);

@@ -12,14 +12,25 @@ import { openWorkspace } from "../dist/workspace/workspace.js";
 const QUICK = process.env.CAIRN_BENCH_QUICK === "1";
 const MIB = 1024 * 1024;
 
+/**
+ * @param {number[]} values
+ * @param {number} q
+ */
 function quantile(values, q) {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
+/**
+ * @param {number} x
+ * @param {number} [digits]
+ */
 const round = (x, digits = 2) => Number(x.toFixed(digits));
 
-/** A deterministic pseudo-random generator, so runs search the same corpus. */
+/**
+ * A deterministic pseudo-random generator, so runs search the same corpus.
+ * @param {number} seed
+ */
 function rng(seed) {
   let s = seed >>> 0;
   return () => {
@@ -31,9 +42,18 @@ function rng(seed) {
 const random = rng(42);
 const VOCABULARY = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}x${(i * 7919) % 997}`);
 /** Zipf-like: low indexes are common words, high ones rare. */
-const word = () => VOCABULARY[Math.floor(VOCABULARY.length * random() ** 3)];
+const word = () => {
+  const w = VOCABULARY[Math.floor(VOCABULARY.length * random() ** 3)];
+  if (w === undefined) throw new Error("word index out of the vocabulary"); // random() < 1: never
+  return w;
+};
+/** @param {number} n words */
 const sentence = (n) => Array.from({ length: n }, word).join(" ");
 
+/**
+ * @param {string} dir
+ * @param {number} count
+ */
 async function measureSaves(dir, count) {
   const ws = await openWorkspace(join(dir, "saves"));
   const start = performance.now();
@@ -57,6 +77,11 @@ async function measureSaves(dir, count) {
   return { saves_per_second: round(count / seconds, 0), fsynced_files_per_second: round(count / rawSeconds, 0) };
 }
 
+/**
+ * @param {string} dir
+ * @param {number} from
+ * @param {number} to
+ */
 async function populate(dir, from, to) {
   await (await openWorkspace(dir)).close();
   // Relaxed durability for the bulk load only: find is measured afterwards through a normal Workspace.
@@ -83,6 +108,11 @@ async function populate(dir, from, to) {
   await catalog.close();
 }
 
+/**
+ * @param {string} dir
+ * @param {number} artifacts
+ * @param {number} queries
+ */
 async function measureFind(dir, artifacts, queries) {
   const ws = await openWorkspace(dir);
   const times = [];
@@ -103,17 +133,16 @@ async function measureFind(dir, artifacts, queries) {
   };
 }
 
+/** @param {string} dir */
 async function measureInspect(dir) {
   const ws = await openWorkspace(join(dir, "inspect"));
   const small = join(dir, "small.txt");
   const large = join(dir, "large.txt");
   writeFileSync(small, sentence(15_000)); // ~150 KB: hash-verified on every page
   writeFileSync(large, sentence(600_000)); // ~6 MB: size-checked range reads
+  /** @type {Record<string, { bytes: number, median_ms: number, p95_ms: number }>} */
   const out = {};
-  for (const [label, path] of [
-    ["small", small],
-    ["large", large],
-  ]) {
+  for (const [label, path] of Object.entries({ small, large })) {
     const meta = await ws.import({ path, name: `bench/inspect/${label}` });
     const times = [];
     for (let i = 0; i < 200; i++) {
@@ -132,6 +161,10 @@ async function measureInspect(dir) {
   return out;
 }
 
+/**
+ * @param {string} dir
+ * @param {number} megabytes
+ */
 async function measureImport(dir, megabytes) {
   const source = join(dir, "source.bin");
   const block = randomBytes(MIB);
@@ -163,6 +196,7 @@ async function measureImport(dir, megabytes) {
   }
   await ws.close();
   rmSync(source);
+  /** @param {number} ms */
   const rate = (ms) => round(megabytes / (ms / 1000), 0);
   return {
     megabytes,
@@ -188,8 +222,9 @@ export default async function run() {
     const inspect = await measureInspect(dir);
     const importResult = await measureImport(dir, QUICK ? 100 : 1024);
 
+    const header = ["measure", "Cairn", "against"];
     const rows = [
-      ["measure", "Cairn", "against"],
+      header,
       [
         "small text saves / s",
         saves.saves_per_second,
@@ -211,9 +246,9 @@ export default async function run() {
         `cp ${importResult.cp_mb_s} MB/s, cp + sync ${importResult.cp_then_sync_mb_s} MB/s`,
       ],
     ];
-    const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
+    const widths = header.map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
     console.log(`workspace benchmark${QUICK ? " (quick)" : ""}`);
-    for (const row of rows) console.log(row.map((cell, c) => String(cell).padEnd(widths[c])).join("  "));
+    for (const row of rows) console.log(row.map((cell, c) => String(cell).padEnd(widths[c] ?? 0)).join("  "));
     return { quick: QUICK, saves, find, inspect, import: importResult };
   } finally {
     rmSync(dir, { recursive: true, force: true });

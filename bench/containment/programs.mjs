@@ -3,11 +3,17 @@
 // deadline (1 s, plus the 2 s kill grace at most) and leave no `sleep 1000.*` process behind.
 // The shell is opted into any arguments here only: that is the attacker's program.
 
+/** @import { Family } from "../containment.mjs" */
+
 const DEADLINE_MS = 1000;
 
-/** A snippet that runs one shell script through cli.sh and lets its error reach the reply. */
+/**
+ * A snippet that runs one shell script through cli.sh and lets its error reach the reply.
+ * @param {string} script
+ */
 const shell = (script) => `return await cli.sh("-c", ${JSON.stringify(script)});`;
 
+/** @type {Family} */
 export const family = {
   name: "programs",
   configToml: `[cli]

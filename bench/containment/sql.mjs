@@ -6,7 +6,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const MEMORY_BOMBS = [
+/** @import { QueryEngine, QueryInput } from "../../src/query/query-engine.js" */
+/** @import { Family } from "../containment.mjs" */
+
+const MEMORY_BOMBS = /** @type {const} */ ([
   ["one huge value (repeat)", "SELECT length(repeat('x', 2500000000)) AS n"],
   ["one huge padded value (printf)", "SELECT length(printf('%02000000000d', 1)) AS n"],
   ["many medium values (string_agg)", "SELECT length(string_agg(repeat('x', 1000000), '')) AS n FROM range(3000)"],
@@ -17,9 +20,9 @@ const MEMORY_BOMBS = [
     "WITH RECURSIVE t(n, s) AS (SELECT 1, 'x' UNION ALL SELECT n + 1, s || s FROM t WHERE n < 34) SELECT max(length(s)) AS m FROM t",
   ],
   ["a regex over a huge string", "SELECT length(regexp_replace(repeat('ab', 300000000), 'a', 'xyz', 'g')) AS n"],
-];
+]);
 
-const CPU_BOMBS = [
+const CPU_BOMBS = /** @type {const} */ ([
   [
     "a 10^12-row cross join",
     "SELECT count(*) AS n FROM range(1000000) a, range(1000000) b WHERE a.range + b.range = 7",
@@ -32,11 +35,14 @@ const CPU_BOMBS = [
     "a regex over many medium strings",
     "SELECT sum(length(regexp_replace(repeat('ab', 1000) || range, 'a', 'xyz', 'g'))) AS n FROM range(100000000)",
   ],
-];
+]);
 
 const INPUT = "bench/containment/sql-input";
 
-/** The family the containment harness (bench/containment.mjs) runs against a served `cairn serve`. */
+/**
+ * The family the containment harness (bench/containment.mjs) runs against a served `cairn serve`.
+ * @type {Family}
+ */
 export const family = {
   name: "sql",
   configToml: '[workspace]\nquery_timeout_ms = 3000\nquery_memory = "256MB"\n',
@@ -70,6 +76,7 @@ const MIB = 2 ** 20;
 const LIMITS = { maxPreviewRows: 25, maxPreviewBytes: 7680, timeoutMs: 3000 };
 const FLIGHTS = resolve(import.meta.dirname, "../../node_modules/vega-datasets/data/flights-3m.parquet");
 
+/** @param {number} pid */
 function rss(pid) {
   try {
     return Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
@@ -78,7 +85,10 @@ function rss(pid) {
   }
 }
 
-/** Samples the summed RSS of `pids()` every 10 ms until stopped; returns the peak. */
+/**
+ * Samples the summed RSS of `pids()` every 10 ms until stopped; returns the peak.
+ * @param {() => number[]} pids
+ */
 function sampler(pids) {
   let peak = 0;
   const sample = () => {
@@ -113,8 +123,15 @@ function tree() {
   return pids;
 }
 
+/** @param {number} bytes */
 const mb = (bytes) => `${Math.round(bytes / MIB)} MiB`;
 
+/**
+ * One call's wall-clock milliseconds, and its value or what it threw.
+ * @template T
+ * @param {() => Promise<T>} fn
+ * @returns {Promise<{ ms: number, value: T, error?: undefined } | { ms: number, value?: undefined, error: unknown }>}
+ */
 async function timed(fn) {
   const start = performance.now();
   try {
@@ -125,12 +142,32 @@ async function timed(fn) {
   }
 }
 
+/**
+ * @param {number[]} samples
+ * @param {number} p
+ */
 function percentile(samples, p) {
   const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-/** One bomb against one engine: reply time and code, peak RSS over baseline, RSS once replied and once settled. */
+/**
+ * The `code` of what a call threw (CairnError carries one), or "ok" when it answered.
+ * @param {{ error?: unknown }} reply
+ */
+function codeOf({ error }) {
+  const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
+  return code ?? "ok";
+}
+
+/**
+ * One bomb against one engine: reply time and code, peak RSS over baseline, RSS once replied and once settled.
+ * @param {QueryEngine} engine
+ * @param {QueryInput} input
+ * @param {string} sql
+ * @param {() => number[]} pids
+ * @param {() => Promise<unknown>} settle
+ */
 async function bombOnce(engine, input, sql, pids, settle) {
   const baseline = pids().reduce((sum, pid) => sum + rss(pid), 0);
   const watch = sampler(pids);
@@ -139,7 +176,7 @@ async function bombOnce(engine, input, sql, pids, settle) {
   const settled = await timed(settle);
   const peak = watch.stop();
   return {
-    code: reply.error?.code ?? "ok",
+    code: codeOf(reply),
     replyMs: Math.round(reply.ms),
     settledMs: Math.round(reply.ms + settled.ms),
     peakOverBaseline: mb(peak - baseline),
@@ -153,7 +190,9 @@ async function measure() {
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-sql-"));
   const csv = join(dir, "t.csv");
   writeFileSync(csv, "a\n1\n2\n");
+  /** @type {QueryInput} */
   const input = { path: csv, format: "csv" };
+  /** @type {QueryInput} */
   const flights = { path: FLIGHTS, format: "parquet" };
   const memory = "1GB";
   console.log(`DuckDB containment, query_memory ${memory}, query_timeout_ms ${LIMITS.timeoutMs}, ${process.arch}`);
@@ -181,25 +220,33 @@ async function measure() {
   for (let i = 0; i < 5; i++) {
     const a = await timed(() => createDuckDbQueryEngine({ memory, tempDir: join(dir, "in") }));
     inStarts.push(a.ms);
+    if (a.value === undefined) throw a.error;
     await a.value.close();
     const b = await timed(() => createChildProcessQueryEngine({ memory, tempDir: join(dir, "child") }));
     childStarts.push(b.ms);
+    if (b.value === undefined) throw b.error;
     await b.value.close();
   }
+  /** @param {number[]} xs */
   const mean = (xs) => Math.round(xs.reduce((s, x) => s + x, 0) / xs.length);
   console.log(`in process ${mean(inStarts)} ms; child ${mean(childStarts)} ms (first in-process start loads DuckDB)`);
 
   // 3. Per-query overhead: the same warm queries through both engines.
   console.log("\n== per-query latency, warm (median / p95)");
   const inProcess = await createDuckDbQueryEngine({ memory, tempDir: join(dir, "in") });
-  for (const [name, target, sql, runs] of [
+  /** @type {[name: string, target: QueryInput, sql: string, runs: number][]} */
+  const latencyCases = [
     ["tiny CSV sum", input, "SELECT sum(a) AS s FROM input1", 300],
     ["flights by origin (3M rows)", flights, "SELECT origin, count(*) AS n FROM input1 GROUP BY 1 ORDER BY 2 DESC", 30],
-  ]) {
-    for (const [label, engine] of [
-      ["in process", inProcess],
-      ["child", child],
-    ]) {
+  ];
+  /** @type {[label: string, engine: QueryEngine][]} */
+  const engines = [
+    ["in process", inProcess],
+    ["child", child],
+  ];
+  for (const [name, target, sql, runs] of latencyCases) {
+    for (const [label, engine] of engines) {
+      /** @type {number[]} */
       const samples = [];
       for (let i = 0; i < runs + 3; i++) {
         const { ms } = await timed(() => engine.query({ inputs: [target], sql, limits: LIMITS }));
@@ -223,6 +270,7 @@ async function measure() {
 async function context() {
   const { createDuckDbQueryEngine } = await import("../../dist/query/duckdb-query-engine.js");
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-sql-"));
+  /** @type {QueryInput} */
   const input = { path: join(dir, "t.csv"), format: "csv" };
   writeFileSync(input.path, "a\n1\n2\n");
   console.log("in-process DuckDB, memory_limit 1GB, deadline 1 s (interrupt, then a 2 s grace before the reply)");
@@ -241,7 +289,7 @@ async function context() {
     await engine.close();
     const letGo = performance.now() - start - 1000;
     console.log(
-      `${sql.slice(0, 60).padEnd(60)} ${reply.error?.code ?? "ok"} after ${Math.round(reply.ms)} ms; ` +
+      `${sql.slice(0, 60).padEnd(60)} ${codeOf(reply)} after ${Math.round(reply.ms)} ms; ` +
         `DuckDB let go ${Math.max(0, Math.round(letGo))} ms after the interrupt; peak +${mb(watch.stop() - baseline)}`,
     );
   }
