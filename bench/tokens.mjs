@@ -20,6 +20,11 @@ import { progress, QUICK, ROOT, table } from "./lib.mjs";
  */
 
 const TARGET_PERCENT = 98;
+/** Issue goal: one small lookup through the minimal profile at most this many times the direct calls' tokens. */
+const LOOKUP_GOAL = 1.3;
+/** @typedef {"minimal" | "agent" | "full"} Profile */
+/** @type {Profile[]} */
+const PROFILES = ["minimal", "agent", "full"];
 const SIZES = QUICK ? [1_000, 5_000] : [1_000, 10_000, 100_000];
 const CROSSOVER_ROWS = QUICK ? 2_000 : 10_000;
 const README = join(ROOT, "README.md");
@@ -65,23 +70,33 @@ export default async function run() {
   }));
   table(sizeRows);
 
-  progress(`crossover over ${fmt(CROSSOVER_ROWS)} flights`);
-  const crossover = await runCrossover({
-    rows: CROSSOVER_ROWS,
-    scans: QUICK ? [100, 500, 2_000] : [100, 500, 2_000, 10_000],
-  });
+  /** @type {Record<Profile, CrossoverResult>} */
+  const crossovers = /** @type {Record<Profile, CrossoverResult>} */ ({});
+  for (const profile of PROFILES) {
+    progress(`crossover over ${fmt(CROSSOVER_ROWS)} flights, profile ${profile}`);
+    crossovers[profile] = await runCrossover({
+      rows: CROSSOVER_ROWS,
+      scans: QUICK ? [100, 500, 2_000] : [100, 500, 2_000, 10_000],
+      profile,
+    });
+  }
+  const crossover = crossovers.agent;
+  const definitions = PROFILES.map((p) => `${p} ${fmt(crossovers[p].definitions.cairn)}`).join(", ");
   console.log(
-    `\nCrossover: one small task per session (definitions: Cairn ${fmt(crossover.definitions.cairn)}, flights server ${fmt(crossover.definitions.direct)} tokens):`,
+    `\nCrossover: one small task per session (definitions: Cairn ${definitions}; flights server ${fmt(crossover.definitions.direct)} tokens):`,
   );
-  const crossRows = crossover.rows.map((r) => ({
+  const crossRows = crossover.rows.map((r, i) => ({
     task: r.task,
     direct: r.direct,
-    Cairn: r.cairn,
-    cheaper: r.cairn < r.direct ? "Cairn" : "direct",
+    ...Object.fromEntries(PROFILES.map((p) => [`Cairn ${p}`, crossovers[p].rows[i]?.cairn ?? NaN])),
     "direct, calls only": r.direct_calls_only,
-    "Cairn, calls only": r.cairn_calls_only,
+    "Cairn agent, calls only": r.cairn_calls_only,
   }));
   table(crossRows);
+  const lookup = crossovers.minimal.rows[0];
+  if (!lookup) throw new Error("tokens bench: the crossover measured no lookup");
+  const lookupRatio = Math.round((lookup.cairn / lookup.direct) * 100) / 100;
+  const lookupLine = `goal "one small lookup through minimal costs at most ${LOOKUP_GOAL}x direct": ${lookupRatio <= LOOKUP_GOAL ? "MET" : "NOT MET"} (${fmt(lookup.cairn)} against ${fmt(lookup.direct)} tokens, ${lookupRatio}x)`;
 
   const largest = sizes.at(-1);
   if (!largest) throw new Error("tokens bench: no size was measured");
@@ -90,26 +105,28 @@ export default async function run() {
   const outcome = met === null ? "not judged in a quick run" : met ? "MET" : "NOT MET";
   const verdict = `target "at least ${TARGET_PERCENT}% fewer tokens than direct calls on the largest size": ${outcome} (${largest.saving_percent}% at ${fmt(largest.flights)} flights)`;
   const crossoverLine = `code mode starts to win at "${crossover.first_win ?? "never"}" with tool definitions counted, at "${crossover.first_win_calls_only ?? "never"}" counting calls only`;
-  console.log(`\n${verdict}\n${crossoverLine}`);
+  console.log(`\n${verdict}\n${crossoverLine}\n${lookupLine}`);
 
   if (QUICK) console.log("README.md not rewritten: quick figures are not the published ones.");
-  else writeReadme(sizes, crossover);
+  else writeReadme(sizes, crossovers);
 
   return {
-    summary: `${largest.saving_percent}% fewer tokens at ${fmt(largest.flights)} flights (${met === null ? "quick" : met ? "target met" : "target missed"}); ${crossoverLine}`,
+    summary: `${largest.saving_percent}% fewer tokens at ${fmt(largest.flights)} flights (${met === null ? "quick" : met ? "target met" : "target missed"}); ${crossoverLine}; one lookup through minimal ${lookupRatio}x direct`,
     tokenizer: "o200k_base (gpt-tokenizer 4.0.0)",
     target: { percent: TARGET_PERCENT, met, largest_flights: largest.flights, saving_percent: largest.saving_percent },
     sizes,
     crossover,
+    crossovers,
+    lookup_goal: { ratio: LOOKUP_GOAL, measured: lookupRatio, met: lookupRatio <= LOOKUP_GOAL },
   };
 }
 
 /**
  * Replaces the block between the markers in README.md; leaves the file alone when the markers are missing.
  * @param {SizeFigures[]} sizes
- * @param {CrossoverResult} crossover
+ * @param {Record<Profile, CrossoverResult>} crossovers
  */
-function writeReadme(sizes, crossover) {
+function writeReadme(sizes, crossovers) {
   const text = readFileSync(README, "utf8");
   const from = text.indexOf(START);
   const to = text.indexOf(END);
@@ -126,10 +143,11 @@ function writeReadme(sizes, crossover) {
         `| ${fmt(s.flights)} | ${fmt(s.cairn_tokens)} | ${fmt(s.direct_tokens)} | ${s.saving_percent}% | ${s.cairn_calls} / ${s.direct_calls} |`,
     ),
     "",
-    "| one small task per session | Cairn | direct calls | cheaper |",
-    "|---|---:|---:|---|",
-    ...crossover.rows.map(
-      (r) => `| ${r.task} | ${fmt(r.cairn)} | ${fmt(r.direct)} | ${r.cairn < r.direct ? "Cairn" : "direct"} |`,
+    "| one small task per session | Cairn `minimal` | Cairn `agent` | Cairn `full` | direct calls |",
+    "|---|---:|---:|---:|---:|",
+    ...crossovers.agent.rows.map(
+      (r, i) =>
+        `| ${r.task} | ${PROFILES.map((p) => fmt(crossovers[p].rows[i]?.cairn ?? NaN)).join(" | ")} | ${fmt(r.direct)} |`,
     ),
     END,
   ];

@@ -4,10 +4,10 @@
 import { Command, Option } from "commander";
 import { ConfigSchema } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
-import { checkArguments } from "../operations/arguments.js";
 import { type Field, fieldsOf } from "../operations/fields.js";
 import type { Operation } from "../operations/operation.js";
 import { operations } from "../operations/table.js";
+import { checkArguments } from "../registry/arguments.js";
 import { ExitError, openApp, reportFailure } from "./common.js";
 
 /** Where a field comes from on the command line. */

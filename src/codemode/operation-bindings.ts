@@ -1,8 +1,9 @@
 // The operations inside snippets: each operation with a `snippet` path (workspace.save, cairn.search_tools) becomes a
 // function taking one arguments object, also reachable as call_tool(path, args). Arguments pass the operation's own
 // schema, so a snippet gets the same checks and replies as the tool.
-import { checkArguments } from "../operations/arguments.js";
+
 import type { Operation, OperationServices } from "../operations/operation.js";
+import { checkArguments } from "../registry/arguments.js";
 import type { Bindings, RunContext } from "./bindings.js";
 
 export function defineOperationBindings(

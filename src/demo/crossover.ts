@@ -68,6 +68,12 @@ export interface CrossoverOptions {
   scans?: number[];
   cairnMain?: string;
   flightsServer?: string;
+  /**
+   * The tools the host lists (`cairn serve --profile`). Under `minimal` the model has only execute_code, so it
+   * discovers the flights tools from a snippet (`cairn.search_tools` + `cairn.describe_tools`) instead of the tools.
+   * @default "agent"
+   */
+  profile?: "minimal" | "agent" | "full";
 }
 
 const LOOKUP_SNIPPET = `const out = [];
@@ -89,11 +95,16 @@ const avg = seen.reduce((s, f) => s + f.delay, 0) / seen.length;
 const worst = [...seen].sort((a, b) => b.delay - a.delay).slice(0, 3);
 return { flights: seen.length, average_delay: Math.round(avg * 10) / 10, worst };`;
 
+const DISCOVER_SNIPPET = `const { results } = await cairn.search_tools({ query: inputs.query, limit: 5 });
+const { tools } = await cairn.describe_tools({ names: [results[0].name] });
+return { others: results.slice(1).map((r) => r.name), tools };`;
+
 /** Runs each task both ways against one Cairn and one flights server. */
 export async function runCrossover(options: CrossoverOptions): Promise<CrossoverResult> {
   const lookups = options.lookups ?? [1, 3, 10, 30];
   const scans = (options.scans ?? [100, 500, 2_000, 10_000]).filter((n) => n <= options.rows);
   const server = options.flightsServer ?? FLIGHTS_SERVER;
+  const profile = options.profile ?? "agent";
   const dir = mkdtempSync(join(tmpdir(), "cairn-crossover-"));
   const config = join(dir, "cairn.toml");
   writeFileSync(
@@ -102,7 +113,16 @@ export async function runCrossover(options: CrossoverOptions): Promise<Crossover
   );
   const cairn = await MeteredClient.start({
     command: process.execPath,
-    args: [options.cairnMain ?? CAIRN_MAIN, "serve", "--config", config, "--workspace", join(dir, "workspace")],
+    args: [
+      options.cairnMain ?? CAIRN_MAIN,
+      "serve",
+      "--config",
+      config,
+      "--workspace",
+      join(dir, "workspace"),
+      "--profile",
+      profile,
+    ],
     cwd: dir,
     env: { CAIRN_LOG: "error" },
     name: "cairn",
@@ -128,8 +148,15 @@ export async function runCrossover(options: CrossoverOptions): Promise<Crossover
         cairn_calls: viaCairn.calls,
       });
     };
-    // Code mode pays for discovery in every task: the model has only Cairn's own tools in view.
+    // Code mode pays for discovery in every task: the model has only Cairn's own tools in view. Without the
+    // search and describe tools (minimal), one snippet searches and declares the best match.
     const discover = async (query: string, name: string) => {
+      if (profile === "minimal") {
+        const reply = await cairn.expect("execute_code", { code: DISCOVER_SNIPPET, inputs: { query } });
+        const found = (reply.json?.value?.tools as { name: string }[] | undefined)?.map((t) => t.name);
+        if (!found?.includes(name)) throw new Error(`discovery of ${name} in a snippet found ${String(found)}`);
+        return;
+      }
       await cairn.expect("search_tools", { query, limit: 5 });
       await cairn.expect("describe_tools", { names: [name] });
     };

@@ -8,9 +8,7 @@ export const Ref = z.string().describe("A name (its current version) or a ws_ id
 
 export const Name = z
   .string()
-  .describe(
-    `Up to ${WORKSPACE_LIMITS.nameChars} chars of A-Z a-z 0-9 . _ / -, starting with a letter or digit; / makes namespaces (project/notes).`,
-  );
+  .describe(`Letters, digits and . _ - (up to ${WORKSPACE_LIMITS.nameChars}); / makes namespaces (project/notes).`);
 
 export const ExpectedVersion = z
   .number()
@@ -35,20 +33,18 @@ const StaleInput = z.object({
 });
 
 /** What every answer about a version carries. */
-export const Metadata = z
-  .object({
-    artifact_id: z.string().describe("ws_ id of this immutable version"),
-    name: z.string(),
-    version: z.number(),
-    kind: z.enum(ARTIFACT_KINDS),
-    media_type: z.string(),
-    bytes: z.number(),
-    created_at: z.string(),
-    dependencies: z.array(z.string()).describe("ws_ ids this version pins"),
-    stale: z.boolean().describe("true when a version it pins is superseded"),
-    stale_inputs: z.array(StaleInput),
-  })
-  .meta({ id: "Metadata" });
+export const Metadata = z.object({
+  artifact_id: z.string().describe("ws_ id of this immutable version"),
+  name: z.string(),
+  version: z.number(),
+  kind: z.enum(ARTIFACT_KINDS),
+  media_type: z.string(),
+  bytes: z.number(),
+  created_at: z.string(),
+  dependencies: z.array(z.string()).describe("ws_ ids this version pins"),
+  stale: z.boolean().describe("true when a version it pins is superseded"),
+  stale_inputs: z.array(StaleInput),
+});
 
 /** Every field, for `inspect` with `full: true`. */
 export const FullMetadata = Metadata.extend({

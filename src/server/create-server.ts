@@ -14,8 +14,8 @@ import {
 import type { z } from "zod";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import { type Logger, redactSecrets } from "../log.js";
-import { argumentProblems } from "../operations/arguments.js";
 import { toJsonSchema } from "../operations/json-schema.js";
+import { argumentProblems } from "../registry/arguments.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 import type { ToolDefinition, ToolReply } from "./tool.js";
@@ -60,7 +60,7 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
       description: tool.description,
       inputSchema: (tool.jsonInputSchema ?? toInputSchema(tool.inputSchema)) as { type: "object" },
       // The title is the tool's own field; repeating it in the annotations costs tokens and tells the model nothing.
-      annotations: tool.annotations,
+      annotations: essentialAnnotations(tool.annotations),
     })),
   }));
 
@@ -162,6 +162,21 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
   });
 
   return server;
+}
+
+/**
+ * The hints that differ from what MCP assumes when one is absent (readOnly false, destructive true, idempotent false,
+ * openWorld true); destructive and idempotent mean nothing for a read-only tool. Same meaning, half the tokens.
+ */
+function essentialAnnotations(hints: ToolDefinition["annotations"]): Partial<ToolDefinition["annotations"]> {
+  const out: Partial<ToolDefinition["annotations"]> = {};
+  if (hints.readOnlyHint) out.readOnlyHint = true;
+  else {
+    if (!hints.destructiveHint) out.destructiveHint = false;
+    if (hints.idempotentHint) out.idempotentHint = true;
+  }
+  if (!hints.openWorldHint) out.openWorldHint = false;
+  return out;
 }
 
 function readOrThrow<T>(read: () => T): T {

@@ -73,4 +73,25 @@ describe("import rules", () => {
       .map((f) => f.path);
     expect(offenders).toEqual([]);
   });
+
+  it("keeps the operation table below the MCP server: operations import no server, CLI or SDK code", () => {
+    const offenders = under("operations")
+      .filter((f) =>
+        f.imports.some(
+          (i) =>
+            !i.typeOnly &&
+            (/\/(server|cli)\/|(^|\/)(app|main)\.js$/.test(i.specifier) ||
+              i.specifier.startsWith("@modelcontextprotocol/")),
+        ),
+      )
+      .map((f) => f.path);
+    expect(offenders).toEqual([]);
+  });
+
+  it("lets the layers below the operation table use its types only", () => {
+    const offenders = under("codemode", "registry", "workspace", "query", "sandbox", "session")
+      .filter((f) => f.imports.some((i) => !i.typeOnly && /\/operations\//.test(i.specifier)))
+      .map((f) => f.path);
+    expect(offenders).toEqual([]);
+  });
 });

@@ -22,6 +22,13 @@ describe("cairn serve --profile", () => {
     expect(tokens).toBeLessThanOrEqual(900);
   });
 
+  it("keeps agent within 2,600 o200k tokens and at most 230 a tool on average", async () => {
+    const { names, tokens } = await listed("", []);
+    expect(names.length).toBeGreaterThanOrEqual(11);
+    expect(tokens).toBeLessThanOrEqual(2600 + 230 * (names.length - 11));
+    expect(tokens / names.length).toBeLessThanOrEqual(230);
+  });
+
   it("reaches the workspace from a snippet in minimal", async () => {
     await listed("", ["--profile", "minimal"]);
     const reply = await (cairn as Connected).run(

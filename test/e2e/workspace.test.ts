@@ -25,7 +25,9 @@ describe("workspace over MCP", () => {
     const names = (await c.client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(["execute_code", "read_output", "save", "find", "inspect", "resume", "import", "delete"]);
     const del = (await c.client.listTools()).tools.find((t) => t.name === "delete");
-    expect(del?.annotations?.destructiveHint).toBe(true);
+    // Not read-only, and destructive: MCP's defaults, so the hints are left out rather than spelled.
+    expect(del?.annotations?.readOnlyHint).toBeUndefined();
+    expect(del?.annotations?.destructiveHint ?? true).toBe(true);
     const defaults = await connect();
     try {
       const defaultNames = (await defaults.client.listTools()).tools.map((t) => t.name);

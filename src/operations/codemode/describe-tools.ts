@@ -12,7 +12,7 @@ export const describeTools: OperationFactory = () =>
     name: "describe_tools",
     title: "Describe capabilities as TypeScript",
     summary: `TypeScript declarations (input type, output type when the server gives one, doc comments) and a one-line call example per capability; "did you mean" for unknown names. At most ${MAX_NAMES}.`,
-    description: `TypeScript declarations (input and output types, doc comment) and a one-line execute_code example for up to ${MAX_NAMES} capabilities by name (as search_tools gives them). Unknown names come back with "did you mean".`,
+    description: `TypeScript declarations (input and output types) and a call example for up to ${MAX_NAMES} capabilities named as search_tools gives them; unknown names get "did you mean".`,
     input: z.strictObject({
       names: z.array(z.string().min(1).max(300)).min(1).max(MAX_NAMES).describe("e.g. ['github.list_issues']."),
     }),

@@ -10,15 +10,14 @@ export const executeCode: OperationFactory = (config) => {
     title: "Run JavaScript/TypeScript in a sandbox",
     summary: `Runs a JavaScript/TypeScript snippet in a fresh sandbox: top-level \`await\` and \`return\`, a lone expression returns its value. Limits: ${sandbox.timeout_ms / 1000} s (\`timeout_ms\` may lower it), ${sandbox.memory_mb} MiB of memory (measured by Cairn, arguments of host calls in flight included), ${sandbox.max_tool_calls.toLocaleString("en-US")} host calls, ${sandbox.max_log_chars.toLocaleString("en-US")} log characters (head and tail kept), \`inputs\` up to 8 MiB of JSON and 1,000 levels deep; at most ${sandbox.max_workers} snippets run at once and ${sandbox.max_queued} wait, beyond that \`BUSY\`. Replies \`{"ok":true,"value":…,"logs":[…],"artifacts":[…],"stats":{"ms","tool_calls"}}\` or \`{"ok":false,"error":{name,code,message,line?}}\`.`,
     description:
-      `Run a JavaScript or TypeScript snippet in a fresh QuickJS sandbox; only its result comes back. Top-level await and return work; a lone expression is returned. ` +
-      `Globals: inputs, console.log (into logs), call_tool(name, args), save_result(value, label?) -> "res_..." / load_result(handle) (JSON, this session, ${results.ttl_seconds / 3600} h), ` +
-      `save_artifact(string|Uint8Array, {filename?, media_type?}) -> "art_..." / load_artifact(handle, {as?: "text"|"json"|"bytes"}), workspace.* (save, find, inspect, resume, read, query, describe, refresh), ` +
-      `cairn.search_tools({query}) / cairn.describe_tools({names}), and each upstream server as a namespace (cairn://namespace lists them). No require, import, process, files or network. ` +
-      `Limits: ${sandbox.timeout_ms} ms, ${sandbox.memory_mb} MiB, ${sandbox.max_tool_calls} host calls, ${sandbox.max_log_chars} log chars. ` +
-      `Reply: {"ok":true,"value",logs?,artifacts?,stats} or {"ok":false,"error":{code,message,line?}}. Return summaries and handles, not bulk: a reply over ${output.view_chars} chars keeps its first ${output.head_chars} and last ${output.tail_chars} and an art_ handle of the whole (read_output).`,
+      `Run a JavaScript/TypeScript snippet in a fresh sandbox; only its result comes back (top-level await; return or a lone expression). ` +
+      `Globals: inputs, console.log, call_tool(name, args), save_result(value) -> "res_..." / load_result(handle) (this session, ${results.ttl_seconds / 3600} h), save_artifact(string|Uint8Array) -> "art_..." / load_artifact(handle), ` +
+      `workspace.* (save, find, inspect, resume, read, query, describe, refresh), cairn.search_tools / describe_tools, and each upstream server as a namespace (cairn://namespace). No require, files or network. ` +
+      `Limits: ${sandbox.timeout_ms / 1000} s, ${sandbox.memory_mb} MiB, ${sandbox.max_tool_calls} host calls. Reply: {ok, value | error, logs?, artifacts?, stats}. ` +
+      `Return summaries and handles, not bulk: a reply over ${output.view_chars} chars keeps its head and tail and an art_ handle of the whole (read_output).`,
     input: z.strictObject({
       code: z.string().min(1).describe("JavaScript or TypeScript; top-level await and return allowed."),
-      inputs: z.record(z.string(), z.unknown()).optional().describe("JSON object, the global `inputs`."),
+      inputs: z.record(z.string(), z.unknown()).optional().describe("JSON object: the global inputs."),
       timeout_ms: z
         .number()
         .int()

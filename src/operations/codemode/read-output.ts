@@ -14,18 +14,13 @@ export const readOutput: OperationFactory = () =>
     name: "read_output",
     title: "Read a spilled or saved text output",
     summary: `A window (at most ${READ_OUTPUT_MAX_LENGTH.toLocaleString("en-US")} characters) of a spilled reply or a saved text artifact, or the lines containing \`grep\` (literal text) with line numbers; \`next_offset\` is \`null\` at the end. For clients that cannot open the local file a spill names.`,
-    description: `Read part of a text art_ handle (a spilled reply or saved text): up to ${READ_OUTPUT_MAX_LENGTH} chars from offset, or with grep the lines containing that literal text, numbered from 1. Returns {total_chars, text | matches, next_offset}; next_offset is null at the end.`,
+    description: `Read a text art_ handle (a spilled reply) without loading it all: up to ${READ_OUTPUT_MAX_LENGTH} chars from offset, or with grep the numbered lines containing that text. next_offset is null at the end.`,
     input: z.strictObject({
       handle: z
         .string()
         .regex(/^art_[A-Za-z0-9_-]+$/, "an art_ handle")
         .describe("The art_ handle."),
-      offset: z
-        .number()
-        .int()
-        .min(0)
-        .default(0)
-        .describe("Character offset; with grep, the 0-based line to start from."),
+      offset: z.number().int().min(0).default(0).describe("Character offset (with grep: line)."),
       length: z.number().int().min(1).max(READ_OUTPUT_MAX_LENGTH).default(8000).describe("Characters to return."),
       grep: z.string().min(1).max(1000).optional().describe("Only lines containing this text."),
     }),

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { SQL_LIMITS } from "../../workspace/limits.js";
 
 export const SqlInputs = z
-  .array(z.string().min(1))
+  .array(z.string())
   .min(1)
   .max(SQL_LIMITS.inputs)
-  .describe(`1 to ${SQL_LIMITS.inputs} CSV, Parquet or JSON artifacts (names or ws_ ids): input1..inputN.`);
+  .describe(`1 to ${SQL_LIMITS.inputs} CSV, Parquet or JSON artifacts (names or ws_ ids), seen as input1..inputN.`);

@@ -14,17 +14,17 @@ export const inspect: OperationFactory = () =>
     name: "inspect",
     title: "Inspect artifacts",
     summary: `Metadata, \`stale\` / \`stale_inputs\`, and a page of text cut on UTF-8 boundaries; \`next_offset\` pages on; up to ${inspectRefs} refs from one snapshot.`,
-    description: `Metadata, staleness (stale, stale_inputs) and a page of text of one artifact (ref) or up to ${inspectRefs} (refs, one snapshot). Pass next_offset back as offset for the next page (null at the end).`,
+    description: `Metadata, staleness and a page of text of one artifact (ref) or up to ${inspectRefs} (refs). Pass next_offset back as offset for the next page (null at the end).`,
     input: z.strictObject({
       ref: Ref.optional(),
-      refs: z.array(Ref).optional().describe(`Instead of ref: up to ${inspectRefs} refs.`),
+      refs: z.array(z.string()).optional().describe(`Instead of ref: up to ${inspectRefs} refs.`),
       excerpt_bytes: z
         .number()
         .int()
         .optional()
         .describe(`Bytes of text, 0 to ${excerptBytes.max} (default ${excerptBytes.default}; 0: metadata only).`),
       offset: z.number().int().optional().describe("Byte offset: the previous next_offset."),
-      full: z.boolean().optional().describe("Every metadata field (summary, source, sha256, checkpoint, SQL)."),
+      full: z.boolean().optional().describe("Every metadata field (summary, source, checkpoint, SQL)."),
     }),
     output: z.union([Inspected, z.object({ artifacts: z.array(Inspected) })]),
     annotations: READ_ONLY,

@@ -16,7 +16,10 @@ export const read: OperationFactory = () =>
       ref: Ref,
       as: z.enum(["text", "json", "bytes"]).optional().describe('How to return it (default "text").'),
     }),
-    output: z.unknown().describe("string, the parsed JSON value, or a Uint8Array"),
+    output: z
+      .unknown()
+      .meta({ tsType: "string | Uint8Array | unknown" })
+      .describe("text, the parsed JSON value, or a Uint8Array"),
     annotations: READ_ONLY,
     snippet: {
       path: "workspace.read",

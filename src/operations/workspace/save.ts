@@ -4,7 +4,7 @@ import { saveToWorkspace } from "../../codemode/promote.js";
 import { ARTIFACT_KINDS } from "../../workspace/catalog/catalog.js";
 import { WORKSPACE_LIMITS } from "../../workspace/limits.js";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
-import { Checkpoint, ExpectedVersion, Metadata, Name, Ref } from "../shapes.js";
+import { Checkpoint, ExpectedVersion, Metadata, Name } from "../shapes.js";
 import { describeVersion } from "./human.js";
 
 const MiB = 1024 * 1024;
@@ -28,11 +28,9 @@ const input = z.strictObject({
   summary: z.string().optional().describe("What this is (searched by find)."),
   source: z.string().optional().describe("Where it came from (searched by find)."),
   dependencies: z
-    .array(Ref)
+    .array(z.string())
     .optional()
-    .describe(
-      `Up to ${WORKSPACE_LIMITS.dependencies} versions it derives from; it turns stale when one is superseded.`,
-    ),
+    .describe(`Up to ${WORKSPACE_LIMITS.dependencies} names or ws_ ids it derives from; stale when one is superseded.`),
   expected_version: ExpectedVersion.optional(),
 });
 
@@ -42,8 +40,8 @@ export const save: OperationFactory = () =>
     title: "Save a versioned artifact",
     summary: `A new version of a named artifact: text up to ${WORKSPACE_LIMITS.textContentBytes / MiB} MiB, a checkpoint \`{objective, verified?, next_step?, notes?}\`, or \`from: "res_…" / "art_…"\` (up to ${WORKSPACE_LIMITS.bytesContent / MiB} MiB, copied host-side). Later saves of a name need its current \`expected_version\` (else \`VERSION_CONFLICT\`); up to ${WORKSPACE_LIMITS.dependencies} dependencies are pinned.`,
     description:
-      "Save a new version of a named artifact in the durable workspace, which outlives the session: content (text), a checkpoint for the next session, or from: a res_/art_ handle (copied host-side, never through you). " +
-      "A name's later saves need expected_version = its current version. Returns the version's metadata (artifact_id ws_..., version, kind, bytes).",
+      "Save a new version of a named artifact in the durable workspace (it outlives the session): content, a checkpoint for the next session, or from: a res_/art_ handle (copied host-side, not through you). " +
+      "Later saves of a name need expected_version. Returns its metadata (artifact_id ws_..., version).",
     input,
     snippetInput: input.extend({
       content: z

@@ -1,0 +1,168 @@
+// The operation table and what is derived from it: every operation is well formed, every snippet path can be
+// described with its real types, each handler's answer matches its declared output on a real workspace, and the
+// README's tables are the generated ones.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type App, createApp } from "../../src/app.js";
+import { describeCapabilities } from "../../src/codemode/declarations.js";
+import { ConfigSchema } from "../../src/config/schema.js";
+import { createLogger } from "../../src/log.js";
+import { operationCapabilities, programCapabilities } from "../../src/operations/capabilities.js";
+import { fieldsOf } from "../../src/operations/fields.js";
+import { toJsonSchema } from "../../src/operations/json-schema.js";
+import type { Operation } from "../../src/operations/operation.js";
+import { withTables } from "../../src/operations/readme.js";
+import { operations } from "../../src/operations/table.js";
+
+const config = ConfigSchema.parse({});
+const table = operations(config);
+
+describe("the operation table", () => {
+  it("names each operation, snippet path and CLI command once", () => {
+    const names = table.map((op) => op.name);
+    expect(new Set(names).size).toBe(names.length);
+    const paths = table.flatMap((op) => (op.snippet ? [op.snippet.path] : []));
+    expect(new Set(paths).size).toBe(paths.length);
+    for (const path of paths) expect(path).toMatch(/^(workspace|cairn)\.[a-z_]+$/);
+  });
+
+  it.each(table.map((op) => [op.name, op] as const))("gives %s a description on the tool and every field", (_, op) => {
+    expect(op.summary.length).toBeGreaterThan(20);
+    expect(op.description.length).toBeGreaterThan(40);
+    const json = toJsonSchema(op.input) as { properties: Record<string, { description?: string }> };
+    for (const [key, property] of Object.entries(json.properties)) {
+      if (key === "filename") continue; // self-explanatory, and every token of tools/list is paid for
+      expect(property.description, `${op.name}.${key}`).toBeTruthy();
+    }
+  });
+
+  it.each(table.filter((op) => op.cli).map((op) => [op.name, op] as const))(
+    "builds the %s command from fields the schema has",
+    (_, op) => {
+      const fields = new Set(fieldsOf(op.input).map((f) => f.name));
+      const cli = op.cli as NonNullable<Operation["cli"]>;
+      for (const name of [...(cli.args ?? []), ...(cli.omit ?? []), ...Object.keys(cli.flags ?? {})]) {
+        expect(fields.has(name), `${op.name}: ${name}`).toBe(true);
+      }
+    },
+  );
+
+  it("puts every tool in a profile, and minimal holds only execute_code and read_output", () => {
+    const minimal = table.filter((op) => op.tool?.profiles.includes("minimal")).map((op) => op.name);
+    expect(minimal).toEqual(["execute_code", "read_output"]);
+    for (const op of table.filter((o) => o.tool)) expect(op.tool?.profiles).toContain("full");
+    const optIn = table.filter((op) => op.tool && !op.tool.profiles.includes("agent")).map((op) => op.name);
+    expect(optIn).toEqual(["import", "delete"]);
+  });
+
+  it("accepts the smoke test's calls and refuses what SPEC refuses", () => {
+    const input = (name: string) => (table.find((op) => op.name === name) as Operation).input;
+    expect(input("save").safeParse({ name: "smoke/a", content: "hello smoke" }).success).toBe(true);
+    expect(
+      input("save").safeParse({
+        name: "smoke/cp",
+        kind: "checkpoint",
+        checkpoint: { objective: "obj", next_step: "next" },
+        dependencies: ["ws_x"],
+      }).success,
+    ).toBe(true);
+    expect(input("inspect").safeParse({ ref: "smoke/a", excerpt_bytes: 5 }).success).toBe(true);
+    expect(input("save").safeParse({ name: "x", kind: "spreadsheet" }).success).toBe(false);
+    expect(input("save").safeParse({ name: "x", contents: "typo" }).success).toBe(false);
+    expect(input("query").safeParse({ inputs: [], sql: "select 1" }).success).toBe(false);
+  });
+});
+
+describe("describe_tools over the table", () => {
+  it("declares every snippet operation with its real output type, workspace.read included", async () => {
+    const capabilities = operationCapabilities(table);
+    expect(capabilities.map((c) => c.name)).toEqual(expect.arrayContaining(["workspace.read", "workspace.query"]));
+    const described = await describeCapabilities(capabilities);
+    for (const d of described) {
+      expect(d.declaration, d.name).toContain(`function ${d.name.split(".")[1]}(`);
+      expect(d.example, d.name).toContain(`await ${d.name}(`);
+      // The promised type is declared right there, never a dangling name or unknown.
+      const promised = /function \w+\([^)]*\): Promise<(\w+)>/.exec(d.declaration)?.[1];
+      expect(promised, d.name).toBeDefined();
+      expect(d.declaration, d.name).toMatch(new RegExp(`(interface|type) ${promised}\\b`));
+    }
+    const query = described.find((d) => d.name === "workspace.query");
+    expect(query?.declaration).toContain("Promise<QueryOutput>");
+    expect(query?.declaration).toMatch(/row_count: number/);
+    const save = described.find((d) => d.name === "workspace.save");
+    expect(save?.declaration).toContain("Uint8Array");
+    expect(save?.declaration).toMatch(/artifact_id: string/);
+  });
+
+  it("declares each allow-listed program as the function snippets call", async () => {
+    const cli = ConfigSchema.parse({ cli: { mode: "allowlist", allow: ["git", "jq"] } }).cli;
+    const [git] = await describeCapabilities(programCapabilities(cli));
+    expect(git?.name).toBe("cli.git");
+    expect(git?.declaration).toContain("declare function cli.git(...args: string[])");
+    expect(git?.example).toBe('await cli.git("--version")');
+    expect(programCapabilities(ConfigSchema.parse({}).cli)).toEqual([]);
+  });
+});
+
+describe("each handler's answer matches its declared output", () => {
+  let dir: string;
+  let app: App;
+  const call = async (name: string, args: unknown) => {
+    const op = app.operations.find((o) => o.name === name) as Operation;
+    const output = await op.handler(op.input.parse(args), {
+      services: app.services,
+      session: app.newSession("table-test"),
+      surface: "cli",
+    });
+    const checked = op.output.safeParse(output);
+    expect(checked.success, `${name}: ${JSON.stringify(checked.error?.issues)}`).toBe(true);
+    return output as Record<string, unknown>;
+  };
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "cairn-ops-"));
+    app = createApp(
+      { config, configPath: null, workspaceDir: join(dir, "ws") },
+      { logger: createLogger("test", () => {}) },
+    );
+  });
+  afterAll(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("for the workspace and SQL operations", async () => {
+    const csv = join(dir, "t.csv");
+    writeFileSync(csv, "id,score\n1,10\n2,20\n3,30\n");
+    await call("import", { path: csv, name: "data/t" });
+    const note = await call("save", { name: "notes/a", content: "hello table test", summary: "a note" });
+    await call("save", { name: "notes/a", content: "hello again", expected_version: note.version });
+    await call("save", { name: "cp/one", checkpoint: { objective: "check outputs" }, dependencies: ["notes/a"] });
+    await call("find", { text: "hello" });
+    await call("inspect", { ref: "notes/a" });
+    await call("inspect", { refs: ["notes/a", "data/t"], full: true });
+    await call("resume", { text: "cp/one" });
+    await call("resume", { text: "nothing-like-it" });
+    expect(await call("read", { ref: "notes/a" })).toBe("hello again");
+    await call("query", { inputs: ["data/t"], sql: "select sum(score) as s from input1", save_as: "data/sum" });
+    await call("describe", { inputs: ["data/t", "data/sum"] });
+    await call("refresh", { ref: "data/sum" });
+    await call("export", { ref: "notes/a", path: join(dir, "out.txt") });
+    await call("delete", { ref: note.artifact_id });
+    await call("prune", { dry_run: true });
+  });
+
+  it("for the capability operations", async () => {
+    await call("search_tools", { query: "save artifact" });
+    await call("describe_tools", { names: ["workspace.save", "workspace.sav"] });
+  });
+});
+
+describe("README.md", () => {
+  it("holds the generated operation tables (npm run readme rewrites them)", () => {
+    const text = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8");
+    expect(withTables(text, config) === text, "README.md is stale: run npm run readme").toBe(true);
+  });
+});
