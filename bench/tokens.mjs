@@ -104,7 +104,8 @@ export default async function run() {
   const met = QUICK ? null : largest.saving_percent >= TARGET_PERCENT;
   const outcome = met === null ? "not judged in a quick run" : met ? "MET" : "NOT MET";
   const verdict = `target "at least ${TARGET_PERCENT}% fewer tokens than direct calls on the largest size": ${outcome} (${largest.saving_percent}% at ${fmt(largest.flights)} flights)`;
-  const crossoverLine = `code mode starts to win at "${crossover.first_win ?? "never"}" with tool definitions counted, at "${crossover.first_win_calls_only ?? "never"}" counting calls only`;
+  const wins = PROFILES.map((p) => `${p} at "${crossovers[p].first_win ?? "never"}"`).join(", ");
+  const crossoverLine = `code mode starts to win, tool definitions counted: ${wins}; counting calls only (agent): at "${crossover.first_win_calls_only ?? "never"}"`;
   console.log(`\n${verdict}\n${crossoverLine}\n${lookupLine}`);
 
   if (QUICK) console.log("README.md not rewritten: quick figures are not the published ones.");

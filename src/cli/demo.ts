@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import pc from "picocolors";
 import { DEFAULT_FLIGHTS, MAX_FLIGHTS } from "../demo/flights-data.js";
 import type { Side, StepReport, WorkflowResult } from "../demo/workflow.js";
+import { groupDigits } from "../digits.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError } from "./common.js";
 
 interface DemoOptions {
@@ -11,8 +12,7 @@ interface DemoOptions {
   json?: boolean;
 }
 
-/** 1234567 -> "1,234,567", without toLocaleString: ICU's first use costs every command's start about 10 ms. */
-const fmt = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+const fmt = groupDigits;
 const WIDTH = 64;
 // A common context window today; the demo says when the direct way could not even fit in it.
 const CONTEXT_WINDOW = 200_000;

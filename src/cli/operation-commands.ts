@@ -1,7 +1,7 @@
 // The commands of the operation table (save, find, inspect, query, import, export, prune, ...): arguments and flags
 // come from each operation's input schema, the values are checked by that same schema, and --json prints the
 // operation's answer (or {"error":{code,message}}) where the default is a short human summary.
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import { ConfigSchema } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { type Field, fieldsOf } from "../operations/fields.js";
@@ -23,14 +23,15 @@ interface Source {
 /** Registers one command per operation with a `cli` exposure. Texts come from the built-in defaults. */
 export function registerOperationCommands(program: Command): void {
   for (const operation of operations(ConfigSchema.parse({}))) {
-    if (operation.cli) program.addCommand(operationCommand(operation));
+    if (operation.cli) defineCommand(program, operation);
   }
 }
 
-function operationCommand(operation: Operation): Command {
+function defineCommand(program: Command, operation: Operation): void {
   const cli = operation.cli as NonNullable<Operation["cli"]>;
   const text = operation.summary.replace(/`/g, "");
-  const command = new Command(operation.name).description(text).summary(firstSentence(text));
+  // program.command() passes on the root's settings: exitOverride (usage errors exit 2), help after an error.
+  const command = program.command(operation.name).description(text).summary(firstSentence(text));
   const positional: readonly string[] = cli.args ?? [];
   const omitted = new Set<string>(cli.omit ?? []);
   const flags = (cli.flags ?? {}) as Record<string, string>;
@@ -87,7 +88,6 @@ function operationCommand(operation: Operation): Command {
       await app.close();
     }
   });
-  return command;
 }
 
 function firstSentence(text: string): string {

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { groupDigits } from "../digits.js";
 import { type Metered, MeteredClient, totalTokens } from "./metered-client.js";
 import { CAIRN_MAIN, FLIGHTS_SERVER } from "./workflow.js";
 
@@ -185,7 +186,7 @@ export async function runCrossover(options: CrossoverOptions): Promise<Crossover
       if (reply.json?.value?.flights !== seen) {
         throw new Error(`scan of ${n}: code mode saw ${reply.json?.value?.flights}, direct ${seen}`);
       }
-      record(`${n.toLocaleString("en-US")} flights scanned`, flights.take(), cairn.take());
+      record(`${groupDigits(n)} flights scanned`, flights.take(), cairn.take());
     }
     return {
       rows,

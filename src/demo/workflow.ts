@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { groupDigits } from "../digits.js";
 import { airportsCsvPath, type Flight } from "./flights-data.js";
 import { addMetered, type Metered, MeteredClient, NOTHING, totalTokens } from "./metered-client.js";
 
@@ -107,7 +108,7 @@ interface WorkflowOptions {
   onStep?: (step: StepReport, index: number) => void;
 }
 
-const fmt = (n: number) => n.toLocaleString("en-US");
+const fmt = groupDigits;
 
 function side(metered: Metered, did: string, got: string): Side {
   return { tokens: totalTokens(metered), metered, did, got };

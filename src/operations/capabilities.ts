@@ -35,7 +35,10 @@ export function programCapabilities(cli: CliConfig): Capability[] {
       (subcommands ? `; subcommands allowed: ${subcommands.join(", ")}` : "") +
       ". Output over the reply limit is spilled to an art_ handle.";
     const bound = isSafeIdentifier(program);
-    const call = bound ? `cli.${program}(...args: string[])` : `cli_run(${JSON.stringify(program)}, args: string[])`;
+    const result = "Promise<{ exit_code: number; stdout: string; stderr: string }>";
+    const declaration = bound
+      ? `declare namespace cli {\n  /** ${description} */\n  function ${program}(...args: string[]): ${result};\n}`
+      : `/** ${description} */\ndeclare function cli_run(name: ${JSON.stringify(program)}, args: string[]): ${result};`;
     return {
       name: `cli.${program}`,
       server: "cli",
@@ -48,7 +51,7 @@ export function programCapabilities(cli: CliConfig): Capability[] {
         additionalProperties: false,
       },
       signature: {
-        declaration: `/** ${description} */\ndeclare function ${call}: Promise<{ exit_code: number; stdout: string; stderr: string }>;`,
+        declaration,
         example: bound
           ? `await cli.${program}("--version")`
           : `await cli_run(${JSON.stringify(program)}, ["--version"])`,

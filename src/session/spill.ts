@@ -2,6 +2,7 @@
 // head_chars and last tail_chars characters plus one pointer line. Applied once, at the server boundary. A copy the
 // caps refuse never costs the caller its result: the view is still sent, with a note that nothing was saved.
 import type { OutputConfig } from "../config/schema.js";
+import { groupDigits } from "../digits.js";
 import { toCairnError } from "../errors.js";
 import type { ArtifactInfo, ArtifactStore } from "./artifact-store.js";
 
@@ -24,8 +25,8 @@ export async function spillDetailed(
   const head = text.slice(0, safeEnd(text, output.head_chars));
   const tail = text.slice(safeStart(text, text.length - output.tail_chars));
   const omitted = text.length - head.length - tail.length;
-  const chars = text.length.toLocaleString("en-US");
-  const view = `${head}\n[... ${omitted.toLocaleString("en-US")} chars omitted ...]\n${tail}\n`;
+  const chars = groupDigits(text.length);
+  const view = `${head}\n[... ${groupDigits(omitted)} chars omitted ...]\n${tail}\n`;
   let saved: ArtifactInfo;
   try {
     saved = await artifacts.saveSpill(text, "text/plain");

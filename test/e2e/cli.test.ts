@@ -76,6 +76,7 @@ describe("cairn CLI", () => {
       "resume",
       "delete",
       "prune",
+      "save",
     ];
     commands.push("query", "describe", "refresh", "host-config", "doctor", "demo");
     for (const command of commands) {
@@ -83,5 +84,43 @@ describe("cairn CLI", () => {
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`cairn ${command}`);
     }
+  });
+
+  it("checks the workspace commands' arguments with the operations' own schemas, naming flags", () => {
+    const badNumber = cairn(["inspect", "notes/x", "--excerpt-bytes", "abc"]);
+    expect(badNumber.code).toBe(2);
+    expect(badNumber.stderr).toContain("--excerpt-bytes: Invalid input: expected number");
+    const badJson = cairn(["save", "notes/cp", "--checkpoint", "{objective"]);
+    expect(badJson.code).toBe(2);
+    expect(badJson.stderr).toContain("--checkpoint takes a JSON object");
+    const badShape = cairn(["save", "notes/cp", "--checkpoint", '{"objective": 1}', "--json"]);
+    expect(badShape.code).toBe(1);
+    expect(JSON.parse(badShape.stdout).error).toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(JSON.parse(badShape.stdout).error.message).toContain("--checkpoint.objective");
+    expect(cairn(["save", "notes/x", "--kind", "spreadsheet"]).code).toBe(2);
+  });
+
+  it("saves, queries with parameters and reads back through the derived commands", () => {
+    expect(cairn(["save", "cli/t", "--content", "id,n\n1,10\n2,20\n3,30\n", "--kind", "csv"]).code).toBe(0);
+    const saved = cairn(["save", "cli/cp", "--checkpoint", '{"objective":"check the CLI"}', "--dependencies", "cli/t"]);
+    expect(saved.code).toBe(0);
+    expect(saved.stdout).toMatch(/^saved cli\/cp v1 \(ws_/);
+    const query = cairn([
+      "query",
+      "select sum(n) as s from input1 where n > ?",
+      "--input",
+      "cli/t",
+      "--param",
+      "10",
+      "--json",
+    ]);
+    expect(query.code).toBe(0);
+    expect(JSON.parse(query.stdout).rows).toEqual([{ s: 50 }]);
+    const resumed = cairn(["resume", "cli/cp"]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain("objective: check the CLI");
+    const conflict = cairn(["save", "cli/t", "--content", "x", "--json"]);
+    expect(conflict.code).toBe(1);
+    expect(JSON.parse(conflict.stdout).error.code).toBe("VERSION_CONFLICT");
   });
 });

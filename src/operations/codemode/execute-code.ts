@@ -1,5 +1,6 @@
 // execute_code: a snippet in, one compact JSON reply out (value, logs, artifacts, stats or error).
 import { z } from "zod";
+import { groupDigits } from "../../digits.js";
 import { defineOperation, type OperationFactory } from "../operation.js";
 
 export const executeCode: OperationFactory = (config) => {
@@ -8,7 +9,7 @@ export const executeCode: OperationFactory = (config) => {
   return defineOperation({
     name: "execute_code",
     title: "Run JavaScript/TypeScript in a sandbox",
-    summary: `Runs a JavaScript/TypeScript snippet in a fresh sandbox: top-level \`await\` and \`return\`, a lone expression returns its value. Limits: ${sandbox.timeout_ms / 1000} s (\`timeout_ms\` may lower it), ${sandbox.memory_mb} MiB of memory (measured by Cairn, arguments of host calls in flight included), ${sandbox.max_tool_calls.toLocaleString("en-US")} host calls, ${sandbox.max_log_chars.toLocaleString("en-US")} log characters (head and tail kept), \`inputs\` up to 8 MiB of JSON and 1,000 levels deep; at most ${sandbox.max_workers} snippets run at once and ${sandbox.max_queued} wait, beyond that \`BUSY\`. Replies \`{"ok":true,"value":…,"logs":[…],"artifacts":[…],"stats":{"ms","tool_calls"}}\` or \`{"ok":false,"error":{name,code,message,line?}}\`.`,
+    summary: `Runs a JavaScript/TypeScript snippet in a fresh sandbox: top-level \`await\` and \`return\`, a lone expression returns its value. Limits: ${sandbox.timeout_ms / 1000} s (\`timeout_ms\` may lower it), ${sandbox.memory_mb} MiB of memory (measured by Cairn, arguments of host calls in flight included), ${groupDigits(sandbox.max_tool_calls)} host calls, ${groupDigits(sandbox.max_log_chars)} log characters (head and tail kept), \`inputs\` up to 8 MiB of JSON and 1,000 levels deep; at most ${sandbox.max_workers} snippets run at once and ${sandbox.max_queued} wait, beyond that \`BUSY\`. Replies \`{"ok":true,"value":…,"logs":[…],"artifacts":[…],"stats":{"ms","tool_calls"}}\` or \`{"ok":false,"error":{name,code,message,line?}}\`.`,
     description:
       `Run a JavaScript/TypeScript snippet in a fresh sandbox; only its result comes back (top-level await; return or a lone expression). ` +
       `Globals: inputs, console.log, call_tool(name, args), save_result(value) -> "res_..." / load_result(handle) (this session, ${results.ttl_seconds / 3600} h), save_artifact(string|Uint8Array) -> "art_..." / load_artifact(handle), ` +

@@ -2,6 +2,7 @@
 // names (a model running in the cloud cannot). grep is a literal substring, never a regex, so a hostile pattern cannot
 // stall the server.
 import { z } from "zod";
+import { groupDigits } from "../../digits.js";
 import { CairnError, ErrorCode } from "../../errors.js";
 import { isTextMediaType } from "../../media-type.js";
 import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
@@ -13,7 +14,7 @@ export const readOutput: OperationFactory = () =>
   defineOperation({
     name: "read_output",
     title: "Read a spilled or saved text output",
-    summary: `A window (at most ${READ_OUTPUT_MAX_LENGTH.toLocaleString("en-US")} characters) of a spilled reply or a saved text artifact, or the lines containing \`grep\` (literal text) with line numbers; \`next_offset\` is \`null\` at the end. For clients that cannot open the local file a spill names.`,
+    summary: `A window (at most ${groupDigits(READ_OUTPUT_MAX_LENGTH)} characters) of a spilled reply or a saved text artifact, or the lines containing \`grep\` (literal text) with line numbers; \`next_offset\` is \`null\` at the end. For clients that cannot open the local file a spill names.`,
     description: `Read a text art_ handle (a spilled reply) without loading it all: up to ${READ_OUTPUT_MAX_LENGTH} chars from offset, or with grep the numbered lines containing that text. next_offset is null at the end.`,
     input: z.strictObject({
       handle: z

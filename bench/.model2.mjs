@@ -1,0 +1,20 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { encode } from "gpt-tokenizer/encoding/o200k_base";
+const t = new StdioClientTransport({ command: "node", args: ["/work/main/dist/main.js", "serve", "--config", "/tmp/model/cairn.toml", "--workspace", "/tmp/model/ws2"], stderr: "ignore" });
+const c = new Client({ name: "model", version: "1" });
+await c.connect(t);
+const show = async (name, args) => {
+  const r = await c.callTool({ name, arguments: args });
+  const text = r.content.map((x) => x.text ?? "").join("");
+  console.log(`\n>>> ${name} ${JSON.stringify(args).slice(0, 160)}\n<<< [${encode(text).length} tok] ${text.slice(0, 700)}`);
+};
+await show("save", { name: "notes/a", contents: "typo" });
+await show("save", { name: "notes/a", content: "v1" });
+await show("save", { name: "notes/a", content: "v2" });
+await show("inspect", { ref: "notes/a", excerpt_bytes: "200" });
+await show("query", { inputs: ["notes/aa"], sql: "select 1" });
+await show("describe_tools", { names: ["workspace.save", "memory.create_entities"] });
+await show("search_tools", { query: "git" });
+await show("get-sum", { a: 1, b: 2 });
+await c.close();
