@@ -50,7 +50,7 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 /**
  * The error names snippets see (`e.name`). SPEC.md groups codes under these names; a code's name is fixed.
  */
-export const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
+const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   INVALID_ARGUMENT: "ArgumentError",
   CONFIG_INVALID: "ConfigError",
   HANDLE_NOT_FOUND: "ResultStoreError",

@@ -13,7 +13,7 @@ import { readdir, readFile } from "node:fs/promises";
  */
 export type ContainmentKind = "pid-namespace" | "marker" | "process-group";
 
-export const MARKER_VARIABLE = "CAIRN_RUN";
+const MARKER_VARIABLE = "CAIRN_RUN";
 const SCAN_BATCH = 64;
 
 // PID 1 of a namespace ignores signals it has no handler for; a shell as PID 1 lets SIGTERM reach the program.
@@ -57,7 +57,7 @@ export async function detectContainment(unsharePath: string | undefined): Promis
 const variants = new Map<string, Promise<string[] | undefined>>();
 
 /** The first `unshare` flag set that runs a program in a new PID namespace here, memoized per path. */
-export function findUnshareVariant(unsharePath: string): Promise<string[] | undefined> {
+function findUnshareVariant(unsharePath: string): Promise<string[] | undefined> {
   let found = variants.get(unsharePath);
   if (!found) {
     found = (async () => {

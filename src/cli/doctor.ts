@@ -46,7 +46,7 @@ const STEPS = ["initialize", "tools/list", "execute_code", "workspace round trip
 const STEP_TIMEOUT_MS = 60_000;
 
 /** Runs every step against `entry`; a failed step skips the ones that depend on it. Never throws. */
-export async function runDoctor(
+async function runDoctor(
   host: HostName,
   entry: ServerEntry,
   workspace: { dir: string; temporary: boolean },

@@ -22,7 +22,7 @@ import { isProfile, PROFILE_NAMES } from "../server/profiles.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError, globalOptions } from "./common.js";
 
 /** dist/main.js of this installation, symlinks resolved (a global npm bin is a link to it). */
-export function cairnMainPath(): string {
+function cairnMainPath(): string {
   const main = fileURLToPath(new URL("../main.js", import.meta.url));
   try {
     return realpathSync(main);

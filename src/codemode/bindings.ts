@@ -159,7 +159,7 @@ function parseArgs({ json, bytes }: HostPayload): unknown[] {
 }
 
 /** Host values to what the sandbox receives: JSON text with bytes beside it; RawJson passes through. */
-export function toPayload(value: unknown): HostPayload {
+function toPayload(value: unknown): HostPayload {
   if (value instanceof RawJson) return { json: value.text, bytes: value.bytes };
   if (value === undefined) return { json: "null", bytes: [] };
   const bytes: Uint8Array[] = [];

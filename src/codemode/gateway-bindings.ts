@@ -28,7 +28,7 @@ export interface CliPort {
 }
 
 /** The snippet path of an upstream capability, or undefined when its names are not identifiers. */
-export function snippetPath(capability: Capability): string | undefined {
+function snippetPath(capability: Capability): string | undefined {
   if (capability.server === undefined || capability.tool === undefined) return undefined;
   if (!isSafeIdentifier(capability.server) || !isSafeIdentifier(capability.tool)) return undefined;
   return `${capability.server}.${capability.tool}`;

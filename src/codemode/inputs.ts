@@ -4,7 +4,7 @@ import { CairnError, ErrorCode } from "../errors.js";
 import { MAX_JSON_DEPTH } from "../sandbox/prelude.js";
 
 /** Largest `inputs` accepted, as JSON text. Bigger data belongs in the workspace or behind a handle. */
-export const MAX_INPUTS_BYTES = 8 * 1024 * 1024;
+const MAX_INPUTS_BYTES = 8 * 1024 * 1024;
 
 /** `inputs` as JSON text; throws INVALID_ARGUMENT naming the limit when it is too deep or too big. */
 export function encodeInputs(inputs: Record<string, unknown> | undefined): string {

@@ -4,7 +4,7 @@ import { transform } from "esbuild";
 import { CairnError, ErrorCode } from "../errors.js";
 
 /** Largest snippet accepted. Code is for logic, not for carrying data: data goes through inputs or handles. */
-export const MAX_CODE_CHARS = 200_000;
+const MAX_CODE_CHARS = 200_000;
 
 export interface TranspiledSnippet {
   /** Script that defines `__cairn_main` and evaluates to its promise. */

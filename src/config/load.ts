@@ -61,7 +61,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
 }
 
 /** `--config FILE`, else `$CAIRN_CONFIG`, else `./cairn.toml` if present, else null (built-in defaults). */
-export function resolveConfigPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
+function resolveConfigPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
   if (flag !== undefined) return resolve(cwd, flag);
   if (env.CAIRN_CONFIG) return resolve(cwd, env.CAIRN_CONFIG);
   const local = resolve(cwd, "cairn.toml");
@@ -200,7 +200,7 @@ function configError(source: string, problems: string[]): CairnError {
   return new CairnError(ErrorCode.CONFIG_INVALID, lines.join("\n"), { data: { problems: lines } });
 }
 
-export function expandHome(path: string, cwd: string): string {
+function expandHome(path: string, cwd: string): string {
   if (path === "~") return homedir();
   if (path.startsWith("~/")) return resolve(homedir(), path.slice(2));
   return isAbsolute(path) ? path : resolve(cwd, path);

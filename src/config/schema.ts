@@ -28,7 +28,7 @@ export const RESERVED_NAMESPACES = new Set([
 
 export const SERVER_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
-export const SandboxConfigSchema = z.strictObject({
+const SandboxConfigSchema = z.strictObject({
   backend: z
     .enum(["quickjs", "node"])
     .default("quickjs")
@@ -50,7 +50,7 @@ export const SandboxConfigSchema = z.strictObject({
   max_queued: int(0, 100_000, "snippets that may wait for a worker; one more fails at once with BUSY").default(64),
 });
 
-export const OutputConfigSchema = z
+const OutputConfigSchema = z
   .strictObject({
     view_chars: int(1000, 100_000_000, "a result longer than this is spilled").default(40_000),
     head_chars: int(0, 100_000_000, "characters kept from the start of a spilled result").default(20_000),
@@ -72,10 +72,10 @@ const storeFields = (defaults: { entries: number; total: number; entry: number }
   ttl_seconds: int(1, 31 * 24 * 3600, "seconds an entry lives").default(3600),
 });
 
-export const ResultsConfigSchema = z.strictObject(storeFields({ entries: 64, total: 32 * MIB, entry: 8 * MIB }));
-export const ArtifactsConfigSchema = z.strictObject(storeFields({ entries: 32, total: 256 * MIB, entry: 64 * MIB }));
+const ResultsConfigSchema = z.strictObject(storeFields({ entries: 64, total: 32 * MIB, entry: 8 * MIB }));
+const ArtifactsConfigSchema = z.strictObject(storeFields({ entries: 32, total: 256 * MIB, entry: 64 * MIB }));
 
-export const WorkspaceConfigSchema = z.strictObject({
+const WorkspaceConfigSchema = z.strictObject({
   path: z.string().min(1).default("~/.cairn/workspace").describe("workspace directory"),
   query_timeout_ms: int(100, 3_600_000, "deadline of one SQL query").default(15_000),
   query_memory: z
@@ -112,7 +112,7 @@ export const ProgramPolicySchema = z.strictObject({
     .describe("true turns the built-in argument rules off (needed for shells, interpreters and file writers)"),
 });
 
-export const CliConfigSchema = z
+const CliConfigSchema = z
   .strictObject({
     mode: z.enum(["disabled", "allowlist"]).default("disabled").describe('"disabled" or "allowlist"'),
     allow: z
@@ -138,7 +138,7 @@ export const CliConfigSchema = z
     }
   });
 
-export const GatewayConfigSchema = z.strictObject({
+const GatewayConfigSchema = z.strictObject({
   direct: z.boolean().default(false).describe("also list every upstream tool as a direct MCP tool NAME__tool"),
 });
 
@@ -170,7 +170,7 @@ export const HttpServerConfigSchema = z.strictObject({
   ...serverCommon,
 });
 
-export const ServerConfigSchema = z.union([StdioServerConfigSchema, HttpServerConfigSchema]);
+const ServerConfigSchema = z.union([StdioServerConfigSchema, HttpServerConfigSchema]);
 
 export const ConfigSchema = z.strictObject({
   profile: z

@@ -30,7 +30,7 @@ export const MAX_FLIGHTS = 3_000_000;
 export const DEFAULT_FLIGHTS = 50_000;
 
 /** The directory of vega-datasets' data files (its package exports only its index, so resolve from there). */
-export function datasetsDir(): string {
+function datasetsDir(): string {
   const entry = createRequire(import.meta.url).resolve("vega-datasets");
   return join(dirname(entry), "..", "data");
 }
@@ -40,7 +40,7 @@ export function airportsCsvPath(): string {
 }
 
 /** Flight ids are FL + the 1-based position in date order, zero-padded so they sort like the flights. */
-export function flightId(index: number): string {
+function flightId(index: number): string {
   return `FL${String(index + 1).padStart(7, "0")}`;
 }
 
@@ -94,7 +94,7 @@ export function loadAirports(): Airport[] {
 }
 
 /** RFC 4180: quoted fields may hold commas, doubled quotes and newlines. */
-export function parseCsv(text: string): string[][] {
+function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
   let cell = "";

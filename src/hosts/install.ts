@@ -117,7 +117,7 @@ export function installedState(
 }
 
 /** Parses a host file; whitespace-only counts as empty. Throws CONFIG_INVALID naming the file and the error. */
-export function parseDocument(format: "json" | "toml", text: string, file: string): Table {
+function parseDocument(format: "json" | "toml", text: string, file: string): Table {
   if (text.trim() === "") return {};
   let parsed: unknown;
   try {

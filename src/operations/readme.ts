@@ -4,13 +4,13 @@ import type { Config } from "../config/schema.js";
 import { signatureOf } from "./fields.js";
 import { operations } from "./table.js";
 
-export const README_BLOCKS = {
+const README_BLOCKS = {
   tools: { start: "<!-- operations:tools:start -->", end: "<!-- operations:tools:end -->" },
   snippets: { start: "<!-- operations:snippets:start -->", end: "<!-- operations:snippets:end -->" },
 } as const;
 
 /** `| tool | input | what it does |` for every operation a host can list, opt-in ones marked. */
-export function toolTable(config: Config): string {
+function toolTable(config: Config): string {
   const rows = operations(config).flatMap((op) => {
     if (!op.tool) return [];
     const optIn = op.tool.profiles.includes("agent") ? "" : " (opt-in)";
@@ -20,7 +20,7 @@ export function toolTable(config: Config): string {
 }
 
 /** `| function | what it is |` for every operation a snippet can call. */
-export function snippetTable(config: Config): string {
+function snippetTable(config: Config): string {
   const rows = operations(config).flatMap((op) =>
     op.snippet ? [`| \`${op.snippet.path}(${signatureOf(op.input)})\` | ${op.title} |`] : [],
   );

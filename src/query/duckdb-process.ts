@@ -56,7 +56,7 @@ const STDERR_TAIL_CHARS = 4096;
  * Locates the compiled child script. Under the test runner the sources are TypeScript, so the compiled file in
  * `dist/` (built by `npm test` before the tests run) is used instead.
  */
-export function childScript(): string {
+function childScript(): string {
   const here = new URL("./duckdb-child.js", import.meta.url);
   if (existsSync(fileURLToPath(here))) return fileURLToPath(here);
   const built = new URL(here.href.replace("/src/query/", "/dist/query/"));

@@ -17,8 +17,8 @@ const FORMATS: ReadonlySet<string> = new Set<QueryInputFormat>(["csv", "parquet"
 // DuckDB's readers expand these as globs: an input must name one file, never a pattern.
 const GLOB_CHARS = /[*?[\]{}]/;
 
-export const DEFAULT_DESCRIBE_LIMIT = 200;
-export const DEFAULT_DESCRIBE_TIMEOUT_MS = 15_000;
+const DEFAULT_DESCRIBE_LIMIT = 200;
+const DEFAULT_DESCRIBE_TIMEOUT_MS = 15_000;
 
 function invalid(message: string): CairnError {
   return new CairnError(ErrorCode.INVALID_ARGUMENT, message);
@@ -41,7 +41,7 @@ function assertInteger(value: unknown, field: string, min: number, max = Number.
 }
 
 /** Checks the inputs' shape and that each names an existing regular file. */
-export async function checkInputs(inputs: unknown): Promise<QueryInput[]> {
+async function checkInputs(inputs: unknown): Promise<QueryInput[]> {
   if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_QUERY_INPUTS) {
     throw invalid(`inputs must list 1 to ${MAX_QUERY_INPUTS} files`);
   }

@@ -2,7 +2,7 @@
 // Pattern-based: a slash preceded by a quote, blank, bracket or `=` starts a path; SQL like `4/2` is left alone.
 
 /** Characters of a DuckDB message passed on at most: DuckDB quotes values, and a value can be megabytes. */
-export const MAX_MESSAGE_CHARS = 2000;
+const MAX_MESSAGE_CHARS = 2000;
 
 /** Cuts `message` to `MAX_MESSAGE_CHARS`, saying how much was left out. */
 export function clip(message: string): string {

@@ -4,7 +4,7 @@
 import { CairnError, ErrorCode } from "../errors.js";
 
 /** Leading keywords of statements DuckDB plans as a read-only SELECT. `(` opens a parenthesised query. */
-export const READ_ONLY_LEADING_KEYWORDS: ReadonlySet<string> = new Set([
+const READ_ONLY_LEADING_KEYWORDS: ReadonlySet<string> = new Set([
   "SELECT",
   "WITH",
   "FROM",

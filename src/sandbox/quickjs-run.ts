@@ -20,7 +20,7 @@ const MIB = 1024 * 1024;
 const MAX_STACK_BYTES = 512 * 1024;
 /** Pending timers one run may hold. */
 const MAX_TIMERS = 10_000;
-export const SNIPPET_FILENAME = "snippet.js";
+const SNIPPET_FILENAME = "snippet.js";
 
 export interface QuickJsRunOptions {
   code: string;
@@ -65,7 +65,7 @@ export function prepareContext(module: QuickJSWASMModule): PreparedContext {
   return { rt, ctx };
 }
 
-export function memoryLimitMessage(memoryMb: number): string {
+function memoryLimitMessage(memoryMb: number): string {
   return `the run passed its ${memoryMb} MiB memory limit (sandbox.memory_mb) and was stopped: process the data in pages, keep it behind a handle (save_result, save_artifact), or query it with workspace.query`;
 }
 
@@ -569,7 +569,7 @@ export function classify(
   return error;
 }
 
-export function lineFromStack(stack: string): number | undefined {
+function lineFromStack(stack: string): number | undefined {
   const match = /snippet\.js:(\d+)/.exec(stack);
   return match ? Number(match[1]) : undefined;
 }

@@ -10,8 +10,6 @@ export function newHandle(prefix: string): string {
   return prefix + randomBytes(32).toString("base64url");
 }
 
-export const HANDLE_PATTERN = /^(res|art)_[A-Za-z0-9_-]{32,64}$/;
-
 export function resultUri(handle: string): string {
   return `cairn://results/${handle}`;
 }

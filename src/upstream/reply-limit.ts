@@ -8,7 +8,7 @@ import type { JSONRPCErrorResponse, JSONRPCMessage, RequestId } from "@modelcont
 export const DEFAULT_MAX_REPLY_BYTES = 10 * 1024 * 1024;
 
 /** JSON-RPC error code of a synthesized "reply too large" answer (an implementation-defined code). */
-export const REPLY_TOO_LARGE_CODE = -32_650;
+const REPLY_TOO_LARGE_CODE = -32_650;
 /** Marker in the synthesized error's `data`, so a server's own error with the same code is not mistaken for it. */
 const MARKER = "cairn:reply-too-large";
 

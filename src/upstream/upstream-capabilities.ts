@@ -5,7 +5,7 @@ import type { CapabilityRegistry } from "../registry/capability-registry.js";
 import type { UpstreamManager, UpstreamStatus } from "./upstream-manager.js";
 
 /** The capabilities of one server's (allow/deny-filtered) tools, named `server.tool`. */
-export function toCapabilities(status: UpstreamStatus): Capability[] {
+function toCapabilities(status: UpstreamStatus): Capability[] {
   return status.tools.map((tool) => ({
     name: canonicalName(status.server, tool.name),
     server: status.server,

@@ -49,7 +49,7 @@ export function compactMetadata(record: VersionRecord): CompactMetadata {
   };
 }
 
-export function fullMetadata(record: VersionRecord): FullMetadata {
+function fullMetadata(record: VersionRecord): FullMetadata {
   const full: FullMetadata = {
     ...compactMetadata(record),
     sha256: record.sha256,

@@ -11,8 +11,8 @@ import { SQL_LIMITS } from "./limits.js";
 import type { CompactMetadata } from "./metadata.js";
 import type { Workspace } from "./workspace.js";
 
-export const MAX_QUERY_REFS = SQL_LIMITS.inputs;
-export const PARQUET_MEDIA_TYPE = "application/vnd.apache.parquet";
+const MAX_QUERY_REFS = SQL_LIMITS.inputs;
+const PARQUET_MEDIA_TYPE = "application/vnd.apache.parquet";
 
 export interface SqlQueryInput {
   inputs: string[];

@@ -7,7 +7,7 @@ import { CairnError, ErrorCode } from "../../errors.js";
 import { isTextMediaType } from "../../media-type.js";
 import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
 
-export const READ_OUTPUT_MAX_LENGTH = 20_000;
+const READ_OUTPUT_MAX_LENGTH = 20_000;
 const MAX_LINE_CHARS = 400;
 
 export const readOutput: OperationFactory = () =>

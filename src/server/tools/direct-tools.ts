@@ -12,7 +12,7 @@ import { defineTool, type ToolDefinition, type ToolReply } from "../tool.js";
 const MAX_NAME = 64;
 
 /** `server__tool`, with characters MCP tool names do not allow replaced by `_`, at most 64 characters. */
-export function directToolName(capability: Capability): string {
+function directToolName(capability: Capability): string {
   return `${capability.server}__${capability.tool}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, MAX_NAME);
 }
 

@@ -145,7 +145,7 @@ export interface Catalog {
   close(): Promise<void>;
 }
 
-export const ARTIFACT_ID_PATTERN = /^ws_[A-Za-z0-9_-]{32}$/;
+const ARTIFACT_ID_PATTERN = /^ws_[A-Za-z0-9_-]{32}$/;
 
 /** True when a ref is a version id rather than a name. */
 export function isArtifactId(ref: string): boolean {
