@@ -117,6 +117,23 @@ for (const [label, create] of implementations) {
       await catalog.close();
     });
 
+    it("gives each hit the snippet of its own text, not the first match's", async () => {
+      const catalog = await create();
+      const words = ["alpha", "beta", "gamma", "delta"];
+      for (const word of words) {
+        await catalog.insertVersion(version(`area/${word}`, { index_text: `${word} region sales were counted` }));
+      }
+      const hits = await catalog.search("sales", { limit: 10 });
+      expect(hits).toHaveLength(words.length);
+      for (const hit of hits) {
+        const word = hit.record.name.slice("area/".length);
+        expect(hit.snippet).toContain(`${word} region [sales]`);
+      }
+      const ofKind = await catalog.search("sales", { limit: 10, kind: "note" });
+      expect(ofKind.map((h) => h.snippet.split(" ")[0])).toEqual(ofKind.map((h) => h.record.name.slice(5)));
+      await catalog.close();
+    });
+
     it("lists current checkpoints under a namespace", async () => {
       const catalog = await create();
       await catalog.insertVersion(version("p/one", { kind: "checkpoint" }));

@@ -121,7 +121,10 @@ const TOP_HITS_OF_KIND = `
   SELECT search.rowid AS seq, ${RANK} AS score
   FROM search JOIN versions v ON v.seq = search.rowid
   WHERE search MATCH ? AND v.kind = ? ORDER BY score LIMIT ?`;
-const SNIPPET = "SELECT snippet(search, -1, '[', ']', '…', 12) FROM search WHERE search MATCH ? AND rowid = ?";
+// better-sqlite3 binds a JS number as REAL, and FTS5 does not apply `rowid = <real>` next to MATCH: every match came
+// back and each hit showed the first one's snippet. The cast makes the rowid an integer FTS5 seeks to.
+const SNIPPET =
+  "SELECT snippet(search, -1, '[', ']', '…', 12) FROM search WHERE search MATCH ? AND rowid = CAST(? AS INTEGER)";
 
 /** Thrown inside a transaction to roll a dry run back. */
 class DryRun extends Error {
