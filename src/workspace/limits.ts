@@ -22,6 +22,9 @@ export const WORKSPACE_LIMITS = {
   inspectRefs: 16,
   excerptBytes: { default: 2048, max: 8192 },
   findResults: { default: 10, max: 100 },
+  listResults: { default: 20, max: 100 },
+  /** Namespaces the first page of a list names (the rest are counted). */
+  listNamespaces: 50,
 } as const;
 
 export const SQL_LIMITS = {

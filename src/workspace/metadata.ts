@@ -2,6 +2,7 @@
 // Field names are snake_case exactly as SPEC.md's workspace tables spell them.
 
 import type { ArtifactKind, CheckpointFields, StaleInput, VersionRecord } from "./catalog/catalog.js";
+import type { ListedArtifact } from "./types.js";
 
 /**
  * What every reply about a version carries. Omits what the caller supplied or rarely needs (summary, source,
@@ -69,4 +70,20 @@ function fullMetadata(record: VersionRecord): FullMetadata {
 
 export function metadata(record: VersionRecord, full: boolean): CompactMetadata | FullMetadata {
   return full ? fullMetadata(record) : compactMetadata(record);
+}
+
+/** A version as a listing shows it. */
+export function listedArtifact(record: VersionRecord): ListedArtifact {
+  const listed: ListedArtifact = {
+    name: record.name,
+    version: record.version,
+    kind: record.kind,
+    media_type: record.media_type,
+    bytes: record.bytes,
+    created_at: record.created_at,
+    summary: record.summary,
+    stale: record.stale,
+  };
+  if (record.checkpoint !== null) listed.objective = record.checkpoint.objective;
+  return listed;
 }

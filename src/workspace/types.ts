@@ -23,7 +23,8 @@ export interface SaveInput {
 }
 
 export interface FindInput {
-  text: string;
+  /** Without a letter or digit ("", "*"), the most recently saved artifacts. */
+  text?: string;
   /** @default 10 */
   limit?: number;
 }
@@ -31,6 +32,41 @@ export interface FindInput {
 export interface FindResult extends CompactMetadata {
   summary: string | null;
   snippet: string;
+}
+
+export interface ListInput {
+  /** Only names under it, at any depth. */
+  namespace?: string;
+  kind?: ArtifactKind;
+  /** @default 20 */
+  limit?: number;
+  /** The previous page's `next_cursor`. */
+  cursor?: string;
+}
+
+/** One current version in a listing: enough to choose what to open. */
+export interface ListedArtifact {
+  name: string;
+  version: number;
+  kind: ArtifactKind;
+  media_type: string;
+  bytes: number;
+  created_at: string;
+  summary: string | null;
+  stale: boolean;
+  /** A checkpoint's objective. */
+  objective?: string;
+}
+
+export interface ListResult {
+  artifacts: ListedArtifact[];
+  next_cursor: string | null;
+  /** The first page only: how many artifacts match, in which namespaces (one level down) and of which kinds. */
+  total?: number;
+  namespaces?: { namespace: string; count: number }[];
+  /** Namespaces not named in `namespaces`. */
+  more_namespaces?: number;
+  kinds?: Partial<Record<ArtifactKind, number>>;
 }
 
 export interface InspectInput {
@@ -57,7 +93,8 @@ export interface Excerpt {
 export type Inspected = (CompactMetadata | FullMetadata) & Partial<Excerpt>;
 
 export interface ResumeInput {
-  text: string;
+  /** Absent or empty: the most recent checkpoint. */
+  text?: string;
 }
 
 interface ResumedCheckpoint extends CheckpointFields {
@@ -85,7 +122,12 @@ interface Candidate {
 }
 
 export type ResumeResult =
-  | { checkpoint: ResumedCheckpoint; artifacts: ArtifactPreview[] }
+  | {
+      checkpoint: ResumedCheckpoint;
+      artifacts: ArtifactPreview[];
+      /** How the checkpoint was chosen when the text did not name it (the latest, the only match). */
+      note?: string;
+    }
   | { candidates: Candidate[]; message: string };
 
 export interface ImportInput {

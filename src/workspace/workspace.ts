@@ -22,7 +22,7 @@ import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
 import { type WriteExportOptions, writeExport } from "./export-file.js";
 import { WORKSPACE_LIMITS } from "./limits.js";
 import { inferType } from "./media.js";
-import { type CompactMetadata, compactMetadata, metadata } from "./metadata.js";
+import { type CompactMetadata, compactMetadata, listedArtifact, metadata } from "./metadata.js";
 import type {
   ArtifactPreview,
   DeleteInput,
@@ -35,6 +35,8 @@ import type {
   ImportOptions,
   Inspected,
   InspectInput,
+  ListInput,
+  ListResult,
   PruneInput,
   PruneResult,
   RemovalReport,
@@ -79,7 +81,9 @@ const DEFAULT_EXCERPT_BYTES = WORKSPACE_LIMITS.excerptBytes.default;
 const MAX_EXCERPT_BYTES = WORKSPACE_LIMITS.excerptBytes.max;
 const MAX_INSPECT_REFS = WORKSPACE_LIMITS.inspectRefs;
 const PREVIEW_BYTES = 512;
-const { findResults } = WORKSPACE_LIMITS;
+const { findResults, listResults, listNamespaces } = WORKSPACE_LIMITS;
+/** find's text when it holds no word to search: then find lists the most recent artifacts. */
+const HAS_WORD = /[\p{L}\p{N}]/u;
 const SNIFF_BYTES = 8192;
 const VERIFY_WHOLE_BYTES = 4 * 1024 * 1024;
 
@@ -224,14 +228,24 @@ export class Workspace {
     return { source: { path }, head, whole: false, checkpoint: null };
   }
 
-  /** Current versions matching `text` (name, summary, source, indexed text), best first. */
-  async find(input: FindInput): Promise<{ results: FindResult[] }> {
+  /**
+   * Current versions matching `text` (name, summary, source, indexed text), best first; text without a letter or
+   * digit ("", "*") lists the most recently saved instead, with a note saying so.
+   */
+  async find(input: FindInput = {}): Promise<{ results: FindResult[]; note?: string }> {
     const args = checkObject("find", input);
-    const text = checkText("text", args.text, MAX_QUERY_TEXT_CHARS);
-    if (text === undefined || text.trim() === "") {
-      throw new CairnError(ErrorCode.INVALID_ARGUMENT, "find needs text: a few words of a name, summary or content");
-    }
+    const text = checkText("text", args.text, MAX_QUERY_TEXT_CHARS) ?? "";
     const limit = checkInteger("limit", args.limit, 1, findResults.max) ?? findResults.default;
+    if (!HAS_WORD.test(text)) {
+      const { records } = await this.catalog.list({ limit });
+      return {
+        results: records.map((r) => ({ ...compactMetadata(r), summary: r.summary, snippet: "" })),
+        note:
+          records.length === 0
+            ? "the workspace is empty: save something first"
+            : `no words to search for: the ${records.length} most recently saved; list pages through all of them`,
+      };
+    }
     const hits = await this.catalog.search(text, { limit });
     return {
       results: hits.map((hit) => ({
@@ -240,6 +254,37 @@ export class Workspace {
         snippet: hit.snippet,
       })),
     };
+  }
+
+  /**
+   * Current versions, most recently saved first, a page at a time, filtered by namespace (at any depth) and kind.
+   * The first page (no cursor) also counts what matches: the total, namespaces one level down, kinds.
+   */
+  async list(input: ListInput = {}): Promise<ListResult> {
+    const args = checkObject("list", input);
+    const namespaceText = checkText("namespace", args.namespace, MAX_QUERY_TEXT_CHARS)?.replace(/\/+$/, "");
+    const namespace = namespaceText ? checkName(namespaceText, "namespace") : undefined;
+    const kind = checkKind(args.kind);
+    const limit = checkInteger("limit", args.limit, 1, listResults.max) ?? listResults.default;
+    const cursor = checkText("cursor", args.cursor, 64);
+    const first = cursor === undefined;
+    const page = await this.catalog.list({
+      namespace,
+      kind,
+      limit,
+      cursor,
+      overview: first ? { namespaces: listNamespaces } : undefined,
+    });
+    const result: ListResult = { artifacts: page.records.map(listedArtifact), next_cursor: page.next_cursor };
+    const overview = page.overview;
+    if (overview !== undefined) {
+      result.total = overview.total;
+      result.namespaces = overview.namespaces;
+      const more = overview.namespace_count - overview.namespaces.length;
+      if (more > 0) result.more_namespaces = more;
+      result.kinds = Object.fromEntries(overview.kinds.map((k) => [k.kind, k.count]));
+    }
+    return result;
   }
 
   /**
@@ -279,15 +324,14 @@ export class Workspace {
   }
 
   /**
-   * The checkpoint named or identified by `text`; else the single current checkpoint under the namespace `text/`;
-   * else candidates (several under the namespace, or the best search matches among checkpoints).
+   * No text: the most recent checkpoint. Else the checkpoint named or identified by `text`; else the single current
+   * checkpoint under the namespace `text/`; else the single best search match among checkpoints; else candidates
+   * (several under the namespace, or the best search matches). A checkpoint the text did not name comes with a note.
    */
-  async resume(input: ResumeInput): Promise<ResumeResult> {
+  async resume(input: ResumeInput = {}): Promise<ResumeResult> {
     const args = checkObject("resume", input);
-    const text = checkText("text", args.text, MAX_QUERY_TEXT_CHARS)?.trim();
-    if (text === undefined || text === "") {
-      throw new CairnError(ErrorCode.INVALID_ARGUMENT, "resume needs text: a checkpoint name, id or namespace");
-    }
+    const text = checkText("text", args.text, MAX_QUERY_TEXT_CHARS)?.trim() ?? "";
+    if (text === "") return this.resumeLatest();
     const exact = isArtifactId(text) || isValidName(text) ? (await this.catalog.get([text]))[0] : undefined;
     if (exact?.kind === "checkpoint") return this.resumed(exact);
     const prefix = text.replace(/\/+$/, "");
@@ -298,6 +342,9 @@ export class Workspace {
         ? under
         : (await this.catalog.search(text, { limit: 10, kind: "checkpoint" })).map((h) => h.record);
     const notCheckpoint = exact === undefined ? "" : `"${text}" is a ${exact.kind}, not a checkpoint. `;
+    if (under.length === 0 && candidates.length === 1) {
+      return this.resumed(candidates[0] as VersionRecord, `${notCheckpoint}The only checkpoint matching "${text}".`);
+    }
     return {
       candidates: candidates.map((r) => ({
         artifact_id: r.artifact_id,
@@ -314,7 +361,28 @@ export class Workspace {
     };
   }
 
-  private async resumed(record: VersionRecord): Promise<ResumeResult> {
+  private async resumeLatest(): Promise<ResumeResult> {
+    const { records, overview } = await this.catalog.list({
+      kind: "checkpoint",
+      limit: 1,
+      overview: { namespaces: 0 },
+    });
+    const latest = records[0];
+    if (latest === undefined) {
+      return {
+        candidates: [],
+        message:
+          "No checkpoint is saved in this workspace yet: save one with a checkpoint {objective, verified, next_step, notes}",
+      };
+    }
+    const total = overview?.total ?? 1;
+    return this.resumed(
+      latest,
+      total > 1 ? `The most recent of ${total} checkpoints; list with kind "checkpoint" shows the others.` : undefined,
+    );
+  }
+
+  private async resumed(record: VersionRecord, note?: string): Promise<ResumeResult> {
     const pinned = await this.resolveAll(record.dependencies);
     const artifacts: ArtifactPreview[] = [];
     for (const dep of pinned) {
@@ -342,6 +410,7 @@ export class Workspace {
         stale_inputs: record.stale_inputs,
       },
       artifacts,
+      ...(note === undefined ? {} : { note }),
     };
   }
 

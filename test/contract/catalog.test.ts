@@ -134,6 +134,80 @@ for (const [label, create] of implementations) {
       await catalog.close();
     });
 
+    it("lists current versions newest first, in pages keyed on write order", async () => {
+      const catalog = await create();
+      for (const name of ["a", "p/one", "p/sub/two", "q/three", "p/four"]) await catalog.insertVersion(version(name));
+      await catalog.insertVersion(version("a", { summary: "second" }), { expectedVersion: 1 });
+      const first = await catalog.list({ limit: 2 });
+      expect(first.records.map((r) => [r.name, r.version, r.current])).toEqual([
+        ["a", 2, true],
+        ["p/four", 1, true],
+      ]);
+      expect(first.overview).toBeUndefined();
+      // A save between pages goes to a new first page and shifts nothing after the cursor.
+      await catalog.insertVersion(version("late"));
+      const second = await catalog.list({ limit: 2, cursor: first.next_cursor as string });
+      expect(second.records.map((r) => r.name)).toEqual(["q/three", "p/sub/two"]);
+      const third = await catalog.list({ limit: 2, cursor: second.next_cursor as string });
+      expect(third.records.map((r) => r.name)).toEqual(["p/one"]);
+      expect(third.next_cursor).toBeNull();
+      const exact = await catalog.list({ limit: 6 });
+      expect(exact.records).toHaveLength(6);
+      expect(exact.next_cursor).toBeNull();
+      await catalog.close();
+    });
+
+    it("filters a list by namespace and kind, and counts namespaces and kinds from the same snapshot", async () => {
+      const catalog = await create();
+      await catalog.insertVersion(version("p/one", { kind: "checkpoint" }));
+      await catalog.insertVersion(version("p/sub/two", { kind: "csv" }));
+      await catalog.insertVersion(version("p/sub/deeper/x"));
+      await catalog.insertVersion(version("p/other/y"));
+      await catalog.insertVersion(version("px/three", { kind: "checkpoint" }));
+      await catalog.insertVersion(version("top"));
+      const all = await catalog.list({ limit: 10, overview: { namespaces: 10 } });
+      expect(all.overview).toEqual({
+        total: 6,
+        namespaces: [
+          { namespace: "px", count: 1 },
+          { namespace: "p", count: 4 },
+        ],
+        namespace_count: 2,
+        kinds: [
+          { kind: "note", count: 3 },
+          { kind: "checkpoint", count: 2 },
+          { kind: "csv", count: 1 },
+        ],
+      });
+      const under = await catalog.list({ namespace: "p", limit: 10, overview: { namespaces: 1 } });
+      expect(under.records.map((r) => r.name)).toEqual(["p/other/y", "p/sub/deeper/x", "p/sub/two", "p/one"]);
+      expect(under.overview).toMatchObject({
+        total: 4,
+        namespaces: [{ namespace: "p/other", count: 1 }],
+        namespace_count: 2,
+      });
+      const checkpoints = await catalog.list({ kind: "checkpoint", limit: 10, overview: { namespaces: 10 } });
+      expect(checkpoints.records.map((r) => r.name)).toEqual(["px/three", "p/one"]);
+      expect(checkpoints.overview?.kinds).toEqual([{ kind: "checkpoint", count: 2 }]);
+      const none = await catalog.list({ namespace: "nothing", limit: 10, overview: { namespaces: 10 } });
+      expect(none).toEqual({
+        records: [],
+        next_cursor: null,
+        overview: { total: 0, namespaces: [], namespace_count: 0, kinds: [] },
+      });
+      await catalog.close();
+    });
+
+    it("refuses a cursor it did not give", async () => {
+      const catalog = await create();
+      for (const cursor of ["", "-1", "ZZ", "zzzzzzzzzzzzzzzz", "1 OR 1=1", "🙂"]) {
+        const error = await failure(catalog.list({ limit: 1, cursor }));
+        expect(error.code, cursor).toBe("INVALID_ARGUMENT");
+        expect(error.message).toContain("next_cursor");
+      }
+      await catalog.close();
+    });
+
     it("lists current checkpoints under a namespace", async () => {
       const catalog = await create();
       await catalog.insertVersion(version("p/one", { kind: "checkpoint" }));

@@ -146,6 +146,21 @@ describe("find", () => {
     await ws.close();
   });
 
+  it("lists the most recently saved when the text has no word to search", async () => {
+    const { ws } = await fresh();
+    expect(await ws.find({ text: "" })).toEqual({ results: [], note: expect.stringContaining("empty") });
+    await ws.save({ name: "a", content: "first" });
+    await ws.save({ name: "b", content: "second", summary: "the second" });
+    for (const text of ["", "*", "  ", undefined]) {
+      const found = await ws.find(text === undefined ? {} : { text });
+      expect(found.results.map((r) => r.name)).toEqual(["b", "a"]);
+      expect(found.results[0]).toMatchObject({ summary: "the second", snippet: "" });
+      expect(found.note).toContain("most recently saved");
+    }
+    expect((await ws.find({ text: "*", limit: 1 })).results).toHaveLength(1);
+    await ws.close();
+  });
+
   it("indexes only the first indexBytes of text", async () => {
     const { ws } = await fresh({ indexBytes: 100 });
     await ws.save({ name: "long", content: `${"filler ".repeat(20)}needle` });
@@ -264,7 +279,71 @@ describe("resume", () => {
     const none = await ws.resume({ text: "gamma" });
     expect(none).toMatchObject({ candidates: [] });
     const notCheckpoint = await ws.resume({ text: "alpha/note" });
-    expect((notCheckpoint as { message: string }).message).toContain("not a checkpoint");
+    expect((notCheckpoint as { note: string }).note).toContain('"alpha/note" is a note, not a checkpoint');
+    await ws.close();
+  });
+
+  it("opens the most recent checkpoint without text, and the only match of a search", async () => {
+    const { ws } = await fresh();
+    expect(await ws.resume({})).toMatchObject({ candidates: [], message: expect.stringContaining("No checkpoint") });
+    await ws.save({ name: "old/handoff", checkpoint: { objective: "migrate the billing tables" } });
+    const only = await ws.resume();
+    expect(only).toMatchObject({ checkpoint: { name: "old/handoff" } });
+    expect("note" in only).toBe(false);
+    await ws.save({ name: "new/handoff", checkpoint: { objective: "write the release notes" } });
+    await ws.save({ name: "new/notes", content: "a newer note, not a checkpoint" });
+    const latest = await ws.resume({ text: "  " });
+    expect(latest).toMatchObject({ checkpoint: { name: "new/handoff" }, note: expect.stringContaining("of 2") });
+    const searched = await ws.resume({ text: "billing" });
+    expect(searched).toMatchObject({ checkpoint: { name: "old/handoff" }, note: expect.stringContaining("only") });
+    await ws.close();
+  });
+});
+
+describe("list", () => {
+  it("pages current versions newest first and counts namespaces and kinds on the first page", async () => {
+    const { ws } = await fresh();
+    await ws.save({ name: "proj/a", content: "one", summary: "first note" });
+    await ws.save({ name: "proj/data/t", content: "id,v\n1,2\n", kind: "csv" });
+    await ws.save({ name: "proj/handoff", checkpoint: { objective: "ship" } });
+    await ws.save({ name: "other/b", content: "two" });
+    await ws.save({ name: "proj/a", content: "one again", expected_version: 1 });
+    const first = await ws.list({ limit: 2 });
+    expect(first).toMatchObject({
+      artifacts: [
+        { name: "proj/a", version: 2, kind: "note", media_type: "text/plain", summary: null, stale: false },
+        { name: "other/b", version: 1 },
+      ],
+      total: 4,
+      namespaces: [
+        { namespace: "proj", count: 3 },
+        { namespace: "other", count: 1 },
+      ],
+      kinds: { note: 2, csv: 1, checkpoint: 1 },
+    });
+    expect(first.more_namespaces).toBeUndefined();
+    const second = await ws.list({ limit: 2, cursor: first.next_cursor as string });
+    expect(second.artifacts.map((a) => a.name)).toEqual(["proj/handoff", "proj/data/t"]);
+    expect(second.artifacts[0]?.objective).toBe("ship");
+    expect(second.total).toBeUndefined();
+    expect(second.next_cursor).toBeNull();
+    const under = await ws.list({ namespace: "proj/", kind: "csv" });
+    expect(under).toMatchObject({
+      artifacts: [{ name: "proj/data/t" }],
+      total: 1,
+      namespaces: [{ namespace: "proj/data" }],
+    });
+    expect((await ws.list({ namespace: "" })).total).toBe(4);
+    await ws.close();
+  });
+
+  it("cuts the namespaces it names and counts the rest", async () => {
+    const { ws } = await fresh();
+    for (let i = 0; i < 53; i++) await ws.save({ name: `n${i}/x`, content: "x" });
+    const page = await ws.list({ limit: 1 });
+    expect(page.namespaces).toHaveLength(50);
+    expect(page.namespaces?.[0]).toEqual({ namespace: "n52", count: 1 });
+    expect(page.more_namespaces).toBe(3);
     await ws.close();
   });
 });

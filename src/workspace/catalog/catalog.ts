@@ -89,6 +89,37 @@ export interface SearchOptions {
   kind?: ArtifactKind;
 }
 
+export interface ListOptions {
+  /** Only names under this namespace, at any depth: `proj` lists `proj/a` and `proj/x/b`, not `project`. */
+  namespace?: string;
+  /** Only versions of this kind. */
+  kind?: ArtifactKind;
+  /** Versions in the page. */
+  limit: number;
+  /** The `next_cursor` of the previous page (opaque); absent for the first page. */
+  cursor?: string;
+  /** Also count what matches the filters, naming at most this many namespaces. */
+  overview?: { namespaces: number };
+}
+
+/** What matches a list's filters, all pages together. */
+export interface ListOverview {
+  total: number;
+  /** Namespaces one level below `namespace` (top-level ones without it) and what they hold, most recent first. */
+  namespaces: { namespace: string; count: number }[];
+  /** How many such namespaces exist; more than `namespaces` names when it was cut. */
+  namespace_count: number;
+  /** Each kind present and its count, largest first. */
+  kinds: { kind: ArtifactKind; count: number }[];
+}
+
+export interface ListPage {
+  records: VersionRecord[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+  overview?: ListOverview;
+}
+
 /** A version a delete or prune removed (or, in a dry run, would remove). */
 export interface RemovedVersion {
   artifact_id: string;
@@ -114,7 +145,9 @@ export interface BlobCollection {
  * - Version numbers of a name never repeat, even after the name is deleted and recreated.
  * - A version another version pins cannot be removed (`PINNED`, naming the blockers).
  * - `stale` and `stale_inputs` are computed transitively at read time; every read of several refs is one snapshot.
- * - `search` only ever returns current versions.
+ * - `search` and `list` only ever return current versions.
+ * - `list` pages are keyed on the order versions were written, not on offsets: a save made while a client pages
+ *   appears on a new first page and never shifts or repeats the pages after it.
  */
 export interface Catalog {
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
@@ -124,6 +157,12 @@ export interface Catalog {
    * Ranked current versions matching `text`: all its words, else all as word prefixes, else any word as a prefix.
    */
   search(text: string, options: SearchOptions): Promise<SearchHit[]>;
+  /**
+   * Current versions, most recently saved first, filtered by namespace and kind, one page at a time; with
+   * `overview`, the counts of everything the filters match from the same snapshot. A cursor this catalog did not
+   * give fails with INVALID_ARGUMENT.
+   */
+  list(options: ListOptions): Promise<ListPage>;
   /** Current checkpoints whose name starts with `prefix/`, newest first. */
   checkpointsUnder(prefix: string): Promise<VersionRecord[]>;
   /** Removes one superseded version (`INVALID_ARGUMENT` for a current one, `PINNED` when pinned). */

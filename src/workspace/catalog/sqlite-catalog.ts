@@ -10,6 +10,9 @@ import {
   type CheckpointFields,
   type InsertOptions,
   isArtifactId,
+  type ListOptions,
+  type ListOverview,
+  type ListPage,
   MAX_DEPENDENCIES,
   type NewVersion,
   newArtifactId,
@@ -125,6 +128,22 @@ const TOP_HITS_OF_KIND = `
 // back and each hit showed the first one's snippet. The cast makes the rowid an integer FTS5 seeks to.
 const SNIPPET =
   "SELECT snippet(search, -1, '[', ']', '…', 12) FROM search WHERE search MATCH ? AND rowid = CAST(? AS INTEGER)";
+
+// Listing: current versions whose filters match, newest write first. A null filter matches everything, so one
+// prepared statement serves every combination; `@start` is where the part of a name below the namespace begins.
+const LISTED = `
+  FROM versions v JOIN names n ON n.name = v.name AND n.current_id = v.id
+  WHERE (@prefix IS NULL OR substr(v.name, 1, length(@prefix)) = @prefix) AND (@kind IS NULL OR v.kind = @kind)`;
+const LIST_PAGE = `SELECT v.*, n.current_id ${LISTED} AND v.seq < @before ORDER BY v.seq DESC LIMIT @limit`;
+const LIST_KINDS = `SELECT v.kind, count(*) AS count ${LISTED} GROUP BY v.kind ORDER BY count DESC, v.kind`;
+const LIST_NAMESPACES = `
+  SELECT namespace, count(*) AS count, count(*) OVER () AS namespaces FROM (
+    SELECT substr(rest, 1, instr(rest, '/') - 1) AS namespace, seq FROM (
+      SELECT substr(v.name, @start) AS rest, v.seq ${LISTED}
+    ) WHERE instr(rest, '/') > 0
+  ) GROUP BY namespace ORDER BY max(seq) DESC LIMIT @most`;
+/** A cursor is the write order (`seq`) of the last version listed, in base 36. */
+const CURSOR = /^[0-9a-z]{1,11}$/;
 
 /** Thrown inside a transaction to roll a dry run back. */
 class DryRun extends Error {
@@ -322,6 +341,39 @@ export class SqliteCatalog implements Catalog {
     })();
   }
 
+  async list(options: ListOptions): Promise<ListPage> {
+    const before = options.cursor === undefined ? Number.MAX_SAFE_INTEGER : cursorSeq(options.cursor);
+    const prefix = options.namespace === undefined ? null : `${options.namespace}/`;
+    const filters = { prefix, kind: options.kind ?? null };
+    return this.db.transaction(() => {
+      // One row past the page says whether another page follows.
+      const rows = this.q(LIST_PAGE).all({ ...filters, before, limit: options.limit + 1 }) as VersionRow[];
+      const page = rows.slice(0, options.limit);
+      const last = page.at(-1);
+      const result: ListPage = {
+        records: page.map((row) => this.recordOf(row)),
+        next_cursor: rows.length > options.limit && last !== undefined ? last.seq.toString(36) : null,
+      };
+      if (options.overview !== undefined) result.overview = this.overview(filters, options.overview.namespaces);
+      return result;
+    })();
+  }
+
+  private overview(filters: { prefix: string | null; kind: string | null }, most: number): ListOverview {
+    const kinds = this.q(LIST_KINDS).all(filters) as { kind: ArtifactKind; count: number }[];
+    const namespaces = this.q(LIST_NAMESPACES).all({
+      ...filters,
+      start: (filters.prefix?.length ?? 0) + 1,
+      most,
+    }) as { namespace: string; count: number; namespaces: number }[];
+    return {
+      total: kinds.reduce((sum, k) => sum + k.count, 0),
+      namespaces: namespaces.map((n) => ({ namespace: `${filters.prefix ?? ""}${n.namespace}`, count: n.count })),
+      namespace_count: namespaces[0]?.namespaces ?? 0,
+      kinds,
+    };
+  }
+
   async checkpointsUnder(prefix: string): Promise<VersionRecord[]> {
     const start = `${prefix}/`;
     return this.db.transaction(() =>
@@ -498,6 +550,17 @@ export class SqliteCatalog implements Catalog {
       this.db.close();
     });
   }
+}
+
+function cursorSeq(cursor: string): number {
+  const seq = CURSOR.test(cursor) ? Number.parseInt(cursor, 36) : Number.NaN;
+  if (!Number.isSafeInteger(seq)) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `cursor ${JSON.stringify(cursor.slice(0, 40))} is not one this workspace gave: pass the next_cursor of the previous page, or none for the first page`,
+    );
+  }
+  return seq;
 }
 
 function notFound(ref: string): CairnError {
