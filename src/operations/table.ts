@@ -14,6 +14,7 @@ import { exportFile } from "./workspace/export.js";
 import { find } from "./workspace/find.js";
 import { importFile } from "./workspace/import.js";
 import { inspect } from "./workspace/inspect.js";
+import { list } from "./workspace/list.js";
 import { prune } from "./workspace/prune.js";
 import { read } from "./workspace/read.js";
 import { resume } from "./workspace/resume.js";
@@ -26,6 +27,7 @@ const FACTORIES: readonly OperationFactory[] = [
   describeTools,
   save,
   find,
+  list,
   inspect,
   resume,
   read,

@@ -141,10 +141,14 @@ describe("each handler's answer matches its declared output", () => {
     await call("save", { name: "notes/a", content: "hello again", expected_version: note.version });
     await call("save", { name: "cp/one", checkpoint: { objective: "check outputs" }, dependencies: ["notes/a"] });
     await call("find", { text: "hello" });
+    await call("find", { text: "" });
+    const page = await call("list", { limit: 2 });
+    await call("list", { namespace: "notes", kind: "note", cursor: page.next_cursor });
     await call("inspect", { ref: "notes/a" });
     await call("inspect", { refs: ["notes/a", "data/t"], full: true });
     await call("resume", { text: "cp/one" });
     await call("resume", { text: "nothing-like-it" });
+    await call("resume", {});
     expect(await call("read", { ref: "notes/a" })).toBe("hello again");
     await call("query", { inputs: ["data/t"], sql: "select sum(score) as s from input1", save_as: "data/sum" });
     await call("describe", { inputs: ["data/t", "data/sum"] });

@@ -11,10 +11,10 @@ export const find: OperationFactory = (config) =>
   defineOperation({
     name: "find",
     title: "Search the workspace",
-    summary: `Full-text search (FTS5, ranked) over current names, summaries, sources and the first ${config.workspace.index_bytes / 1024} KiB of text, with snippets.`,
-    description: `Full-text search (ranked) over the current versions' names, summaries, sources and first ${config.workspace.index_bytes} bytes of text. Returns {results: [metadata + summary + snippet]}, best first.`,
+    summary: `Full-text search (FTS5, ranked) over current names, summaries, sources and the first ${config.workspace.index_bytes / 1024} KiB of text, with snippets; no words (\`""\`, \`*\`) lists the most recently saved.`,
+    description: `Full-text search (ranked) over the current versions' names, summaries, sources and first ${config.workspace.index_bytes} bytes of text. Returns {results: [metadata + summary + snippet]}, best first; text "" lists the latest.`,
     input: z.strictObject({
-      text: z.string().describe("Words to look for."),
+      text: z.string().optional().describe("Words to look for."),
       limit: z
         .number()
         .int()
@@ -23,18 +23,27 @@ export const find: OperationFactory = (config) =>
     }),
     output: z.object({
       results: z.array(Metadata.extend({ summary: z.string().nullable(), snippet: z.string() })),
+      note: z.string().optional().describe("why these results, when there were no words to search for"),
     }),
     annotations: READ_ONLY,
     tool: { profiles: ["agent", "full"] },
-    snippet: { path: "workspace.find" },
+    snippet: {
+      path: "workspace.find",
+      // workspace.find() and workspace.find("words") too.
+      positional: ([text, options]) =>
+        typeof text === "string" ? { ...(options as object | undefined), text } : (text ?? {}),
+    },
     cli: {
       args: ["text"],
-      human: (r) =>
-        r.results.length === 0
-          ? "no match"
-          : r.results
-              .map((m) => `${describeVersion(m)}${m.stale ? " [stale]" : ""}\n    ${m.snippet.replace(/\s+/g, " ")}`)
-              .join("\n"),
+      human: (r) => {
+        const lines = r.note === undefined ? [] : [r.note];
+        if (r.results.length === 0 && r.note === undefined) lines.push("no match");
+        for (const m of r.results) {
+          const text = (m.snippet || m.summary || "").replace(/\s+/g, " ");
+          lines.push(`${describeVersion(m)}${m.stale ? " [stale]" : ""}${text ? `\n    ${text}` : ""}`);
+        }
+        return lines.join("\n");
+      },
     },
     handler: async (args, ctx) => (await ctx.services.workspace()).find(args),
   });

@@ -16,6 +16,7 @@ const Resumed = z.object({
     stale_inputs: Metadata.shape.stale_inputs,
   }),
   artifacts: z.array(Metadata.extend(Excerpt.shape).extend({ summary: z.string().nullable() })),
+  note: z.string().optional().describe("how the checkpoint was chosen when the text did not name it"),
 });
 
 const Candidates = z.object({
@@ -37,23 +38,32 @@ export const resume: OperationFactory = () =>
     name: "resume",
     title: "Resume a checkpoint",
     summary:
-      "A checkpoint by name or id, else the one under a namespace, else the candidates; with a preview of everything it pins.",
+      "A checkpoint by name or id, else the one under a namespace or the only search match, else the candidates; no text opens the most recent; with a preview of everything it pins.",
     description:
-      "Open a checkpoint by name or id, else the single one under a namespace (e.g. project), else list the candidates. Returns the checkpoint (objective, verified, next_step, notes) and a preview of every artifact it pins.",
+      "Open a checkpoint (no text: the latest) with its objective, verified, next_step, notes and a preview of every artifact it pins; a namespace or words open the only match, else list candidates.",
     input: z.strictObject({
-      text: z.string().describe("A checkpoint name or id, or a namespace."),
+      text: z.string().optional().describe("A checkpoint name or id, a namespace or words."),
     }),
     output: z.union([Resumed, Candidates]),
     annotations: READ_ONLY,
     tool: { profiles: ["agent", "full"] },
-    snippet: { path: "workspace.resume" },
+    snippet: {
+      path: "workspace.resume",
+      // workspace.resume() and workspace.resume("words") too.
+      positional: ([text, options]) =>
+        typeof text === "string" ? { ...(options as object | undefined), text } : (text ?? {}),
+    },
     cli: {
       args: ["text"],
       human: (r) => {
         if ("candidates" in r)
           return `${r.message}\n${r.candidates.map((c) => `  ${c.name} v${c.version}: ${c.objective ?? ""}`).join("\n")}`;
         const cp = r.checkpoint;
-        const lines = [`${cp.name} v${cp.version}`, `objective: ${cp.objective}`];
+        const lines = [
+          ...(r.note === undefined ? [] : [r.note]),
+          `${cp.name} v${cp.version}`,
+          `objective: ${cp.objective}`,
+        ];
         if (cp.verified) lines.push(`verified: ${cp.verified}`);
         if (cp.next_step) lines.push(`next step: ${cp.next_step}`);
         if (cp.notes) lines.push(`notes: ${cp.notes}`);
