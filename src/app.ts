@@ -205,6 +205,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       },
     ],
     uris: {
+      workspace: "cairn://workspace/{+name}",
       results: config.results.enabled ? "cairn://results/{handle}" : null,
       artifacts: config.artifacts.enabled ? "cairn://artifacts/{handle}" : null,
     },
@@ -264,6 +265,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       namespace,
       resultsEnabled: config.results.enabled,
       artifactsEnabled: config.artifacts.enabled,
+      workspace,
       logger,
     }),
     newSession(id) {

@@ -1,15 +1,18 @@
-// The MCP facade: one SDK Server per MCP session, answering tools/list, tools/call and the cairn:// resources. This is
-// the one place where arguments are validated, errors become tool results, and long text is spilled.
+// The MCP facade: one SDK Server per MCP session, answering tools/list, tools/call, the cairn:// resources and the
+// prompts. This is the one place where arguments are validated, errors become tool results, and long text is spilled.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
   ErrorCode as McpErrorCode,
   ReadResourceRequestSchema,
+  type ResourceTemplate,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
@@ -18,7 +21,16 @@ import { toJsonSchema } from "../operations/json-schema.js";
 import { argumentProblems, schemaKeys } from "../registry/arguments.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
+import type { Workspace } from "../workspace/workspace.js";
+import { getPrompt, PROMPTS } from "./prompts.js";
+import { orProtocolError } from "./protocol-error.js";
 import type { ToolDefinition, ToolReply } from "./tool.js";
+import {
+  isWorkspaceUri,
+  listWorkspaceResources,
+  readWorkspaceResource,
+  WORKSPACE_URI_TEMPLATE,
+} from "./workspace-resources.js";
 
 export interface ServerDeps {
   version: string;
@@ -31,6 +43,8 @@ export interface ServerDeps {
   namespace(): unknown;
   resultsEnabled: boolean;
   artifactsEnabled: boolean;
+  /** The durable workspace: cairn://workspace/{name} resources and the resume and handoff prompts. */
+  workspace(): Promise<Workspace>;
   logger: Logger;
 }
 
@@ -40,7 +54,7 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
   const server = new Server(
     { name: "cairn", version: deps.version },
     {
-      capabilities: { tools: { listChanged: deps.dynamicTools !== undefined }, resources: {} },
+      capabilities: { tools: { listChanged: deps.dynamicTools !== undefined }, resources: {}, prompts: {} },
       instructions:
         "Cairn runs JavaScript snippets over your tools and keeps big data behind handles. Use search_tools / describe_tools to find capabilities, execute_code to run logic that calls them, and return small summaries plus handles (res_/art_) instead of raw data.",
     },
@@ -99,20 +113,30 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
     return isError ? { content, isError: true } : { content };
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: [
-      {
-        uri: NAMESPACE_URI,
-        name: "namespace",
-        title: "Cairn namespace",
-        description: "What snippets can call, the handle URI shapes and the limits in force.",
-        mimeType: "application/json",
-      },
-    ],
-  }));
+  // cairn://namespace heads the first page; the workspace's current artifacts follow, paged by the catalog's cursor.
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    const cursor = request.params?.cursor;
+    const page = await orProtocolError(async () => listWorkspaceResources(await deps.workspace(), cursor));
+    if (cursor !== undefined) return page;
+    const namespace = {
+      uri: NAMESPACE_URI,
+      name: "namespace",
+      title: "Cairn namespace",
+      description: "What snippets can call, the handle URI shapes and the limits in force.",
+      mimeType: "application/json",
+    };
+    return { ...page, resources: [namespace, ...page.resources] };
+  });
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
-    const resourceTemplates = [];
+    const resourceTemplates: ResourceTemplate[] = [
+      {
+        uriTemplate: WORKSPACE_URI_TEMPLATE,
+        name: "workspace",
+        title: "Workspace artifact",
+        description: "The current version of a workspace artifact: text, or bytes with its media type.",
+      },
+    ];
     if (deps.resultsEnabled) {
       resourceTemplates.push({
         uriTemplate: "cairn://results/{handle}",
@@ -138,6 +162,7 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
     if (uri === NAMESPACE_URI) {
       return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(deps.namespace(), null, 2) }] };
     }
+    if (isWorkspaceUri(uri)) return orProtocolError(async () => readWorkspaceResource(await deps.workspace(), uri));
     const result = /^cairn:\/\/results\/(res_[A-Za-z0-9_-]+)$/.exec(uri);
     if (result && deps.resultsEnabled) {
       const text = readOrThrow(() => session.results.loadJson(result[1] as string));
@@ -157,9 +182,20 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
     }
     throw new McpError(
       McpErrorCode.InvalidParams,
-      `unknown resource ${uri}: Cairn serves ${NAMESPACE_URI}, cairn://results/{handle} and cairn://artifacts/{handle}`,
+      `unknown resource ${uri}: Cairn serves ${NAMESPACE_URI}, ${WORKSPACE_URI_TEMPLATE}, cairn://results/{handle} and cairn://artifacts/{handle}`,
     );
   });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
+
+  server.setRequestHandler(GetPromptRequestSchema, async (request) =>
+    orProtocolError(() =>
+      getPrompt(request.params.name, request.params.arguments, {
+        workspace: deps.workspace,
+        hasTool: (name) => findTool(name) !== undefined,
+      }),
+    ),
+  );
 
   return server;
 }

@@ -168,13 +168,18 @@ describe("cairn serve over stdio", () => {
     const ns = JSON.parse(
       ((await c.client.readResource({ uri: "cairn://namespace" })).contents[0] as { text: string }).text,
     );
-    expect(ns.uris).toEqual({ results: "cairn://results/{handle}", artifacts: "cairn://artifacts/{handle}" });
+    expect(ns.uris).toEqual({
+      workspace: "cairn://workspace/{+name}",
+      results: "cairn://results/{handle}",
+      artifacts: "cairn://artifacts/{handle}",
+    });
     expect(ns.limits.results.max_entries).toBe(64);
     await expect(c.client.readResource({ uri: `cairn://results/res_${"z".repeat(43)}` })).rejects.toThrow(
       /HANDLE_NOT_FOUND/,
     );
     const templates = await c.client.listResourceTemplates();
     expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual([
+      "cairn://workspace/{+name}",
       "cairn://results/{handle}",
       "cairn://artifacts/{handle}",
     ]);
