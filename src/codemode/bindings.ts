@@ -31,6 +31,15 @@ export interface RunContext {
    * Past the budget it throws MEMORY_LIMIT, which stops the run (a snippet cannot catch it).
    */
   holdAnswer(bytes: number): () => void;
+  /** Hears progress an upstream server reports on a call of this run; absent when nobody asked for progress. */
+  upstreamProgress?: ((capability: string, progress: UpstreamProgress) => void) | undefined;
+}
+
+/** Progress an upstream server reported on one call (the fields of MCP `notifications/progress`). */
+export interface UpstreamProgress {
+  progress: number;
+  total?: number | undefined;
+  message?: string | undefined;
 }
 
 /** A sugar function: positional arguments as the snippet passed them. */

@@ -5,7 +5,7 @@ import { CairnError, ErrorCode } from "../errors.js";
 import type { ExecutionError, ExecutionResult, Executor } from "../sandbox/executor.js";
 import type { ArtifactInfo } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
-import type { Bindings, RunContext } from "./bindings.js";
+import type { Bindings, RunContext, UpstreamProgress } from "./bindings.js";
 import { encodeInputs } from "./inputs.js";
 import { transpileSnippet } from "./transpile.js";
 
@@ -21,8 +21,26 @@ export interface ExecuteCodeReply {
   isError: boolean;
 }
 
+/**
+ * Hears what a run does while it runs, to report progress (MCP progress notifications). Called on the main thread,
+ * often: each method must be cheap and must not throw. Nothing is called once `run` has settled.
+ */
+export interface RunObserver {
+  /** A host call left the sandbox; `name` is its path (`call_tool`, `workspace.query`, `memory.read_graph`). */
+  hostCall(name: string): void;
+  /** A console line, as the executor streams them (the latest wins; the reply's `logs` keep them all). */
+  log(line: string): void;
+  /** An upstream server reported progress on a call the snippet made to `capability`. */
+  upstreamProgress(capability: string, progress: UpstreamProgress): void;
+}
+
 export interface CodeRunner {
-  run(session: Session, input: ExecuteCodeInput, signal?: AbortSignal): Promise<ExecuteCodeReply>;
+  run(
+    session: Session,
+    input: ExecuteCodeInput,
+    signal?: AbortSignal,
+    observer?: RunObserver,
+  ): Promise<ExecuteCodeReply>;
 }
 
 export function createCodeRunner(
@@ -33,7 +51,7 @@ export function createCodeRunner(
   ready: () => Promise<void> = async () => {},
 ): CodeRunner {
   return {
-    async run(session, input, signal) {
+    async run(session, input, signal, observer) {
       const started = Date.now();
       await ready();
       // The MCP tool's schema checks this too; the command line and other callers come through here as well.
@@ -66,6 +84,7 @@ export function createCodeRunner(
         session,
         savedArtifacts: [],
         holdAnswer: answerBudget(sandbox.memory_mb),
+        upstreamProgress: observer && ((capability, progress) => observer.upstreamProgress(capability, progress)),
       };
       const result = await executor.execute({
         code: transpiled.code,
@@ -79,7 +98,11 @@ export function createCodeRunner(
         },
         signal,
         // The executor aborts the call's signal when the run ends, which stops upstream calls still in flight.
-        onHostCall: (name, args, callSignal) => bindings.answer(name, args, { ...run, signal: callSignal }),
+        onHostCall: (name, args, callSignal) => {
+          observer?.hostCall(name);
+          return bindings.answer(name, args, { ...run, signal: callSignal });
+        },
+        onLog: observer && ((line) => observer.log(line)),
       });
       if (!result.ok && result.error.line !== undefined) {
         const line = transpiled.originalLine(result.error.line);

@@ -4,7 +4,7 @@
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Capability } from "../registry/capability.js";
 import { isSafeIdentifier } from "../registry/identifiers.js";
-import type { Bindings, RunContext } from "./bindings.js";
+import type { Bindings, RunContext, UpstreamProgress } from "./bindings.js";
 
 /** The calls the gateway offers (an interface, so codemode does not depend on how upstreams are reached). */
 export interface GatewayPort {
@@ -13,6 +13,8 @@ export interface GatewayPort {
     args: Record<string, unknown>,
     options: {
       signal?: AbortSignal;
+      /** Asks the upstream for progress on this call and hears it. */
+      onProgress?: (progress: UpstreamProgress) => void;
       saveBinary(bytes: Buffer, mediaType: string, filename?: string): Promise<{ handle: string }>;
     },
   ): Promise<unknown>;
@@ -43,8 +45,10 @@ export function defineGatewayBindings(
       throw new CairnError(ErrorCode.INVALID_ARGUMENT, `${name}(args): args must be an object`);
     }
     await options.ready();
+    const listener = ctx.upstreamProgress;
     return options.gateway.call(name, (args ?? {}) as Record<string, unknown>, {
       signal: ctx.signal,
+      ...(listener ? { onProgress: (progress: UpstreamProgress) => listener(name, progress) } : {}),
       saveBinary: async (bytes, mediaType, filename) => {
         const info = await ctx.session.artifacts.save(bytes, { media_type: mediaType, filename });
         ctx.savedArtifacts.push(info);

@@ -2,7 +2,7 @@
 // where it is exposed) from which the MCP tool, the snippet function, the describe_tools entry, the namespace line,
 // the CLI command and the README row are all derived. Adding an operation is one module in operations/ and its tests.
 import type { z } from "zod";
-import type { CodeRunner } from "../codemode/execute-code.js";
+import type { CodeRunner, RunObserver } from "../codemode/execute-code.js";
 import type { Profile } from "../config/profiles.js";
 import type { Config } from "../config/schema.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
@@ -33,6 +33,8 @@ export interface OperationContext {
   surface: "tool" | "snippet" | "cli";
   /** Reports progress of long work in bytes (the CLI draws it on a terminal). */
   progress?: ((done: number, total: number) => void) | undefined;
+  /** Hears a snippet run's activity as it goes: set when an MCP client asked for progress (a progress token). */
+  observer?: RunObserver | undefined;
 }
 
 export interface ToolAnnotations {

@@ -42,6 +42,12 @@ export interface ExecutionRequest {
    */
   functions: readonly string[];
   onHostCall: HostCallHandler;
+  /**
+   * Told the run's console lines while it runs, for progress reports: the first at once, then at most one per
+   * `LOG_STREAM_INTERVAL_MS` (the latest wins), each cut to `STREAMED_LINE_CHARS` (log-stream.ts), and the last one
+   * before the run settles; never called after. The result's `logs` keep every line within max_log_chars either way.
+   */
+  onLog?: ((line: string) => void) | undefined;
   limits: ExecutionLimits;
   /** Aborting stops the run with CANCELLED. */
   signal?: AbortSignal;

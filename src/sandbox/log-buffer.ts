@@ -3,6 +3,11 @@
 
 const PREFIX: Record<string, string> = { log: "", info: "", debug: "[debug] ", warn: "[warn] ", error: "[error] " };
 
+/** A console call as one log line: its level's prefix (`[warn] `) and its text. */
+export function logLine(level: string, text: string): string {
+  return (PREFIX[level] ?? "") + text;
+}
+
 export class LogBuffer {
   private readonly head: string[] = [];
   private readonly tail: string[] = [];
@@ -17,7 +22,7 @@ export class LogBuffer {
   }
 
   push(level: string, text: string): void {
-    let line = (PREFIX[level] ?? "") + text;
+    let line = logLine(level, text);
     if (line.length > this.maxChars) {
       // A single giant line keeps its own head and tail.
       const keep = Math.max(0, this.half - 64);

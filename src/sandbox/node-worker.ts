@@ -6,6 +6,7 @@ import { parentPort } from "node:worker_threads";
 import type { ExecutionResult, HostPayload } from "./executor.js";
 import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
+import { LogStream } from "./log-stream.js";
 import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
 import { classify, memoryLimitOfHost } from "./quickjs-run.js";
 import { type FromWorker, type RunMessage, type ToWorker, transferList } from "./worker-protocol.js";
@@ -51,6 +52,9 @@ async function run(message: RunMessage): Promise<void> {
   const started = Date.now();
   const deadline = started + message.limits.timeoutMs;
   const logs = new LogBuffer(message.limits.maxLogChars);
+  const stream = message.streamLogs
+    ? new LogStream((line) => send({ type: "log", runId: message.runId, line }))
+    : undefined;
   let toolCalls = 0;
   let tooMany = false;
   const stats = () => ({ ms: Date.now() - started, tool_calls: toolCalls });
@@ -61,7 +65,10 @@ async function run(message: RunMessage): Promise<void> {
     maxLogChars: message.limits.maxLogChars,
     slowSerializerSource: SLOW_SERIALIZER_SOURCE,
     consoleFormatSource: CONSOLE_FORMAT_SOURCE,
-    log: (level: string, text: string) => logs.push(level, text),
+    log: (level: string, text: string) => {
+      logs.push(level, text);
+      stream?.push(level, text);
+    },
     // A timer never fires early; one due after the deadline never fires (the run ends with TIMEOUT first).
     sleep: (ms: number) =>
       new Promise<void>((resolve) => {
@@ -143,6 +150,7 @@ async function run(message: RunMessage): Promise<void> {
       };
     }
   }
+  stream?.close();
   // Every run has a worker of its own, ended after the run: nothing to retire.
   send({ type: "done", runId: message.runId, result, retire: false });
 }

@@ -34,6 +34,8 @@ export interface QuickJsRunOptions {
   cancelled: Promise<void>;
   /** The worker's memory guard: the run is stopped with MEMORY_LIMIT when the engine's memory passes `capBytes`. */
   memory?: { guard: MemoryGuard; capBytes: number };
+  /** Hears each console call as it happens (the worker streams the lines to the host). */
+  onLog?: (level: string, text: string) => void;
 }
 
 type Stop = { code: "TIMEOUT" | "CANCELLED" | "TOO_MANY_CALLS" | "MEMORY_LIMIT" | "RUNTIME"; message: string };
@@ -149,7 +151,10 @@ export async function runInQuickJs(
   let host: HostHandles | undefined;
   try {
     const installed = installNative(ctx, options, {
-      log: (level, text) => logs.push(level, text),
+      log: (level, text) => {
+        logs.push(level, text);
+        options.onLog?.(level, text);
+      },
       call: (name, args) => {
         toolCalls++;
         if (toolCalls > limits.maxToolCalls) {

@@ -9,6 +9,7 @@ import {
   type QuickJSWASMModule,
 } from "quickjs-emscripten-core";
 import type { ExecutionResult, HostPayload } from "./executor.js";
+import { LogStream } from "./log-stream.js";
 import { MemoryGuard } from "./memory-guard.js";
 import { type PreparedContext, prepareContext, runInQuickJs } from "./quickjs-run.js";
 import { type FromWorker, type RunMessage, type ToWorker, transferList } from "./worker-protocol.js";
@@ -87,6 +88,9 @@ async function start(message: RunMessage): Promise<void> {
   const cancelled = new Promise<void>((resolve) => (cancel = resolve));
   const run: ActiveRun = { runId: message.runId, calls: new Map(), cancel };
   active = run;
+  const stream = message.streamLogs
+    ? new LogStream((line) => send({ type: "log", runId: message.runId, line }))
+    : undefined;
   let result: ExecutionResult;
   // A throw out of the engine (a WebAssembly trap) may leave its heap inconsistent: the worker is not reused.
   let broken = false;
@@ -101,6 +105,7 @@ async function start(message: RunMessage): Promise<void> {
         cancelFlag: new Int32Array(message.cancelFlag),
         cancelled,
         memory: { guard, capBytes: baselineBytes + message.limits.memoryMb * MIB },
+        ...(stream ? { onLog: (level: string, text: string) => stream.push(level, text) } : {}),
         hostCall: (name, args) =>
           new Promise<HostPayload>((resolve, reject) => {
             const callId = nextCallId++;
@@ -116,6 +121,8 @@ async function start(message: RunMessage): Promise<void> {
     result = refused(`sandbox failure: ${(error as Error).message}`);
   } finally {
     active = undefined;
+    // The last line goes before "done": the host hears it while the run is still its own.
+    stream?.close();
   }
   const retire = broken || guard.exceeded || guard.bytes > baselineBytes + RETIRE_GROWTH_BYTES;
   send({ type: "done", runId: message.runId, result, retire });

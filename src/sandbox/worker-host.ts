@@ -143,6 +143,7 @@ export class WorkerHost {
         functions: request.functions,
         limits: request.limits,
         cancelFlag: cancelBuffer,
+        streamLogs: request.onLog !== undefined,
       });
     });
   }
@@ -169,6 +170,14 @@ export class WorkerHost {
     if (message.type === "answer-taken") {
       active.answerInTransit = false;
       this.sendAnswer(active);
+      return;
+    }
+    if (message.type === "log") {
+      try {
+        active.request.onLog?.(message.line);
+      } catch {
+        // A listener's failure is not the run's: the line is in the result's logs anyway.
+      }
       return;
     }
     const { callId, name, argsJson, bytes } = message;

@@ -11,6 +11,8 @@ export interface RunMessage {
   limits: ExecutionLimits;
   /** Int32Array view over a SharedArrayBuffer: set to 1 by the main thread to stop the run between two slices. */
   cancelFlag: SharedArrayBuffer;
+  /** Send console lines while the run goes (LogMessage); false when nobody listens, so nothing is sent. */
+  streamLogs: boolean;
 }
 
 export interface CallResultMessage {
@@ -65,7 +67,14 @@ export interface AnswerTakenMessage {
   runId: number;
 }
 
-export type FromWorker = CallMessage | DoneMessage | ReadyMessage | AnswerTakenMessage;
+/** A console line of a run still going, throttled by the worker (log-stream.ts); sent only when asked for. */
+export interface LogMessage {
+  type: "log";
+  runId: number;
+  line: string;
+}
+
+export type FromWorker = CallMessage | DoneMessage | ReadyMessage | AnswerTakenMessage | LogMessage;
 
 /** The transfer list for a set of byte arrays: their buffers move between threads without a copy. */
 export function transferList(bytes: readonly Uint8Array[]): ArrayBuffer[] {

@@ -22,6 +22,7 @@ import { argumentProblems, schemaKeys } from "../registry/arguments.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 import type { Workspace } from "../workspace/workspace.js";
+import { ProgressReporter } from "./progress.js";
 import { getPrompt, PROMPTS } from "./prompts.js";
 import { orProtocolError } from "./protocol-error.js";
 import type { ToolDefinition, ToolReply } from "./tool.js";
@@ -95,8 +96,15 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
     let text: string;
     let isError = false;
     let media: NonNullable<ToolReply["media"]> = [];
+    // Progress only for a client that asked (a progress token), on this request's own channel, until it is answered.
+    const token = request.params._meta?.progressToken;
+    const progress =
+      token === undefined
+        ? undefined
+        : new ProgressReporter(token, (params) => extra.sendNotification({ method: "notifications/progress", params }));
+    if (progress) extra.signal.addEventListener("abort", () => progress.close(), { once: true });
     try {
-      const reply = await tool.handler(parsed.data, { session, signal: extra.signal });
+      const reply = await tool.handler(parsed.data, { session, signal: extra.signal, progress });
       text = reply.text;
       isError = reply.isError ?? false;
       media = reply.media ?? [];
@@ -106,6 +114,8 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
         deps.logger.error(`tool ${tool.name} failed`, { error: String((error as Error)?.stack ?? error) });
       }
       return errorResult(cairnError);
+    } finally {
+      progress?.close();
     }
     // Never an error: a copy the caps refuse still sends the head and tail, with a note (decision 0010).
     text = await session.spill(text);

@@ -22,6 +22,7 @@ export function operationTools(
           session: ctx.session,
           signal: ctx.signal,
           surface: "tool",
+          observer: ctx.progress,
         });
         return operation.raw ? (output as ToolReply) : jsonReply(output);
       },

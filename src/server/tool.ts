@@ -1,6 +1,7 @@
 // What a Cairn MCP tool is: a zod input schema (sent to clients as JSON Schema), a description that states its
 // limits, truthful annotations, and a handler. The server validates, dispatches, maps errors and spills in one place.
 import type { z } from "zod";
+import type { RunObserver } from "../codemode/execute-code.js";
 import type { Session } from "../session/session.js";
 
 export interface ToolAnnotations {
@@ -14,6 +15,8 @@ export interface ToolContext {
   session: Session;
   /** Aborted when the client cancels the request (notifications/cancelled) or the session ends. */
   signal: AbortSignal;
+  /** Turns the call's activity into progress notifications; present only when the client sent a progress token. */
+  progress?: RunObserver | undefined;
 }
 
 /** A handler's answer: the text the client reads (spilled by the server when too long) and whether it failed. */

@@ -1,5 +1,6 @@
 // One upstream call as a snippet makes it: resolve the canonical name, check the arguments, call, map the result.
 // The order of checks fixes which error a caller sees first: unknown name, then bad arguments, then the upstream.
+import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { splitCanonicalName } from "../registry/capability.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
@@ -10,6 +11,8 @@ import type { UpstreamManager } from "./upstream-manager.js";
 export interface GatewayCallOptions {
   /** Cancels the upstream call (`CANCELLED`). */
   signal?: AbortSignal;
+  /** Asks the upstream for progress notifications on this call and receives them. */
+  onProgress?: (progress: Progress) => void;
   /** Stores image, audio and resource bytes; the snippet receives the handle. */
   saveBinary: MapToolResultOptions["saveBinary"];
 }
@@ -49,6 +52,7 @@ export function createGateway({ manager, registry, validator }: GatewayOptions):
       if (!target) throw unknownCapability(name, registry);
       const result = await manager.callTool(target.server, target.tool, args, {
         ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       });
       return mapToolResult(result, { saveBinary: options.saveBinary, toolName: name });
     },

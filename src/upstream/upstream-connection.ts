@@ -2,7 +2,12 @@
 // follow list_changed, call its tools, close it. A failure leaves it "unavailable"; the next call connects again.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type CallToolResult, type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type Progress,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -79,6 +84,7 @@ export class UpstreamConnection {
     args: Record<string, unknown>,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    onProgress?: (progress: Progress) => void,
   ): Promise<CallToolResult> {
     if (!this.client) await this.connect();
     const client = this.client;
@@ -95,6 +101,8 @@ export class UpstreamConnection {
       return (await client.callTool({ name: tool, arguments: args }, undefined, {
         timeout: timeoutMs,
         ...(signal === undefined ? {} : { signal }),
+        // The SDK sends a progress token only with a listener: a call nobody watches asks for no progress.
+        ...(onProgress === undefined ? {} : { onprogress: onProgress }),
       })) as CallToolResult;
     } catch (error) {
       throw this.callFailed(error, client, tool, timeoutMs, signal);

@@ -1,7 +1,7 @@
 // The user's upstream MCP servers (stdio children or Streamable HTTP) as one manager: start, list, route calls, tell
 // listeners what changed. A broken server never stops the others: it is reported "unavailable" and each later call
 // retries it once (upstream-connection.ts holds one server's lifecycle).
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
@@ -22,6 +22,11 @@ interface CallToolOptions {
   signal?: AbortSignal;
   /** Deadline of this call. @default the server's `timeout_ms` */
   timeoutMs?: number;
+  /**
+   * Sends a progress token with the call and receives the server's progress notifications for it. Progress does not
+   * extend the deadline.
+   */
+  onProgress?: (progress: Progress) => void;
 }
 
 interface UpstreamManagerOptions {
@@ -110,7 +115,13 @@ export function createUpstreamManager(
       }
       if (closed)
         throw new CairnError(ErrorCode.UPSTREAM_UNAVAILABLE, "Cairn is shutting down: no more upstream calls");
-      return conn.call(tool, args, callOptions.timeoutMs ?? conn.config.timeout_ms, callOptions.signal);
+      return conn.call(
+        tool,
+        args,
+        callOptions.timeoutMs ?? conn.config.timeout_ms,
+        callOptions.signal,
+        callOptions.onProgress,
+      );
     },
 
     onChange(listener) {

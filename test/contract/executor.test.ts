@@ -2,6 +2,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { CairnError, ErrorCode } from "../../src/errors.js";
 import type { Executor, HostPayload } from "../../src/sandbox/executor.js";
+import { LOG_STREAM_INTERVAL_MS, STREAMED_LINE_CHARS } from "../../src/sandbox/log-stream.js";
 import { NodeExecutor } from "../../src/sandbox/node-executor.js";
 import { QuickJsExecutor } from "../../src/sandbox/quickjs-executor.js";
 import { hostErrorJson } from "../../src/sandbox/worker-host.js";
@@ -199,6 +200,90 @@ describe.each(backends)("%s", (_name, create) => {
     const result = await pending;
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error.code).toBe("CANCELLED");
+  });
+
+  it("cancels a run waiting on a host call, and aborts that call's signal", async () => {
+    const controller = new AbortController();
+    let callAborted = false;
+    const result = await runSnippet(executor, "await echo('wait'); return 'never'", {
+      signal: controller.signal,
+      limits: { timeoutMs: 10_000 },
+      onHostCall: (_name, _args, callSignal) =>
+        new Promise((_, reject) => {
+          callSignal.addEventListener("abort", () => {
+            callAborted = true;
+            reject(new Error("aborted"));
+          });
+          // The call has reached the host: the client cancels now.
+          controller.abort();
+        }),
+    });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.code).toBe("CANCELLED");
+    expect(callAborted).toBe(true);
+    expect(value(await runSnippet(executor, "return 'next'"))).toBe("next");
+  });
+
+  it("streams console lines while the run goes: the first at once, the last before the run settles", async () => {
+    const streamed: string[] = [];
+    let settled = false;
+    const late: string[] = [];
+    const result = await runSnippet(
+      executor,
+      "console.log('first'); for (let i = 0; i < 2000; i++) console.log('line ' + i); console.warn('last'); return 1",
+      { onLog: (line) => (settled ? late : streamed).push(line) },
+    );
+    settled = true;
+    expect(value(result)).toBe(1);
+    expect(streamed[0]).toBe("first");
+    expect(streamed.at(-1)).toBe("[warn] last");
+    // The first line, the last, and at most one per interval between them.
+    expect(streamed.length).toBeLessThanOrEqual(3 + result.stats.ms / LOG_STREAM_INTERVAL_MS);
+    expect(result.logs[0]).toBe("first");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(late).toEqual([]);
+  });
+
+  it("streams a console line that waits on a timer before the run ends", async () => {
+    const streamed: string[] = [];
+    const delay = LOG_STREAM_INTERVAL_MS * 2;
+    const result = await runSnippet(
+      executor,
+      `console.log('one'); console.log('two'); await new Promise((r) => setTimeout(r, ${delay})); return await echo('x')`,
+      {
+        onLog: (line) => streamed.push(line),
+        onHostCall: async (_name, payload) => {
+          // By now the line held back after 'one' has gone out: the interval passed while the snippet slept.
+          expect(streamed).toEqual(["one", "two"]);
+          return payload;
+        },
+      },
+    );
+    expect(result.ok).toBe(true);
+    expect(streamed).toEqual(["one", "two"]);
+  });
+
+  it("cuts a long streamed line to a status line", async () => {
+    const streamed: string[] = [];
+    await runSnippet(executor, "console.log('x'.repeat(100000)); return 0", { onLog: (line) => streamed.push(line) });
+    expect(streamed).toHaveLength(1);
+    expect(streamed[0]?.length).toBe(STREAMED_LINE_CHARS);
+    expect(streamed[0]?.endsWith("…")).toBe(true);
+  });
+
+  it("streams each run's lines to that run's listener only", async () => {
+    const heard: Record<string, string[]> = { a: [], b: [] };
+    const code =
+      "for (let i = 0; i < 3; i++) { console.log(inputs.id + i); await new Promise((r) => setTimeout(r, 5)) } return inputs.id";
+    const runs = ["a", "b"].map((id) =>
+      runSnippet(executor, code, { inputs: { id }, onLog: (line) => heard[id]?.push(line) }),
+    );
+    expect((await Promise.all(runs)).map(value)).toEqual(["a", "b"]);
+    expect(heard.a?.length).toBeGreaterThan(0);
+    expect(heard.a?.every((line) => line.startsWith("a"))).toBe(true);
+    expect(heard.b?.every((line) => line.startsWith("b"))).toBe(true);
+    expect(heard.a?.at(-1)).toBe("a2");
+    expect(heard.b?.at(-1)).toBe("b2");
   });
 
   it("starts every run from fresh globals", async () => {

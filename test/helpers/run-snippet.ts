@@ -10,6 +10,7 @@ export interface SnippetOptions {
   onHostCall?: HostCallHandler;
   limits?: Partial<ExecutionLimits>;
   signal?: AbortSignal;
+  onLog?: (line: string) => void;
 }
 
 /** Host functions every test can use: echo (returns its arguments) and math.add({x, y}). */
@@ -39,6 +40,7 @@ export async function runSnippet(executor: Executor, source: string, options: Sn
     onHostCall: options.onHostCall ?? defaultHost,
     limits: { ...TEST_LIMITS, ...options.limits },
     signal: options.signal,
+    onLog: options.onLog,
   });
   if (!result.ok && result.error.line !== undefined) {
     const line = snippet.originalLine(result.error.line);

@@ -308,4 +308,22 @@ describe("UpstreamManager with server-everything over stdio", () => {
     const sum = await manager.callTool("everything", "get-sum", { a: 2, b: 3 });
     expect(textOf(sum)).toContain("5");
   });
+
+  it("hands the long-running operation's progress notifications to onProgress", async () => {
+    manager = createUpstreamManager({ everything: stdio([everythingEntry, "stdio"]) });
+    await manager.start();
+    const heard: unknown[] = [];
+    const result = await manager.callTool(
+      "everything",
+      "trigger-long-running-operation",
+      { duration: 0.3, steps: 3 },
+      { onProgress: (progress) => heard.push(progress) },
+    );
+    expect(textOf(result)).toContain("Long running operation completed");
+    // The SDK client drops a notification read in the same chunk as the reply (it runs notification handlers a
+    // microtask later, after the reply has removed the call's progress handler): the last step may be missing.
+    const steps = [1, 2, 3].map((progress) => ({ progress, total: 3 }));
+    expect(heard.length, JSON.stringify(heard)).toBeGreaterThanOrEqual(2);
+    expect(heard).toEqual(steps.slice(0, heard.length));
+  });
 });

@@ -37,6 +37,6 @@ export const executeCode: OperationFactory = (config) => {
       openWorldHint: mayDestroy,
     },
     tool: { profiles: ["minimal", "agent", "full"] },
-    handler: async (args, ctx) => ctx.services.runner.run(ctx.session, args, ctx.signal),
+    handler: async (args, ctx) => ctx.services.runner.run(ctx.session, args, ctx.signal, ctx.observer),
   });
 };

@@ -40,7 +40,11 @@ export function directTools(
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
         handler: async (args, ctx) => {
           deps.validator.validate(capability, args);
-          const result = await deps.manager.callTool(server, tool, args, { signal: ctx.signal });
+          const progress = ctx.progress;
+          const result = await deps.manager.callTool(server, tool, args, {
+            signal: ctx.signal,
+            ...(progress ? { onProgress: (p) => progress.upstreamProgress(capability.name, p) } : {}),
+          });
           return toReply(result, deps.output, async (bytes, mediaType) => {
             const info = await ctx.session.artifacts.save(bytes, { media_type: mediaType });
             return { handle: info.handle, uri: info.uri };
