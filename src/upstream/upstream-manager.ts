@@ -78,6 +78,7 @@ export function createUpstreamManager(
   const log = options.logger ?? createLogger("upstream");
   const listeners = new Set<(server: string) => void>();
   let closed = false;
+  let closing: Promise<void> | undefined;
   const context: ConnectionContext = {
     connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
     log,
@@ -138,9 +139,12 @@ export function createUpstreamManager(
       return () => listeners.delete(listener);
     },
 
-    async close() {
+    close() {
       closed = true;
-      await Promise.all([...connections.values()].map((conn) => conn.close()));
+      // A second close (SIGTERM during a shutdown already running) waits for the first: exiting before it ends would
+      // leave the children it is still stopping behind.
+      closing ??= Promise.all([...connections.values()].map((conn) => conn.close())).then(() => {});
+      return closing;
     },
   };
 }

@@ -304,6 +304,18 @@ describe("UpstreamManager over stdio", () => {
     manager = undefined;
   });
 
+  it("makes a second close wait until the first has ended every child", async () => {
+    manager = createUpstreamManager({ hang: stdio([fixture("hanging.mjs")]) });
+    await manager.start();
+    const pid = Number(textOf(await manager.callTool("hang", "pid", {})));
+    void manager.callTool("hang", "hang", {}).catch(() => {});
+    const first = manager.close();
+    await manager.close();
+    expect(isAlive(pid)).toBe(false);
+    await first;
+    manager = undefined;
+  });
+
   it("refreshes a stale tool list once before answering TOOL_NOT_FOUND", async () => {
     manager = createUpstreamManager({ odd: stdio([fixture("odd-names.mjs")]) });
     await manager.start();
