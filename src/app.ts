@@ -48,7 +48,10 @@ export interface App {
   sql(): Promise<WorkspaceSql>;
   /** Every capability snippets can call (upstream tools, workspace.*, hidden cairn:*). */
   readonly registry: CapabilityRegistry;
-  /** Connects the upstream servers (in parallel, each with a deadline); never throws. Idempotent. */
+  /**
+   * Connects the upstream servers (in parallel, each within its startup_timeout_ms) and resolves when each is ready
+   * or has failed; never throws. Idempotent.
+   */
   start(): Promise<void>;
   /** State of each configured upstream server. */
   upstreams(): UpstreamStatus[];
@@ -113,15 +116,17 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const validator = createArgsValidator({ logger: logger.child("registry") });
   const gateway = createGateway({ manager, registry, validator });
   const cli = createCliRunner(config.cli, { logger: logger.child("cli") });
+  // Each server's tools join the registry as soon as it is ready: one slow server holds back no other.
+  const stopFollowing = followUpstreams(manager, registry);
   let started: Promise<void> | undefined;
-  let stopFollowing: (() => void) | undefined;
   const start = () => {
-    started ??= manager.start().then(() => {
-      stopFollowing = followUpstreams(manager, registry);
-      // Hosts that listed tools before the upstreams were up learn of theirs now (direct tools).
-      onUpstreamsChanged();
-    });
+    started ??= manager.start();
     return started;
+  };
+  /** Starts the servers if nothing did yet, and waits for `servers` (default: all) still starting. Never throws. */
+  const ready = (servers?: readonly string[]) => {
+    void start();
+    return manager.settled(servers);
   };
   const upstreamCapabilities = () =>
     registry.list().filter((c) => c.server !== undefined && c.server in config.servers);
@@ -134,15 +139,20 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       return runner;
     },
     registry,
-    ready: start,
+    ready,
     upstreamStatus: () => manager.list().map(({ server, status, cause }) => ({ server, status, cause })),
   };
-  const bindings = new Bindings();
+  const bindings = new Bindings({ suggest: (name) => registry.suggest(name) });
   defineStoreBindings(bindings);
   defineOperationBindings(bindings, table, services);
-  defineGatewayBindings(bindings, { gateway, capabilities: upstreamCapabilities, ready: start });
-  defineCliBindings(bindings, cli, config.cli.mode === "allowlist");
-  const runner = createCodeRunner(executor, bindings, config.sandbox, start);
+  const upstreamRuns = defineGatewayBindings(bindings, {
+    gateway,
+    servers: () => Object.keys(config.servers),
+    capabilities: upstreamCapabilities,
+    settled: (servers) => ready(servers),
+  });
+  defineCliBindings(bindings, cli, config.cli.mode === "allowlist", (name) => registry.suggest(name));
+  const runner = createCodeRunner(executor, bindings, config.sandbox, (code) => upstreamRuns.prepare(code));
   const exposed = operationTools(table, services);
   const tools = exposed.map((e) => e.tool);
   // Built once per change of the upstream tool lists, not per request.
@@ -276,7 +286,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     async close() {
       await Promise.allSettled([...sessions].map((s) => s.close()));
       sessions.clear();
-      stopFollowing?.();
+      stopFollowing();
       await Promise.allSettled([executor.close(), manager.close(), cli.close()]);
       await (await queryEngine.current())?.close();
       await (await workspace.current())?.close();

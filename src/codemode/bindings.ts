@@ -1,7 +1,8 @@
-// The bridge's host side: which functions a snippet sees and what answers them. Sugar functions (`save_result`,
-// `workspace.save`, `linear.list_issues`) and capabilities reached by canonical name through `call_tool` are
-// registered here; the executor only ever sees dotted paths and JSON text.
+// The bridge's host side: which functions and namespaces a snippet sees and what answers them. Sugar functions
+// (`save_result`, `workspace.save`, `linear.list_issues`), namespaces (`cli`, each upstream server) and capabilities
+// reached by canonical name through `call_tool` are registered here; the executor only sees paths and JSON text.
 import { CairnError, ErrorCode } from "../errors.js";
+import { namespaceExpression } from "../registry/identifiers.js";
 import type { HostPayload } from "../sandbox/executor.js";
 import { BYTES_TAG } from "../sandbox/prelude.js";
 import type { ArtifactInfo } from "../session/artifact-store.js";
@@ -50,19 +51,41 @@ export type CapabilityFunction = (args: Record<string, unknown>, ctx: RunContext
 /** Answers `call_tool` for names the table does not hold (the upstream gateway). */
 export type FallbackDispatcher = (name: string, args: Record<string, unknown>, ctx: RunContext) => Promise<unknown>;
 
-/** Sugar functions whose set changes while the server runs (upstream tools come and go). */
+/**
+ * Answers a member of a namespace that no function of the table holds (`cli.rm`): with the call, or with the error
+ * that says what exists.
+ */
+export type NamespaceFallback = (member: string, args: unknown[], ctx: RunContext) => Promise<unknown>;
+
+/** Namespaces whose functions change while the server runs (upstream tools come and go). */
 export interface FunctionProvider {
-  /** Paths to expose now. */
+  /** The namespaces it answers, listed even while they hold no function (a server still starting). */
+  namespaces(): string[];
+  /** `namespace.member` paths to expose now. */
   paths(): string[];
-  /** Answers a path this provider listed; `undefined` when it does not know the path (any more). */
-  call(path: string, args: unknown[], ctx: RunContext): Promise<unknown> | undefined;
+  /** Answers any path under its namespaces, listed or not (a tool added since, an alias, a mistyped name). */
+  call(path: string, args: unknown[], ctx: RunContext): Promise<unknown>;
 }
 
+export interface BindingsOptions {
+  /** Canonical names close to a mistyped one, for the error of an unknown function. @default none */
+  suggest?: (name: string) => string[];
+}
+
+/**
+ * The functions of every run. Paths split at their first dot: `namespace.member`, where the member may hold any
+ * character (`everything.get-sum`, `odd.2fa.check`); a path without a dot is a global function. Every namespace is
+ * listed to the executor as `namespace.` too, so it exists even with no member, and a member it lacks reaches
+ * `answer` (the sandbox sends the call instead of failing with "not a function").
+ */
 export class Bindings {
   private readonly sugar = new Map<string, SugarFunction>();
   private readonly capabilities = new Map<string, CapabilityFunction>();
+  private readonly namespaces = new Map<string, NamespaceFallback | undefined>();
   private fallback: FallbackDispatcher | undefined;
   private readonly providers: FunctionProvider[] = [];
+
+  constructor(private readonly options: BindingsOptions = {}) {}
 
   /** Adds a function a snippet calls by `path` ("save_result", "workspace.save", "linear.list_issues"). */
   defineFunction(path: string, fn: SugarFunction): this {
@@ -76,6 +99,12 @@ export class Bindings {
     return this;
   }
 
+  /** Adds a namespace that exists even without functions; `fallback` answers the members it does not hold. */
+  defineNamespace(name: string, fallback?: NamespaceFallback): this {
+    this.namespaces.set(name, fallback);
+    return this;
+  }
+
   setFallback(dispatcher: FallbackDispatcher): this {
     this.fallback = dispatcher;
     return this;
@@ -86,17 +115,28 @@ export class Bindings {
     return this;
   }
 
-  /** Paths to expose in the sandbox, `call_tool` included. Built-ins win over a provider's path of the same name. */
+  /**
+   * Paths to expose in the sandbox, `call_tool` included, and `namespace.` for every namespace. Built-ins win over a
+   * provider's namespace of the same name.
+   */
   functionPaths(): string[] {
     const paths = new Set(["call_tool", ...this.sugar.keys()]);
-    const roots = new Set([...paths].map((p) => p.split(".")[0]));
+    const builtIn = this.builtInRoots();
+    for (const name of this.namespaces.keys()) paths.add(`${name}.`);
     for (const provider of this.providers) {
-      for (const path of provider.paths()) {
-        // A provider may not shadow a built-in namespace (`workspace.x` from an upstream server named workspace).
-        if (!paths.has(path) && !roots.has(path.split(".")[0])) paths.add(path);
-      }
+      // A provider may not shadow a built-in namespace (`workspace.x` from an upstream server named workspace).
+      for (const name of provider.namespaces()) if (!builtIn.has(name)) paths.add(`${name}.`);
+      for (const path of provider.paths()) if (!builtIn.has(splitPath(path).root)) paths.add(path);
     }
     return [...paths];
+  }
+
+  /** Roots of the built-in functions and the defined namespaces: no provider answers for them. */
+  private builtInRoots(): Set<string> {
+    const roots = new Set(this.namespaces.keys());
+    for (const path of this.sugar.keys()) roots.add(splitPath(path).root);
+    roots.add("call_tool");
+    return roots;
   }
 
   /** Answers one host call; throws CairnError for the snippet to catch. */
@@ -114,12 +154,26 @@ export class Bindings {
     return toPayload(value);
   }
 
+  /** A path no sugar function holds: a namespace's fallback, the provider of its namespace, or TOOL_NOT_FOUND. */
   private async fromProviders(path: string, args: unknown[], ctx: RunContext): Promise<unknown> {
-    for (const provider of this.providers) {
-      const pending = provider.call(path, args, ctx);
-      if (pending !== undefined) return pending;
+    const { root, member } = splitPath(path);
+    if (member !== undefined) {
+      const fallback = this.namespaces.get(root);
+      if (fallback) return fallback(member, args, ctx);
+      if (!this.builtInRoots().has(root)) {
+        const provider = this.providers.find((p) => p.namespaces().includes(root));
+        if (provider) return provider.call(path, args, ctx);
+      }
     }
-    throw new CairnError(ErrorCode.TOOL_NOT_FOUND, `${path} is no longer available: search_tools lists what is`);
+    const candidates = this.options.suggest?.(path) ?? [];
+    const hint = candidates.length > 0 ? `did you mean ${candidates.join(", ")}? ` : "";
+    const listing = member !== undefined ? `Object.keys(${namespaceExpression(root)}) lists what ${root} holds; ` : "";
+    const shown = cut(path);
+    throw new CairnError(
+      ErrorCode.TOOL_NOT_FOUND,
+      `no function ${shown}: ${hint}${listing}search_tools finds capabilities by keyword`,
+      { data: { name: shown, candidates } },
+    );
   }
 
   async callTool(name: unknown, args: unknown, ctx: RunContext): Promise<unknown> {
@@ -141,6 +195,17 @@ export class Bindings {
       `no capability named "${name}": use search_tools to find capabilities, and their canonical names (server.tool)`,
     );
   }
+}
+
+/** A name as messages show it: a snippet may send a name of any length. */
+export function cut(name: string, max = 200): string {
+  return name.length > max ? `${name.slice(0, max)}…` : name;
+}
+
+/** `namespace.member` at the first dot (members may hold dots); `member` is undefined for a global function. */
+export function splitPath(path: string): { root: string; member: string | undefined } {
+  const dot = path.indexOf(".");
+  return dot < 0 ? { root: path, member: undefined } : { root: path.slice(0, dot), member: path.slice(dot + 1) };
 }
 
 function parseArgs({ json, bytes }: HostPayload): unknown[] {

@@ -22,7 +22,10 @@ const cache = new Map<string, Promise<CapabilityDescription>>();
  * as `Record<string, unknown>` (input) or `unknown` (output) with a comment saying so.
  * - A capability `server.tool` whose server and tool are safe identifiers becomes
  *   `declare namespace server { interface ToolInput {...} function tool(args: ToolInput): Promise<ToolOutput>; }`.
- * - Any other (`srv.get-user`, `cairn:results/save`) becomes an overload of `call_tool` taking its literal name.
+ * - A tool that is not an identifier but has an alias (`get-sum`, alias `get_sum`) is declared the same way under its
+ *   alias, the doc comment naming the real name (`server["get-sum"]`); the example calls the alias.
+ * - Any other (`my-server.tool`, a tool without alias, `cairn:results/save`) becomes an overload of `call_tool`
+ *   taking its literal name; a tool of an identifier namespace gets an example `server["name"](...)`.
  * The output type is `unknown` unless the capability has an `outputSchema`.
  */
 export async function describeCapabilities(caps: Capability[]): Promise<CapabilityDescription[]> {
@@ -30,7 +33,15 @@ export async function describeCapabilities(caps: Capability[]): Promise<Capabili
 }
 
 function describeCached(cap: Capability): Promise<CapabilityDescription> {
-  const key = JSON.stringify([cap.name, cap.server, cap.tool, cap.description, cap.inputSchema, cap.outputSchema]);
+  const key = JSON.stringify([
+    cap.name,
+    cap.server,
+    cap.tool,
+    cap.alias,
+    cap.description,
+    cap.inputSchema,
+    cap.outputSchema,
+  ]);
   let entry = cache.get(key);
   if (!entry) {
     entry = describeOne(cap);
@@ -47,7 +58,14 @@ async function describeOne(cap: Capability): Promise<CapabilityDescription> {
   const server = cap.server;
   const tool = cap.tool ?? cap.name;
   const namespace = server !== undefined && isSafeIdentifier(server) ? server : undefined;
-  const bound = namespace !== undefined && cap.tool !== undefined && isSafeIdentifier(cap.tool);
+  // The name a snippet writes after `namespace.`: the tool's own, else its alias.
+  const member =
+    cap.tool !== undefined && isSafeIdentifier(cap.tool)
+      ? cap.tool
+      : cap.alias !== undefined && isSafeIdentifier(cap.alias)
+        ? cap.alias
+        : undefined;
+  const bound = namespace !== undefined && member !== undefined;
   // Inside a namespace the tool's own name is enough; at top level the server (or full name) prefixes it.
   const baseName = namespace !== undefined ? toTypeName(tool) : toTypeName(cap.name);
   const inputName = `${baseName}Input`;
@@ -59,11 +77,13 @@ async function describeOne(cap: Capability): Promise<CapabilityDescription> {
   const outputType = cap.outputSchema === undefined ? "unknown" : outputName;
   const argsOptional = !hasRequired(cap.inputSchema);
   const args = `args${argsOptional ? "?" : ""}: ${inputName}`;
-  const doc = docComment(cap.description);
+  const aliasOf =
+    bound && member !== tool ? `${namespace}.${member} is the alias of ${namespace}[${JSON.stringify(tool)}].` : "";
+  const doc = docComment([cap.description.trim(), aliasOf].filter((line) => line !== "").join("\n"));
 
   let declaration: string;
   if (bound) {
-    const body = [...types, `${doc}function ${tool}(${args}): Promise<${outputType}>;`].join("\n");
+    const body = [...types, `${doc}function ${member}(${args}): Promise<${outputType}>;`].join("\n");
     declaration = `declare namespace ${namespace} {\n${indent(body, 1)}\n}`;
   } else {
     const signature =
@@ -79,8 +99,10 @@ async function describeOne(cap: Capability): Promise<CapabilityDescription> {
   const placeholder = exampleValue(cap.inputSchema, cap.inputSchema, 0);
   const argsText = renderValue(placeholder);
   const example = bound
-    ? `await ${namespace}.${tool}(${argsText})`
-    : `await call_tool(${JSON.stringify(cap.name)}, ${argsText})`;
+    ? `await ${namespace}.${member}(${argsText})`
+    : namespace !== undefined && cap.tool !== undefined
+      ? `await ${namespace}[${JSON.stringify(tool)}](${argsText})`
+      : `await call_tool(${JSON.stringify(cap.name)}, ${argsText})`;
   return { name: cap.name, declaration, example };
 }
 

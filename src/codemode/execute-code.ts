@@ -47,13 +47,16 @@ export function createCodeRunner(
   executor: Executor,
   bindings: Bindings,
   sandbox: SandboxConfig,
-  /** Awaited before a run, so that the functions a snippet sees include every upstream tool. */
-  ready: () => Promise<void> = async () => {},
+  /**
+   * Awaited with the snippet's code before its run: waits for the upstream servers the code names that are still
+   * starting, so their namespaces list their tools. Bounded by the run's timeout and signal; a run that names no
+   * such server never waits (a call to one waits inside the run instead).
+   */
+  prepare: (code: string) => Promise<void> = async () => {},
 ): CodeRunner {
   return {
     async run(session, input, signal, observer) {
       const started = Date.now();
-      await ready();
       // The MCP tool's schema checks this too; the command line and other callers come through here as well.
       if (input.timeout_ms !== undefined && (!Number.isInteger(input.timeout_ms) || input.timeout_ms < 1)) {
         throw new CairnError(
@@ -67,6 +70,7 @@ export function createCodeRunner(
           `timeout_ms ${input.timeout_ms} is over the configured sandbox.timeout_ms = ${sandbox.timeout_ms}: pass a smaller value or omit it`,
         );
       }
+      await waitAtMost(prepare(input.code), input.timeout_ms ?? sandbox.timeout_ms, signal);
       const inputsJson = encodeInputs(input.inputs);
       let transpiled: Awaited<ReturnType<typeof transpileSnippet>>;
       try {
@@ -113,6 +117,24 @@ export function createCodeRunner(
       return reply(result, run.savedArtifacts);
     },
   };
+}
+
+/** Resolves when `pending` settles, `ms` have passed or `signal` aborts, whichever comes first; never rejects. */
+async function waitAtMost(pending: Promise<unknown>, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const stop = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    onAbort = resolve;
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    await Promise.race([pending.catch(() => {}), stop]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  }
 }
 
 /** RunContext.holdAnswer for one run: bytes of answers being read, at most `memoryMb` MiB at once. */

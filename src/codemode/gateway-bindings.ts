@@ -1,9 +1,9 @@
-// Upstream tools and allow-listed programs inside snippets: `server.tool(args)` for every tool whose server and tool
-// names are safe identifiers, `call_tool("server.any-name", args)` for all of them, `cli.NAME(...args)` and
-// `cli_run(NAME, args)`. Binary results land in the run's artifact store; long program output is spilled.
+// Upstream tools and allow-listed programs inside snippets: one namespace per configured server holding every tool
+// (`everything["get-sum"](args)`, its alias `everything.get_sum`, `call_tool("everything.get-sum", args)`), the `cli`
+// namespace (`cli.NAME(...args)`, `cli_run(NAME, args)`). A member a namespace lacks is answered by the host with the
+// error that says what exists. Binary results land in the run's artifact store; long program output is spilled.
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Capability } from "../registry/capability.js";
-import { isSafeIdentifier } from "../registry/identifiers.js";
 import type { Bindings, RunContext, UpstreamProgress } from "./bindings.js";
 
 /** The calls the gateway offers (an interface, so codemode does not depend on how upstreams are reached). */
@@ -29,22 +29,31 @@ export interface CliPort {
   ): Promise<{ exit_code: number; stdout: string; stderr: string }>;
 }
 
-/** The snippet path of an upstream capability, or undefined when its names are not identifiers. */
-function snippetPath(capability: Capability): string | undefined {
-  if (capability.server === undefined || capability.tool === undefined) return undefined;
-  if (!isSafeIdentifier(capability.server) || !isSafeIdentifier(capability.tool)) return undefined;
-  return `${capability.server}.${capability.tool}`;
+export interface GatewayBindingsOptions {
+  gateway: GatewayPort;
+  /** The configured servers: each is a namespace, even while it starts or is down. */
+  servers: () => string[];
+  /** The upstream capabilities known now. */
+  capabilities: () => Capability[];
+  /** Resolves when none of `servers` is still starting (bounded by each one's startup_timeout_ms). */
+  settled: (servers: string[]) => Promise<void>;
 }
 
-export function defineGatewayBindings(
-  bindings: Bindings,
-  options: { gateway: GatewayPort; capabilities: () => Capability[]; ready: () => Promise<void> },
-): void {
+/** What a run needs from the upstream side before it starts. */
+export interface GatewayRunPreparation {
+  /**
+   * Waits for the servers the snippet's code names that are still starting, so that their namespaces list their
+   * tools; a server the code never names is never waited for.
+   */
+  prepare(code: string): Promise<void>;
+}
+
+export function defineGatewayBindings(bindings: Bindings, options: GatewayBindingsOptions): GatewayRunPreparation {
   const callUpstream = async (name: string, args: unknown, ctx: RunContext) => {
     if (args !== undefined && args !== null && (typeof args !== "object" || Array.isArray(args))) {
       throw new CairnError(ErrorCode.INVALID_ARGUMENT, `${name}(args): args must be an object`);
     }
-    await options.ready();
+    // The gateway waits for a server still starting, and answers for one that is down.
     const listener = ctx.upstreamProgress;
     return options.gateway.call(name, (args ?? {}) as Record<string, unknown>, {
       signal: ctx.signal,
@@ -57,16 +66,51 @@ export function defineGatewayBindings(
     });
   };
   bindings.addProvider({
-    paths: () => options.capabilities().flatMap((c) => snippetPath(c) ?? []),
-    call: (path, args, ctx) => {
-      const capability = options.capabilities().find((c) => snippetPath(c) === path);
-      return capability ? callUpstream(capability.name, args[0], ctx) : undefined;
+    namespaces: options.servers,
+    paths: () => {
+      const servers = new Set(options.servers());
+      return options
+        .capabilities()
+        .flatMap((c) =>
+          c.server !== undefined && c.tool !== undefined && servers.has(c.server) ? [`${c.server}.${c.tool}`] : [],
+        );
     },
+    // `server.member` is a canonical name or an alias; the gateway resolves both and answers for anything else.
+    call: (path, args, ctx) => callUpstream(path, args[0], ctx),
   });
   bindings.setFallback((name, args, ctx) => callUpstream(name, args, ctx));
+  return {
+    async prepare(code) {
+      const named = options.servers().filter((server) => namesServer(code, server));
+      if (named.length > 0) await options.settled(named);
+    },
+  };
 }
 
-export function defineCliBindings(bindings: Bindings, cli: CliPort, enabled: boolean): void {
+/** True when `code` holds `server` as a word (not inside a longer identifier): `server.x`, `"server.x"`, `server[`. */
+function namesServer(code: string, server: string): boolean {
+  for (let at = code.indexOf(server); at >= 0; at = code.indexOf(server, at + 1)) {
+    const before = code[at - 1];
+    const after = code[at + server.length];
+    if (!isIdentifierChar(before) && !isIdentifierChar(after)) return true;
+  }
+  return false;
+}
+
+function isIdentifierChar(char: string | undefined): boolean {
+  return char !== undefined && /[A-Za-z0-9_$]/.test(char);
+}
+
+/**
+ * `cli_run` and the `cli` namespace, which exists even when programs are disabled, so that `cli.rm(...)` answers
+ * NOT_ALLOWED saying how to allow it. `suggest` gives close canonical names (`cli.git` for `cli.gti`).
+ */
+export function defineCliBindings(
+  bindings: Bindings,
+  cli: CliPort,
+  enabled: boolean,
+  suggest: (name: string) => string[] = () => [],
+): void {
   const run = async (program: unknown, args: unknown, ctx: RunContext) => {
     if (typeof program !== "string") {
       throw new CairnError(ErrorCode.INVALID_ARGUMENT, "cli_run(name, args): name is a program name such as git");
@@ -82,9 +126,21 @@ export function defineCliBindings(bindings: Bindings, cli: CliPort, enabled: boo
     return { exit_code: result.exit_code, stdout: out.text, stderr: err.text };
   };
   bindings.defineFunction("cli_run", ([program, args], ctx) => run(program, args ?? [], ctx));
-  if (!enabled) return;
-  for (const { name } of cli.programs()) {
-    if (isSafeIdentifier(name)) bindings.defineFunction(`cli.${name}`, (args, ctx) => run(name, args, ctx));
+  const allowed = enabled ? cli.programs().map((p) => p.name) : [];
+  bindings.defineNamespace("cli", (program, args, ctx) => {
+    // Disabled, the runner's own refusal says how to turn programs on.
+    if (!enabled || allowed.includes(program)) return run(program, args, ctx);
+    const candidates = suggest(`cli.${program}`).filter((name) => name.startsWith("cli."));
+    const hint = candidates.length > 0 ? `did you mean ${candidates.join(", ")}? ` : "";
+    throw new CairnError(
+      ErrorCode.NOT_ALLOWED,
+      `program ${JSON.stringify(program)} is not allowed: ${hint}allowed: ${allowed.join(", ") || "none"} ` +
+        `(Object.keys(cli) lists them); add it to [cli] allow in cairn.toml to allow it`,
+      { data: { program, allowed, candidates } },
+    );
+  });
+  for (const name of allowed) {
+    bindings.defineFunction(`cli.${name}`, (args, ctx) => run(name, args, ctx));
     // The canonical name search_tools and describe_tools give: call_tool("cli.git", {args: ["status"]}).
     bindings.defineCapability(`cli.${name}`, (args, ctx) => run(name, args.args ?? [], ctx));
   }

@@ -152,6 +152,23 @@ const serverCommon = {
     256 * MIB,
     "bytes of one message from the server (a stdio line, an SSE event, a JSON body); a call whose reply is bigger fails with TOO_LARGE (default 10 MiB)",
   ).optional(), // the default lives in upstream/reply-limit.ts, next to the code it bounds
+  // The defaults of these three live in upstream/upstream-connection.ts, beside the code they bound.
+  startup_timeout_ms: int(
+    100,
+    3_600_000,
+    "deadline for starting (or reaching) the server, initialize and tools/list; calls and searches wait for a server still starting at most this long (default 30000)",
+  ).optional(),
+  max_concurrency: int(
+    1,
+    256,
+    "calls this server runs at once, from every session; more calls wait their turn (default 4)",
+  ).optional(),
+  parallel_writes: z
+    .boolean()
+    .optional()
+    .describe(
+      "true lets tools the server does not mark read-only (readOnlyHint) run in parallel too, up to max_concurrency; by default they run one at a time, since many servers lose writes made at once (default false)",
+    ),
   allow: z.array(z.string().min(1)).default([]).describe("tool allow-list; empty = all"),
   deny: z.array(z.string().min(1)).default([]).describe("tools hidden from snippets"),
 };

@@ -110,7 +110,8 @@ export async function runCrossover(options: CrossoverOptions): Promise<Crossover
   const config = join(dir, "cairn.toml");
   writeFileSync(
     config,
-    `[servers.flights]\ncommand = ${JSON.stringify(process.execPath)}\nargs = ${JSON.stringify([server, "--rows", String(options.rows)])}\n`,
+    // startup_timeout_ms: the server reads its data before it answers initialize; a loaded machine takes a while.
+    `[servers.flights]\ncommand = ${JSON.stringify(process.execPath)}\nargs = ${JSON.stringify([server, "--rows", String(options.rows)])}\nstartup_timeout_ms = 120000\n`,
   );
   const cairn = await MeteredClient.start({
     command: process.execPath,

@@ -132,6 +132,9 @@ function cairnHome(rows: number, label: string, flightsServer: string): CairnHom
       `command = ${JSON.stringify(process.execPath)}`,
       `args = ${JSON.stringify([flightsServer, "--rows", String(rows)])}`,
       "timeout_ms = 120000",
+      // The server reads its Parquet data before it answers initialize: on a loaded machine that takes a while, and
+      // search_tools and describe_tools wait for it up to this deadline.
+      "startup_timeout_ms = 120000",
       "",
     ].join("\n"),
   );

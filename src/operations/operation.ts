@@ -17,8 +17,11 @@ export interface OperationServices {
   sql(): Promise<WorkspaceSql>;
   readonly runner: CodeRunner;
   readonly registry: CapabilityRegistry;
-  /** Resolves once the upstream servers have connected or given up. */
-  ready(): Promise<void>;
+  /**
+   * Resolves once `servers` (default: every upstream server) are no longer starting: connected or given up, at most
+   * each one's startup_timeout_ms. Never throws.
+   */
+  ready(servers?: readonly string[]): Promise<void>;
   /** Each upstream server's state, for answers that find nothing. */
   upstreamStatus(): { server: string; status: string; cause?: string | undefined }[];
 }

@@ -15,6 +15,7 @@ export interface SearchHit {
 /**
  * The capabilities one Cairn process can call.
  * - Names are unique: `add` replaces a capability of the same name.
+ * - `get` resolves a canonical name, else an alias (`server.get_sum` for `server.get-sum`, see Capability.alias).
  * - Hidden capabilities are returned by `get` and `suggest` but never by `list` or `search`.
  * - `search` ranks by keyword relevance; an exact canonical name always comes first.
  */
@@ -23,6 +24,7 @@ export interface CapabilityRegistry {
   /** Replaces every capability of `server` by `capabilities` (an upstream's new tool list). */
   replaceServer(server: string, capabilities: Capability[]): void;
   remove(name: string): void;
+  /** The capability named `name`, or whose alias it is. */
   get(name: string): Capability | undefined;
   /** Visible capabilities, sorted by name. */
   list(): Capability[];
@@ -42,12 +44,19 @@ interface IndexedDocument {
 
 const MAX_LIMIT = 100;
 const MAX_QUERY_WORDS = 32;
+const MAX_SUGGEST_CHARS = 300;
 
 export function createCapabilityRegistry(initial: Capability[] = []): CapabilityRegistry {
   const capabilities = new Map<string, Capability>();
   // Precomputed for suggest(), which compares a name with every capability.
   const spellings = new Map<string, { name: string; tool: string | undefined; tokens: Set<string> }>();
   const indexed = new Map<string, IndexedDocument>();
+  // `server.alias` -> canonical name, for the capabilities that have an alias.
+  const aliases = new Map<string, string>();
+  const aliasOf = (capability: Capability) =>
+    capability.alias !== undefined && capability.server !== undefined
+      ? `${capability.server}.${capability.alias}`
+      : undefined;
   const index = new MiniSearch<IndexedDocument>({
     fields: ["name", "description", "params"],
     tokenize: splitWords,
@@ -69,8 +78,10 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
   };
 
   const add = (capability: Capability) => {
-    unindex(capability.name);
+    remove(capability.name);
     capabilities.set(capability.name, capability);
+    const alias = aliasOf(capability);
+    if (alias !== undefined) aliases.set(alias, capability.name);
     spellings.set(capability.name, {
       name: capability.name.toLowerCase(),
       tool: capability.tool?.toLowerCase(),
@@ -87,11 +98,15 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
     indexed.set(capability.name, document);
   };
 
-  const remove = (name: string) => {
+  function remove(name: string): void {
+    const existing = capabilities.get(name);
+    if (existing === undefined) return;
     unindex(name);
+    const alias = aliasOf(existing);
+    if (alias !== undefined && aliases.get(alias) === name) aliases.delete(alias);
     capabilities.delete(name);
     spellings.delete(name);
-  };
+  }
 
   for (const capability of initial) add(capability);
 
@@ -104,7 +119,12 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
       }
       for (const capability of replacements) add(capability);
     },
-    get: (name) => capabilities.get(name),
+    get(name) {
+      const exact = capabilities.get(name);
+      if (exact) return exact;
+      const canonical = aliases.get(name);
+      return canonical === undefined ? undefined : capabilities.get(canonical);
+    },
     list: () => [...capabilities.values()].filter((c) => !c.hidden).sort((a, b) => a.name.localeCompare(b.name)),
     get size() {
       return capabilities.size;
@@ -130,7 +150,8 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
 
     suggest(name, limit = 3) {
       const wanted = name.trim().toLowerCase();
-      if (wanted === "") return [];
+      // Edit distance costs the product of the lengths, for every capability: a giant name gets no suggestion.
+      if (wanted === "" || wanted.length > MAX_SUGGEST_CHARS) return [];
       const wantedTokens = new Set(tokenize(wanted));
       const scored: { name: string; score: number }[] = [];
       for (const [name, spelling] of spellings) {

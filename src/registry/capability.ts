@@ -11,6 +11,11 @@ export interface Capability {
   server?: string;
   /** The upstream's own tool name, which may contain any character (`get-user`, `2fa.check`). */
   tool?: string;
+  /**
+   * The identifier a snippet may write instead of a `tool` that is not one (`get_user` for `get-user`): the registry
+   * resolves `server.alias` to this capability, and describe_tools declares it (see `toolAliases`).
+   */
+  alias?: string;
   description: string;
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;

@@ -1,5 +1,6 @@
-// Which names can be bound in snippets as `namespace.tool`, and safe identifiers derived from any name.
-// Deliberately stricter than JavaScript: ASCII only, and no reserved word even where JS would allow it as a property.
+// Which names can be written in snippets as `namespace.tool`, the identifier aliases of the others, and safe
+// identifiers derived from any name. Deliberately stricter than JavaScript: ASCII only, and no reserved word even
+// where JS would allow it as a property.
 
 // ECMAScript keywords, strict-mode and future reserved words, plus globals a binding must never shadow.
 const RESERVED = new Set([
@@ -64,7 +65,8 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 /**
  * True when `name` can be written as `namespace.name` in a snippet and declared as `function name(...)` in
  * TypeScript: an ASCII identifier that is not a reserved word (nor `__proto__`, `constructor`, `prototype`).
- * Any other tool stays callable as `call_tool("server.name", args)` (docs/decisions/0142-tool-bindings.md).
+ * Any other tool is called as `namespace["name"](args)`, by its alias (`toolAliases`) or through `call_tool`
+ * (docs/decisions/0142-tool-bindings.md, 0170-namespaces.md).
  */
 export function isSafeIdentifier(name: string): boolean {
   return IDENTIFIER.test(name) && !RESERVED.has(name);
@@ -75,6 +77,31 @@ export function toIdentifier(name: string): string {
   const replaced = name.replace(/[^A-Za-z0-9_$]+/g, "_");
   if (replaced === "") return "_";
   return /^[0-9]/.test(replaced) || RESERVED.has(replaced) ? `_${replaced}` : replaced;
+}
+
+/** How a snippet writes the namespace `name`: itself when it is an identifier, else `globalThis["my-server"]`. */
+export function namespaceExpression(name: string): string {
+  return isSafeIdentifier(name) ? name : `globalThis[${JSON.stringify(name)}]`;
+}
+
+/**
+ * The identifier alias of each tool name that is not a safe identifier (`get-sum` -> `get_sum`, `delete` ->
+ * `_delete`), as a map from tool name to alias. A name gets no alias when its alias is the name of another tool of
+ * the same list, or when two names would share it: an alias never hides a real tool and never picks one of two.
+ */
+export function toolAliases(names: Iterable<string>): Map<string, string> {
+  const all = new Set(names);
+  const byAlias = new Map<string, string[]>();
+  for (const name of all) {
+    if (isSafeIdentifier(name)) continue;
+    const alias = toIdentifier(name);
+    byAlias.set(alias, [...(byAlias.get(alias) ?? []), name]);
+  }
+  const aliases = new Map<string, string>();
+  for (const [alias, owners] of byAlias) {
+    if (owners.length === 1 && !all.has(alias)) aliases.set(owners[0] as string, alias);
+  }
+  return aliases;
 }
 
 /**

@@ -37,8 +37,11 @@ export interface ExecutionRequest {
   /** The `inputs` global, as JSON text. */
   inputsJson: JsonText;
   /**
-   * Host functions to expose, by dotted path: `"save_result"` becomes a global function, `"linear.list_issues"` a
-   * method of the global object `linear`. Each returns a promise that the handler settles.
+   * Host functions to expose, by path: `"save_result"` becomes a global function, `"linear.list_issues"` a member of
+   * the global namespace object `linear` (split at the first dot: `"odd.2fa.check"` is `odd["2fa.check"]`), and
+   * `"linear."` makes the namespace even without members. Each function returns a promise that the handler settles.
+   * Members are enumerable; a member a namespace lacks is a function too, whose call reaches the handler with its
+   * path (`"linear.lst_issues"`), so the host can answer what exists. A root that is already a global is skipped.
    */
   functions: readonly string[];
   onHostCall: HostCallHandler;

@@ -16,7 +16,8 @@ export const MAX_JSON_DEPTH = 1000;
  *   rejects with the JSON text of an error object `{name, code, message, data?}`;
  * - `log(level, text)`: records one console line (synchronous);
  * - `sleep(ms)`: a promise settled after `ms` milliseconds, never before; a delay past the run's deadline never fires;
- * - `functions`: the dotted paths of host functions to expose; `inputsJson`: the `inputs` global as JSON text;
+ * - `functions`: the paths of host functions to expose (see ExecutionRequest.functions: `name`, `namespace.member`,
+ *   `namespace.`); `inputsJson`: the `inputs` global as JSON text;
  *   `maxLogChars`: the console budget, used to cut a single giant line before it crosses the boundary;
  *   `slowSerializerSource` and `consoleFormatSource`: SLOW_SERIALIZER_SOURCE and CONSOLE_FORMAT_SOURCE, as strings.
  * It returns the host's handles, which no snippet can reach or replace:
@@ -53,7 +54,6 @@ const PRIMORDIALS_SOURCE = `
     MathMin: Math.min,
     String: String,
     StringSlice: uncurry(String.prototype.slice),
-    StringSplit: uncurry(String.prototype.split),
     StringCharCodeAt: uncurry(String.prototype.charCodeAt),
     StringIndexOf: uncurry(String.prototype.indexOf),
     SetCtor: Set,
@@ -65,10 +65,12 @@ const PRIMORDIALS_SOURCE = `
     SetDelete: uncurry(Set.prototype.delete),
     MapCtor: Map,
     MapSet: uncurry(Map.prototype.set),
+    MapGet: uncurry(Map.prototype.get),
     MapDelete: uncurry(Map.prototype.delete),
     PromiseThen: uncurry(Promise.prototype.then),
     PromiseReject: Promise.reject.bind(Promise),
     ReflectApply: Reflect.apply,
+    ProxyCtor: Proxy,
     TypeErrorCtor: TypeError,
     Uint8ArrayCtor: Uint8Array,
     TypedArrayTag: getter(TypedArrayPrototype, Symbol.toStringTag),
@@ -401,18 +403,46 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
     }
     return P.PromiseThen(native.call(name, argsJson, bytesOut), onAnswer, onHostError);
   };
+  const hostFunction = (name, path) => ({ [name]: (...args) => callHost(path, args) })[name];
+
+  // Namespaces: a path splits at its first dot, so a member may hold any character (everything["get-sum"],
+  // odd["2fa.check"]). Members are enumerable (Object.keys and for...in list them). A member the namespace lacks is
+  // still a function, whose call asks the host: the host answers with the call (a tool added since, an alias) or with
+  // the error that names what exists, instead of "not a function". Names a program probes on any object (then, so
+  // await, toJSON, constructor, ...) and symbols stay undefined, so a namespace is never mistaken for a promise.
+  const NOT_MEMBERS = new P.SetCtor(["then", "catch", "finally", "toJSON", "constructor", "prototype", "__proto__",
+    "valueOf", "toString", "toLocaleString", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "inspect",
+    "asymmetricMatch", "nodeType", "$$typeof", "@@iterator"]);
+  const namespaces = new P.MapCtor();
+  const namespaceOf = (root) => {
+    let entry = P.MapGet(namespaces, root);
+    if (entry !== undefined) return entry;
+    // A root that is already a global (Math, JSON, a built-in function) is left alone: reached through call_tool.
+    if (P.ObjectHasOwn(globalThis, root)) return null;
+    const members = P.ObjectCreate(null);
+    const handler = P.ObjectCreate(null);
+    handler.get = (target, key) => {
+      if (typeof key !== "string" || P.ObjectHasOwn(target, key) || P.SetHas(NOT_MEMBERS, key)) return target[key];
+      return hostFunction(key, root + "." + key);
+    };
+    entry = { members, proxy: new P.ProxyCtor(members, P.ObjectFreeze(handler)) };
+    P.MapSet(namespaces, root, entry);
+    define(globalThis, root, entry.proxy);
+    return entry;
+  };
   const functions = native.functions;
   for (let f = 0; f < functions.length; f++) {
     const path = functions[f];
-    const segments = P.StringSplit(path, ".");
-    let target = globalThis;
-    for (let s = 0; s < segments.length - 1; s++) {
-      const segment = segments[s];
-      if (!P.ObjectHasOwn(target, segment)) define(target, segment, P.ObjectCreate(null));
-      target = target[segment];
+    const dot = P.StringIndexOf(path, ".");
+    if (dot < 0) {
+      define(globalThis, path, hostFunction(path, path));
+      continue;
     }
-    const last = segments[segments.length - 1];
-    define(target, last, { [last]: (...args) => callHost(path, args) }[last]);
+    const entry = namespaceOf(P.StringSlice(path, 0, dot));
+    const member = P.StringSlice(path, dot + 1);
+    if (entry === null || member === "" || P.ObjectHasOwn(entry.members, member)) continue;
+    P.ObjectDefineProperty(entry.members, member,
+      { value: hostFunction(member, path), writable: false, enumerable: true, configurable: false });
   }
 
   // console: formatted in here, kept within the log budget out there.

@@ -1,10 +1,13 @@
-// One upstream call as a snippet makes it: resolve the canonical name, check the arguments, call, map the result.
-// The order of checks fixes which error a caller sees first: unknown name, then bad arguments, then the upstream.
+// One upstream call as a snippet makes it: wait for a server still starting, resolve the name (canonical or alias),
+// check the arguments, call, map the result. The order of checks fixes which error a caller sees first: a server
+// that is down, then an unknown name, then bad arguments, then the upstream's own answer.
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
-import { CairnError, ErrorCode } from "../errors.js";
+import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { splitCanonicalName } from "../registry/capability.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
+import { namespaceExpression } from "../registry/identifiers.js";
 import type { ArgsValidator } from "../registry/validate-args.js";
+import { followSignal, untilAborted } from "./call-signal.js";
 import { type MapToolResultOptions, mapToolResult } from "./map-result.js";
 import type { UpstreamManager } from "./upstream-manager.js";
 
@@ -18,9 +21,11 @@ export interface GatewayCallOptions {
 }
 
 /**
- * Calls upstream capabilities by canonical name (`server.tool`) and returns what a snippet receives.
- * Throws `TOOL_NOT_FOUND` with "did you mean" candidates for an unknown name, `INVALID_ARGUMENT` listing every
- * problem, then whatever the upstream call or its result gives (`UPSTREAM_UNAVAILABLE`, `TOOL_TIMEOUT`,
+ * Calls upstream capabilities by canonical name (`server.tool`) or alias (`server.get_sum`) and returns what a
+ * snippet receives. A call to a server still starting waits for it (at most its startup_timeout_ms, or until the
+ * caller's signal). Throws `UPSTREAM_UNAVAILABLE` for any name on a server that is down (never TOOL_NOT_FOUND: its
+ * tools are unknown), `TOOL_NOT_FOUND` with "did you mean" candidates and where to list names for an unknown name,
+ * `INVALID_ARGUMENT` listing every problem, then whatever the upstream call or its result gives (`TOOL_TIMEOUT`,
  * `TOOL_FAILED`, `CANCELLED`).
  */
 export interface Gateway {
@@ -37,34 +42,62 @@ export interface GatewayOptions {
 export function createGateway({ manager, registry, validator }: GatewayOptions): Gateway {
   return {
     async call(name, args, options) {
+      const server = registry.get(name)?.server ?? splitCanonicalName(name)?.server;
+      if (server !== undefined && manager.has(server)) await settled(manager, server, options.signal);
       const capability = registry.get(name);
       const target =
         capability?.server !== undefined && capability.tool !== undefined
           ? { server: capability.server, tool: capability.tool }
           : splitCanonicalName(name);
-      if (!capability) {
-        // A server that was down when the registry was filled has no capabilities yet: let the call reconnect it.
-        const status = target && manager.list().find((s) => s.server === target.server);
-        if (!target || !status || status.status === "ready") throw unknownCapability(name, registry);
-      } else {
-        validator.validate(capability, args);
+      if (!target || (!capability && !manager.has(target.server))) throw unknownCapability(name, registry, manager);
+      if (capability) validator.validate(capability, args);
+      let result: Awaited<ReturnType<UpstreamManager["callTool"]>>;
+      try {
+        // A name the registry lacks still goes to its server's connection: it reconnects a server that is down
+        // (UPSTREAM_UNAVAILABLE if it stays down) and lists the tools again once (a tool added without list_changed).
+        result = await manager.callTool(target.server, target.tool, args, {
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+          ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+        });
+      } catch (error) {
+        const missing = isCairnError(error) && error.code === ErrorCode.TOOL_NOT_FOUND && !error.data?.hidden;
+        throw !capability && missing ? unknownCapability(name, registry, manager) : error;
       }
-      if (!target) throw unknownCapability(name, registry);
-      const result = await manager.callTool(target.server, target.tool, args, {
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-      });
       return mapToolResult(result, { saveBinary: options.saveBinary, toolName: name });
     },
   };
 }
 
-function unknownCapability(name: string, registry: CapabilityRegistry): CairnError {
+/** Waits until `server` is not connecting, or until the caller gives up (then CANCELLED). */
+async function settled(manager: UpstreamManager, server: string, signal: AbortSignal | undefined): Promise<void> {
+  const wait = followSignal(signal);
+  try {
+    await untilAborted(manager.settled([server]), wait.signal);
+  } catch (error) {
+    throw new CairnError(ErrorCode.CANCELLED, `the call was cancelled while server "${server}" was starting`, {
+      cause: error,
+    });
+  } finally {
+    wait.done();
+  }
+}
+
+function unknownCapability(name: string, registry: CapabilityRegistry, manager: UpstreamManager): CairnError {
   const candidates = registry.suggest(name);
   const hint = candidates.length > 0 ? `did you mean ${candidates.map((c) => `"${c}"`).join(", ")}? ` : "";
-  return new CairnError(
-    ErrorCode.TOOL_NOT_FOUND,
-    `unknown capability "${name}": ${hint}search_tools finds capabilities by keyword`,
-    { data: { name, candidates } },
-  );
+  const server = splitCanonicalName(name)?.server;
+  const listing =
+    server !== undefined && manager.has(server)
+      ? `Object.keys(${namespaceExpression(server)}) lists the tools of ${server}; search_tools finds any capability by keyword`
+      : `configured servers: ${
+          manager
+            .list()
+            .map((s) => s.server)
+            .join(", ") || "none"
+        }; search_tools finds any capability by keyword`;
+  // A snippet may send a name of any length: the message quotes its start.
+  const shown = name.length > 200 ? `${name.slice(0, 200)}…` : name;
+  return new CairnError(ErrorCode.TOOL_NOT_FOUND, `unknown capability "${shown}": ${hint}${listing}`, {
+    data: { name: shown, candidates },
+  });
 }

@@ -1,5 +1,6 @@
-// The lifecycle of one upstream MCP server: spawn or reach it, initialize and list its tools under one deadline,
-// follow list_changed, call its tools, close it. A failure leaves it "unavailable"; the next call connects again.
+// The lifecycle of one upstream MCP server: spawn or reach it, initialize and list its tools under one deadline
+// (startup_timeout_ms), follow list_changed, call its tools at most max_concurrency at once, close it. A failure
+// leaves it "unavailable"; the next call connects again.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
@@ -11,18 +12,31 @@ import {
 import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
+import { namespaceExpression } from "../registry/identifiers.js";
+import { createSlots, type Slots } from "../slots.js";
 import { createBoundedFetch, type OnDiscarded } from "./bounded-fetch.js";
 import { BoundedStdioClientTransport } from "./bounded-stdio-transport.js";
+import { followSignal, untilAborted } from "./call-signal.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-limit.js";
 import { callError, describeConnectError } from "./upstream-errors.js";
 
 const CLIENT_INFO = { name: "cairn", version: "0.1.0" };
+/** `startup_timeout_ms` of a server that does not set it. */
+export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
+/** `max_concurrency` of a server that does not set it. */
+export const DEFAULT_MAX_CONCURRENCY = 4;
 const STDERR_TAIL_LINES = 20;
 const MAX_STDERR_LINE = 8192;
 
+/**
+ * `connecting`: an attempt to start (or reach), initialize and list the server is running; `ready`: connected;
+ * `unavailable`: not started, failed, died or closed (its cause says which).
+ */
+export type UpstreamState = "connecting" | "ready" | "unavailable";
+
 /** What a connection shares with the manager that owns it. */
 export interface ConnectionContext {
-  /** Deadline for spawning (or reaching), initializing and listing the server. */
+  /** Deadline for spawning (or reaching), initializing and listing a server whose config sets none. */
   connectTimeoutMs: number;
   log: Logger;
   /** True once the manager is closing: no connection becomes ready after that. */
@@ -33,24 +47,37 @@ export interface ConnectionContext {
 
 /**
  * One configured upstream server. `connect()` never rejects (a failure is its status); `call` throws the CairnErrors
- * listed on `UpstreamManager.callTool`, and marks the connection unavailable when the call found it dead.
+ * listed on `UpstreamManager.callTool`, and marks the connection unavailable when the call found it dead. At most
+ * `max_concurrency` calls are sent at once and, unless `parallel_writes`, one at a time to tools the server does not
+ * mark read-only; the others wait in order, each until its caller's signal aborts.
  */
 export class UpstreamConnection {
   private client: Client | undefined;
-  private status: "ready" | "unavailable" = "unavailable";
+  private status: UpstreamState = "unavailable";
   private cause: string | undefined = "not started";
   private tools: Tool[] = [];
   private connecting: Promise<void> | undefined;
+  /** The client of the connection attempt running, which close() ends rather than wait for its deadline. */
+  private attempt: Client | undefined;
   private refreshing: Promise<void> | undefined;
   /** A refresh arrived while one was running: list again when it ends. */
   private refreshAgain = false;
   private readonly stderrTail: string[] = [];
+  private readonly slots: Slots;
+  /** Calls to tools not marked read-only take this one slot first (unless parallel_writes). */
+  private readonly writes = createSlots(1);
 
   constructor(
     readonly name: string,
     readonly config: ServerConfig,
     private readonly context: ConnectionContext,
-  ) {}
+  ) {
+    this.slots = createSlots(config.max_concurrency ?? DEFAULT_MAX_CONCURRENCY);
+  }
+
+  private get startupTimeoutMs(): number {
+    return this.config.startup_timeout_ms ?? this.context.connectTimeoutMs;
+  }
 
   /** True when the server's `allow` and `deny` let the agent see `tool`. */
   allows(tool: string): boolean {
@@ -58,18 +85,27 @@ export class UpstreamConnection {
   }
 
   /** The status, its cause, and the tools after `allow`/`deny` (the last known list while unavailable). */
-  state(): { status: "ready" | "unavailable"; cause: string | undefined; tools: Tool[] } {
+  state(): { status: UpstreamState; cause: string | undefined; tools: Tool[] } {
     return { status: this.status, cause: this.cause, tools: this.tools.filter((tool) => this.allows(tool.name)) };
+  }
+
+  /** Resolves when no connection attempt is running (at once when none is); never rejects. */
+  settled(): Promise<void> {
+    return this.connecting ?? Promise.resolve();
   }
 
   /** Connects unless a connection attempt is already running; never rejects. */
   connect(): Promise<void> {
-    this.connecting ??= this.connectOnce()
+    if (this.connecting) return this.connecting;
+    this.status = "connecting";
+    this.connecting = this.connectOnce()
       .catch((error: unknown) => {
         const cause = describeConnectError(error);
-        this.context.log.warn(`server "${this.name}" unavailable: ${cause}`, {
-          stderr_tail: this.stderrTail.slice(-5),
-        });
+        if (!this.context.closed()) {
+          this.context.log.warn(`server "${this.name}" unavailable: ${cause}`, {
+            stderr_tail: this.stderrTail.slice(-5),
+          });
+        }
         this.markUnavailable(cause);
       })
       .finally(() => {
@@ -78,7 +114,10 @@ export class UpstreamConnection {
     return this.connecting;
   }
 
-  /** Calls `tool`, connecting first if needed and listing again once if the tool is not (yet) known. */
+  /**
+   * Calls `tool`: connecting first if needed (or waiting for the attempt running), listing again once if the tool is
+   * not (yet) known, then waiting for its turn. The deadline `timeoutMs` starts when the call is sent.
+   */
   async call(
     tool: string,
     args: Record<string, unknown>,
@@ -86,31 +125,79 @@ export class UpstreamConnection {
     signal: AbortSignal | undefined,
     onProgress?: (progress: Progress) => void,
   ): Promise<CallToolResult> {
-    if (!this.client) await this.connect();
-    const client = this.client;
-    if (!client) throw this.unavailable();
-    // A server that never sends list_changed may have gained the tool since: list again once before refusing.
-    if (!this.offers(tool)) await this.refreshTools(client);
-    if (!this.offers(tool)) {
-      throw new CairnError(
-        ErrorCode.TOOL_NOT_FOUND,
-        `upstream server "${this.name}" offers no tool "${tool}": use search_tools to find the right name`,
-      );
-    }
+    // The call's own signal: the SDK leaves a listener on it, which must not pile up on the caller's (call-signal.ts).
+    const call = followSignal(signal);
     try {
-      return (await client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: timeoutMs,
-        ...(signal === undefined ? {} : { signal }),
-        // The SDK sends a progress token only with a listener: a call nobody watches asks for no progress.
-        ...(onProgress === undefined ? {} : { onprogress: onProgress }),
-      })) as CallToolResult;
-    } catch (error) {
-      throw this.callFailed(error, client, tool, timeoutMs, signal);
+      if (!this.client) await this.waitFor(this.connect(), tool, call.signal);
+      let client = this.client;
+      if (!client) throw this.unavailable();
+      // A server that never sends list_changed may have gained the tool since: list again once before refusing.
+      if (!this.offers(tool)) await this.waitFor(this.refreshTools(client), tool, call.signal);
+      if (!this.offers(tool)) {
+        throw new CairnError(
+          ErrorCode.TOOL_NOT_FOUND,
+          `upstream server "${this.name}" offers no tool "${tool}": Object.keys(${namespaceExpression(this.name)}) lists its tools, search_tools finds tools by keyword`,
+          { data: { server: this.name, tool } },
+        );
+      }
+      const release = await this.turn(tool, call.signal);
+      try {
+        // The connection may have died (or been replaced) while the call waited for its turn.
+        client = this.client;
+        if (!client) throw this.unavailable();
+        return (await client.callTool({ name: tool, arguments: args }, undefined, {
+          timeout: timeoutMs,
+          signal: call.signal,
+          // The SDK sends a progress token only with a listener: a call nobody watches asks for no progress.
+          ...(onProgress === undefined ? {} : { onprogress: onProgress }),
+        })) as CallToolResult;
+      } catch (error) {
+        throw client ? this.callFailed(error, client, tool, timeoutMs, call.signal) : error;
+      } finally {
+        release();
+      }
+    } finally {
+      call.done();
     }
   }
 
-  /** Waits for a running connection attempt, then ends the session (HTTP) and the client; never rejects. */
+  /** Waits for a slot (and for the write slot first when `tool` may write); the release frees both. */
+  private async turn(tool: string, signal: AbortSignal): Promise<() => void> {
+    const serial = this.config.parallel_writes !== true && !this.readOnly(tool);
+    const releaseWrite = serial ? await this.waitFor(this.writes.acquire(signal), tool, signal) : () => {};
+    try {
+      const releaseSlot = await this.waitFor(this.slots.acquire(signal), tool, signal);
+      return () => {
+        releaseSlot();
+        releaseWrite();
+      };
+    } catch (error) {
+      releaseWrite();
+      throw error;
+    }
+  }
+
+  /** `pending`, unless the caller gives up first: then CANCELLED. */
+  private async waitFor<T>(pending: Promise<T>, tool: string, signal: AbortSignal): Promise<T> {
+    try {
+      return await untilAborted(pending, signal);
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      throw new CairnError(ErrorCode.CANCELLED, `call to ${this.name}.${tool} was cancelled before it was sent`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** True when the server marks `tool` read-only (MCP annotation readOnlyHint). */
+  private readOnly(tool: string): boolean {
+    return this.tools.find((t) => t.name === tool)?.annotations?.readOnlyHint === true;
+  }
+
+  /** Ends a running connection attempt, then the session (HTTP) and the client; never rejects. */
   async close(): Promise<void> {
+    // A server still starting may take its whole startup_timeout_ms (an hour, say): its child is ended now.
+    await this.attempt?.close().catch(() => {});
     await this.connecting;
     const client = this.client;
     this.client = undefined;
@@ -127,13 +214,20 @@ export class UpstreamConnection {
   }
 
   private async connectOnce(): Promise<void> {
-    const { connectTimeoutMs, log } = this.context;
+    const { log } = this.context;
+    const connectTimeoutMs = this.startupTimeoutMs;
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const transport = this.openTransport();
+    this.attempt = client;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`no answer to initialize and tools/list within ${connectTimeoutMs} ms`)),
+        () =>
+          reject(
+            new Error(
+              `no answer to initialize and tools/list within ${connectTimeoutMs} ms (startup_timeout_ms of [servers.${this.name}])`,
+            ),
+          ),
         connectTimeoutMs,
       );
     });
@@ -151,6 +245,7 @@ export class UpstreamConnection {
       throw error;
     } finally {
       clearTimeout(timer);
+      this.attempt = undefined;
     }
 
     client.onclose = () => {
@@ -231,7 +326,7 @@ export class UpstreamConnection {
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: this.context.connectTimeoutMs,
+        timeout: this.startupTimeoutMs,
       });
       tools.push(...page.tools);
       cursor = page.nextCursor;
@@ -276,12 +371,14 @@ export class UpstreamConnection {
     if (changed) this.context.changed(this.name);
   }
 
-  private unavailable(): CairnError {
+  /** UPSTREAM_UNAVAILABLE naming this server, its state and the cause. */
+  unavailable(): CairnError {
+    const cause = this.cause ?? "unknown cause";
     return new CairnError(
       ErrorCode.UPSTREAM_UNAVAILABLE,
-      `upstream server "${this.name}" is unavailable: ${this.cause ?? "unknown cause"}. ` +
+      `upstream server "${this.name}" is ${this.status}: ${cause}. ` +
         `Cairn retries it on the next call; check [servers.${this.name}] in cairn.toml if it keeps failing`,
-      { data: { server: this.name } },
+      { data: { server: this.name, state: this.status, cause } },
     );
   }
 

@@ -1,16 +1,23 @@
 // The user's upstream MCP servers (stdio children or Streamable HTTP) as one manager: start, list, route calls, tell
-// listeners what changed. A broken server never stops the others: it is reported "unavailable" and each later call
-// retries it once (upstream-connection.ts holds one server's lifecycle).
+// listeners what changed. A broken or slow server never stops the others: it is reported "connecting" or
+// "unavailable", and each later call waits for it or retries it once (upstream-connection.ts: one server's lifecycle).
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
-import { type ConnectionContext, UpstreamConnection } from "./upstream-connection.js";
+import {
+  type ConnectionContext,
+  DEFAULT_STARTUP_TIMEOUT_MS,
+  UpstreamConnection,
+  type UpstreamState,
+} from "./upstream-connection.js";
+
+export type { UpstreamState };
 
 /** What `list()` reports for one configured server. */
 export interface UpstreamStatus {
   server: string;
-  status: "ready" | "unavailable";
+  status: UpstreamState;
   /** Why the server is unavailable (a message safe to show to the agent: never the server's stderr). */
   cause?: string;
   /** The server's tools after its `allow`/`deny`; the last known list while it is unavailable. */
@@ -30,7 +37,7 @@ interface CallToolOptions {
 }
 
 interface UpstreamManagerOptions {
-  /** Deadline for spawning (or reaching), initializing and listing one server. @default 10000 */
+  /** Deadline for spawning (or reaching), initializing and listing a server whose config sets no startup_timeout_ms. @default 30000 */
   connectTimeoutMs?: number;
   /** Receives upstream stderr lines (info) and connection events. @default createLogger("upstream") */
   logger?: Logger;
@@ -39,6 +46,8 @@ interface UpstreamManagerOptions {
 /**
  * The upstream servers of one Cairn process.
  * - `start()` connects every server in parallel and resolves when each is ready or has failed; it never throws.
+ * - `settled(servers)` resolves when none of `servers` (default: all) is connecting any more, at most each one's
+ *   startup_timeout_ms after its attempt began; it never throws and starts nothing.
  * - `callTool` returns the upstream's raw `CallToolResult` (including `isError` results) or throws a CairnError:
  *   `TOOL_NOT_FOUND` (unknown server, tool denied or not offered), `UPSTREAM_UNAVAILABLE` (not running, died,
  *   unreachable; the next call reconnects once), `TOOL_TIMEOUT` (past `timeout_ms`; the call is cancelled
@@ -48,6 +57,9 @@ interface UpstreamManagerOptions {
  */
 export interface UpstreamManager {
   start(): Promise<void>;
+  settled(servers?: readonly string[]): Promise<void>;
+  /** Whether `server` is configured. */
+  has(server: string): boolean;
   list(): UpstreamStatus[];
   callTool(
     server: string,
@@ -71,8 +83,9 @@ export function createUpstreamManager(
   const log = options.logger ?? createLogger("upstream");
   const listeners = new Set<(server: string) => void>();
   let closed = false;
+  let closing: Promise<void> | undefined;
   const context: ConnectionContext = {
-    connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
     log,
     closed: () => closed,
     changed(server) {
@@ -94,6 +107,13 @@ export function createUpstreamManager(
       await Promise.all([...connections.values()].map((conn) => conn.connect()));
     },
 
+    async settled(servers) {
+      const wanted = servers === undefined ? [...connections.values()] : servers.map((name) => connections.get(name));
+      await Promise.all(wanted.map((conn) => conn?.settled()));
+    },
+
+    has: (server) => connections.has(server),
+
     list() {
       return [...connections.values()].map((conn) => {
         const { status, cause, tools } = conn.state();
@@ -111,6 +131,7 @@ export function createUpstreamManager(
         throw new CairnError(
           ErrorCode.TOOL_NOT_FOUND,
           `tool "${server}.${tool}" is hidden by the allow/deny lists of [servers.${server}] in cairn.toml`,
+          { data: { server, tool, hidden: true } },
         );
       }
       if (closed)
@@ -129,9 +150,12 @@ export function createUpstreamManager(
       return () => listeners.delete(listener);
     },
 
-    async close() {
+    close() {
       closed = true;
-      await Promise.all([...connections.values()].map((conn) => conn.close()));
+      // A second close (SIGTERM during a shutdown already running) waits for the first: exiting before it ends would
+      // leave the children it is still stopping behind.
+      closing ??= Promise.all([...connections.values()].map((conn) => conn.close())).then(() => {});
+      return closing;
     },
   };
 }

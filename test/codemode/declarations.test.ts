@@ -79,7 +79,7 @@ describe("describeCapabilities", () => {
     expect(tinyImage?.declaration).toContain("interface GetTinyImageInput {}");
   });
 
-  it("routes non-identifier names through call_tool overloads and declares the output type", async () => {
+  it("declares non-identifier tools under their alias, naming the real one, and the output type", async () => {
     const caps = registry.list().filter((c) => c.server === "odd");
     const described = await describeCapabilities(caps);
     expect(
@@ -90,21 +90,33 @@ describe("describeCapabilities", () => {
     ).toEqual([]);
     const byName = Object.fromEntries(described.map((d) => [d.name, d]));
     const getUser = byName["odd.get-user"];
-    expect(getUser?.declaration).toContain(
-      'declare function call_tool(name: "odd.get-user", args: odd.GetUserInput): Promise<odd.GetUserOutput>;',
-    );
+    expect(getUser?.declaration).toContain("declare namespace odd {");
+    expect(getUser?.declaration).toContain('odd.get_user is the alias of odd["get-user"].');
+    expect(getUser?.declaration).toContain("function get_user(args: GetUserInput): Promise<GetUserOutput>;");
     expect(getUser?.declaration).toMatch(/interface GetUserOutput \{[\s\S]*email: \(string \| null\)/);
     expect(getUser?.declaration).toContain('roles: ("admin" | "member" | "guest")[]');
     expect(getUser?.declaration).toContain("/** User id, e.g. usr_42 */");
-    expect(getUser?.example).toBe('await call_tool("odd.get-user", { id: "..." })');
-    expect(byName["odd.2fa.check"]?.example).toBe('await call_tool("odd.2fa.check", { code: "...", user: "..." })');
-    expect(byName["odd.delete"]?.declaration).toContain('declare function call_tool(name: "odd.delete"');
+    expect(getUser?.example).toBe('await odd.get_user({ id: "..." })');
+    expect(byName["odd.2fa.check"]?.example).toBe('await odd._2fa_check({ code: "...", user: "..." })');
+    expect(byName["odd.delete"]?.declaration).toContain("function _delete(");
     expect(byName["odd.class"]?.example).toBe(
-      'await call_tool("odd.class", { document: { kind: "text", text: "..." }, labels: [] })',
+      'await odd._class({ document: { kind: "text", text: "..." }, labels: [] })',
     );
     expect(byName["odd.list_users"]?.declaration).toContain(
       "function list_users(args?: ListUsersInput): Promise<unknown>;",
     );
+  });
+
+  it("declares a tool without alias (two names would share it) as a call_tool overload, with a bracket example", async () => {
+    const schema = { type: "object", properties: { id: { type: "string" } }, required: ["id"] };
+    const caps: Capability[] = [
+      { name: "dup.get-user", server: "dup", tool: "get-user", description: "Dashed", inputSchema: schema },
+      { name: "dup.get_user", server: "dup", tool: "get_user", description: "Underscored", inputSchema: schema },
+    ];
+    const [dashed, underscored] = await describeCapabilities(caps);
+    expect(dashed?.declaration).toContain('declare function call_tool(name: "dup.get-user", args: dup.GetUserInput)');
+    expect(dashed?.example).toBe('await dup["get-user"]({ id: "..." })');
+    expect(underscored?.example).toBe('await dup.get_user({ id: "..." })');
   });
 
   it("never reads files or URLs for $ref and falls back on schemas it cannot convert", async () => {

@@ -68,6 +68,89 @@ describe.each(backends)("%s", (_name, create) => {
     expect(value(await runSnippet(executor, "return await math.add({ x: 2, y: 3 })"))).toBe(5);
   });
 
+  describe("namespaces", () => {
+    const functions = ["srv.get-sum", "srv.2fa.check", "srv.echo", "empty.", "Math.evil", "call_tool"];
+    const namesHost = async (name: string, payload: HostPayload) => {
+      if (name === "srv.missing") throw new CairnError(ErrorCode.TOOL_NOT_FOUND, 'no tool: did you mean "srv.echo"?');
+      return json(JSON.stringify([name, JSON.parse(payload.json)]));
+    };
+
+    it("lists every member, whatever its characters, and splits a path at its first dot", async () => {
+      const result = await runSnippet(
+        executor,
+        `const seen = []; for (const key in srv) seen.push(key);
+         return [Object.keys(srv), seen, await srv["get-sum"]({ a: 2 }), await srv["2fa.check"](), typeof empty, Object.keys(empty)]`,
+        { functions, onHostCall: namesHost },
+      );
+      expect(value(result)).toEqual([
+        ["get-sum", "2fa.check", "echo"],
+        ["get-sum", "2fa.check", "echo"],
+        ["srv.get-sum", [{ a: 2 }]],
+        ["srv.2fa.check", []],
+        "object",
+        [],
+      ]);
+    });
+
+    it("sends a call to a member the namespace lacks to the host, which answers it or says what exists", async () => {
+      const result = await runSnippet(
+        executor,
+        `const answered = await srv.get_sum(1);
+         const listed = "get_sum" in srv;
+         try { await srv.missing() } catch (e) { return [answered, listed, e.name, e.code, e.message] }`,
+        { functions, onHostCall: namesHost },
+      );
+      expect(value(result)).toEqual([
+        ["srv.get_sum", [1]],
+        false,
+        "ToolNotFoundError",
+        "TOOL_NOT_FOUND",
+        'no tool: did you mean "srv.echo"?',
+      ]);
+    });
+
+    it("is never mistaken for a promise, a JSON value or an iterable, and makes no host call for those probes", async () => {
+      const calls: string[] = [];
+      const result = await runSnippet(
+        executor,
+        `const same = (await srv) === srv;
+         const probes = [srv.then, srv.toJSON, srv.constructor, srv.__proto__, srv[Symbol.iterator], srv[Symbol.toPrimitive]];
+         let thrown; try { JSON.stringify(srv) } catch (e) { thrown = e.message }
+         return [same, probes.every((p) => p === undefined), String(Object.getPrototypeOf(srv)), thrown === undefined]`,
+        {
+          functions,
+          onHostCall: async (name, payload) => {
+            calls.push(name);
+            return payload;
+          },
+        },
+      );
+      expect(value(result)).toEqual([true, true, "null", true]);
+      expect(calls).toEqual([]);
+      const returned = await runSnippet(executor, "return srv", { functions, onHostCall: namesHost });
+      expect(returned.ok).toBe(false);
+      if (!returned.ok) expect(returned.error.message).toContain('return value["get-sum"] is a function');
+    });
+
+    it("leaves a global of the same name alone", async () => {
+      const result = await runSnippet(executor, "return [typeof Math.evil, Math.max(1, 2)]", { functions });
+      expect(value(result)).toEqual(["undefined", 2]);
+    });
+
+    it("keeps working after the snippet poisons Object.prototype, Proxy and Reflect", async () => {
+      const result = await runSnippet(
+        executor,
+        `Object.prototype.get = () => () => "poisoned";
+         Object.prototype.has = () => true;
+         Object.prototype.ownKeys = () => ["x"];
+         globalThis.Proxy = undefined; Reflect.get = () => "poisoned";
+         return [Object.keys(srv), await srv.echo(1), await srv.other(2), "zzz" in srv]`,
+        { functions, onHostCall: namesHost },
+      );
+      expect(value(result)).toEqual([["get-sum", "2fa.check", "echo"], ["srv.echo", [1]], ["srv.other", [2]], false]);
+    });
+  });
+
   it("runs host calls concurrently under Promise.all", async () => {
     // A barrier: no call is answered until all four are in flight, so sequential calls would time out.
     const waiting: (() => void)[] = [];

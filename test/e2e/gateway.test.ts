@@ -49,8 +49,12 @@ direct = true
 `;
 
 let c: Connected;
+let stderr = "";
 beforeAll(async () => {
   c = await connect(toml);
+  c.transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
 });
 afterAll(async () => {
   await c.close();
@@ -116,12 +120,91 @@ describe("gateway over MCP", () => {
     expect(r.json.artifacts[0].handle).toBe(image.handle);
   });
 
-  it("reaches non-identifier names through call_tool only", async () => {
-    const r = await c.run("return [typeof odd, typeof odd?.['get-user'], Object.keys(odd ?? {})]");
-    const [, getUser] = r.json.value;
-    expect(getUser).toBe("undefined");
-    const list = await c.call("describe_tools", { names: ["odd.get-user"] });
-    expect(list.json.tools[0].example).toMatch(/^await call_tool\("odd.get-user"/);
+  it("calls every tool by its real name, lists a server's tools, and takes an identifier alias", async () => {
+    const r = await c.run(`
+      const keys = [];
+      for (const key in everything) keys.push(key);
+      return {
+        sum: await everything["get-sum"]({ a: 2, b: 3 }),
+        alias: await everything.get_sum({ a: 20, b: 22 }),
+        keys: Object.keys(everything),
+        forIn: keys,
+        user: await odd["get-user"]({ id: "usr_7" }),
+        check: await odd["2fa.check"]({ code: "123456", user: "u" }),
+      };
+    `);
+    expect(r.json.value).toMatchObject({
+      sum: "The sum of 2 and 3 is 5.",
+      alias: "The sum of 20 and 22 is 42.",
+      user: { id: "usr_7" },
+      check: { valid: true },
+    });
+    const direct = (await c.client.listTools()).tools
+      .map((t) => t.name)
+      .filter((n) => n.startsWith("everything__"))
+      .map((n) => n.slice("everything__".length));
+    expect([...r.json.value.keys].sort()).toEqual(direct.sort());
+    expect(r.json.value.forIn).toEqual(r.json.value.keys);
+    expect(r.json.value.keys).toContain("get-sum");
+  });
+
+  it("follows a server's tools as they change: callable at once, listed from the next run", async () => {
+    const first = await c.run(`
+      await odd.add_tool();
+      await odd.add_tool_silently();
+      return [await odd.late_tool(), await odd.silent_tool(), "late_tool" in odd];
+    `);
+    expect(first.json.value).toEqual(["late", "silent", false]);
+    const next = await c.run("return Object.keys(odd)");
+    expect(next.json.value).toEqual(expect.arrayContaining(["late_tool", "silent_tool"]));
+  });
+
+  it("shows the identifier alias in describe_tools, and describes a tool by its alias", async () => {
+    const r = await c.call("describe_tools", { names: ["everything.get-sum", "odd.get_user"] });
+    const [sum, user] = r.json.tools;
+    expect(sum.declaration).toContain("declare namespace everything");
+    expect(sum.declaration).toContain("function get_sum(args: GetSumInput)");
+    expect(sum.declaration).toContain('everything.get_sum is the alias of everything["get-sum"].');
+    expect(sum.example).toMatch(/^await everything\.get_sum\(\{ a: 0, b: 0 \}\)/);
+    expect(user.name).toBe("odd.get-user");
+  });
+
+  it("answers a name that does not exist with a Cairn error, did-you-mean and where to list names", async () => {
+    const r = await c.run(`
+      const out = {};
+      for (const [key, call] of Object.entries({
+        tool: () => everything.getsum({ a: 1, b: 2 }),
+        program: () => cli.rm("-rf", "/"),
+        builtin: () => workspace.qurey({ inputs: [], sql: "select 1" }),
+        server: () => call_tool("evrything.get-sum", { a: 1, b: 2 }),
+      })) {
+        try { await call(); out[key] = "called"; } catch (e) { out[key] = [e.name, e.code, e.message]; }
+      }
+      return out;
+    `);
+    const { tool, program, builtin, server } = r.json.value;
+    expect(tool.slice(0, 2)).toEqual(["ToolNotFoundError", "TOOL_NOT_FOUND"]);
+    expect(tool[2]).toContain('did you mean "everything.get-sum"');
+    expect(tool[2]).toContain("Object.keys(everything) lists the tools of everything");
+    expect(program.slice(0, 2)).toEqual(["PolicyError", "NOT_ALLOWED"]);
+    expect(program[2]).toContain("allowed: echo, git");
+    expect(program[2]).toContain("[cli] allow");
+    expect(builtin.slice(0, 2)).toEqual(["ToolNotFoundError", "TOOL_NOT_FOUND"]);
+    expect(builtin[2]).toContain("did you mean workspace.query");
+    expect(server[2]).toContain('did you mean "everything.get-sum"');
+    expect(server[2]).toContain("configured servers: everything, memory");
+  });
+
+  it("keeps every write of 200 concurrent calls with the default max_concurrency, and prints no listener warning", async () => {
+    const r = await c.run(`
+      const made = await Promise.all(Array.from({ length: 200 }, (_, i) =>
+        memory.create_entities({ entities: [{ name: "bulk-" + i, entityType: "test", observations: [] }] })));
+      const graph = await memory.read_graph({});
+      return [made.length, graph.entities.filter((e) => e.name.startsWith("bulk-")).length];
+    `);
+    expect(r.json.value).toEqual([200, 200]);
+    expect(r.json.stats.tool_calls).toBe(201);
+    expect(stderr).not.toContain("MaxListenersExceededWarning");
   });
 
   it("reports an upstream that crashed mid-call as UPSTREAM_UNAVAILABLE and stays healthy", async () => {
@@ -149,8 +232,26 @@ describe("gateway over MCP", () => {
     );
     const broken = ns.namespaces.find((n: { name: string }) => n.name === "broken");
     expect(broken).toMatchObject({ status: "unavailable", cause: expect.any(String) });
-    const r = await c.run("try { await call_tool('broken.anything', {}) } catch (e) { return e.code }");
-    expect(["UPSTREAM_UNAVAILABLE", "TOOL_NOT_FOUND"]).toContain(r.json.value);
+    const r = await c.run(`
+      const out = [];
+      for (const call of [() => broken.anything({}), () => call_tool("broken.anything", {})]) {
+        try { await call() } catch (e) { out.push([e.code, e.message, e.data]) }
+      }
+      return out;
+    `);
+    for (const [code, message, data] of r.json.value) {
+      expect(code).toBe("UPSTREAM_UNAVAILABLE");
+      expect(message).toMatch(/server "broken" is unavailable: .+\[servers\.broken\]/);
+      expect(data).toMatchObject({ server: "broken", state: "unavailable" });
+    }
+    const described = await c.call("describe_tools", { names: ["broken.anything"] });
+    expect(described.json.error.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(described.json.error.message).toMatch(/"broken" is unavailable: .+\[servers\.broken\]/);
+    const mixed = await c.call("describe_tools", { names: ["broken.anything", "everything.echo"] });
+    expect(mixed.json.tools.map((t: { name: string }) => t.name)).toEqual(["everything.echo"]);
+    expect(mixed.json.unavailable).toEqual([
+      { name: "broken.anything", server: "broken", state: "unavailable", cause: expect.any(String) },
+    ]);
   });
 
   it("runs allow-listed programs without a shell and refuses the rest", async () => {

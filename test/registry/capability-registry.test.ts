@@ -98,6 +98,32 @@ describe("CapabilityRegistry", () => {
     expect(registry.suggest("zzzz_qqqq")).toEqual([]);
   });
 
+  it("resolves an alias to its capability, and forgets it with the capability", () => {
+    const schema = { type: "object" };
+    const registry = createCapabilityRegistry([
+      {
+        name: "srv.get-sum",
+        server: "srv",
+        tool: "get-sum",
+        alias: "get_sum",
+        description: "Adds",
+        inputSchema: schema,
+      },
+    ]);
+    expect(registry.get("srv.get_sum")?.name).toBe("srv.get-sum");
+    expect(registry.list().map((c) => c.name)).toEqual(["srv.get-sum"]);
+    registry.replaceServer("srv", [
+      { name: "srv.get_sum", server: "srv", tool: "get_sum", description: "A real tool now", inputSchema: schema },
+    ]);
+    expect(registry.get("srv.get_sum")?.description).toBe("A real tool now");
+    expect(registry.get("srv.get-sum")).toBeUndefined();
+  });
+
+  it("suggests nothing for a giant name instead of comparing it with every capability", () => {
+    const registry = createCapabilityRegistry(generatedCapabilities(5000));
+    expect(registry.suggest(`many.${"x".repeat(1_000_000)}`)).toEqual([]);
+  });
+
   it("follows an upstream server's tools through followUpstreams", async () => {
     const manager = createUpstreamManager({
       many: {

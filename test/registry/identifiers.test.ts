@@ -1,6 +1,12 @@
 // Binding rules for tool names in snippets, and identifiers derived from arbitrary names.
 import { describe, expect, it } from "vitest";
-import { isSafeIdentifier, toIdentifier, toTypeName } from "../../src/registry/identifiers.js";
+import {
+  isSafeIdentifier,
+  namespaceExpression,
+  toIdentifier,
+  toolAliases,
+  toTypeName,
+} from "../../src/registry/identifiers.js";
 
 describe("isSafeIdentifier", () => {
   it("accepts ASCII identifiers", () => {
@@ -28,5 +34,17 @@ describe("toIdentifier and toTypeName", () => {
     for (const name of ["get-user", "2fa.check", "delete", "class", "x y z", "é"]) {
       expect(isSafeIdentifier(toIdentifier(name))).toBe(true);
     }
+  });
+});
+
+describe("toolAliases", () => {
+  it("gives each non-identifier name its identifier, unless that would hide a tool or pick one of two", () => {
+    const aliases = toolAliases(["get-sum", "echo", "delete", "get-user", "get_user", "a-b", "a.b", "2fa.check"]);
+    expect(Object.fromEntries(aliases)).toEqual({ "get-sum": "get_sum", delete: "_delete", "2fa.check": "_2fa_check" });
+  });
+
+  it("writes a namespace that is not an identifier through globalThis", () => {
+    expect(namespaceExpression("everything")).toBe("everything");
+    expect(namespaceExpression("my-server")).toBe('globalThis["my-server"]');
   });
 });

@@ -56,11 +56,22 @@ describe("Gateway", () => {
     });
   });
 
-  it("answers an unknown name with TOOL_NOT_FOUND and did-you-mean candidates", async () => {
-    const error = await caught(gateway.call("odd.get_user", {}, { saveBinary }));
+  it("answers an unknown name with TOOL_NOT_FOUND, did-you-mean candidates and where to list names", async () => {
+    const error = await caught(gateway.call("odd.get-usr", {}, { saveBinary }));
     expect(error.code).toBe("TOOL_NOT_FOUND");
     expect(error.message).toContain('did you mean "odd.get-user"');
+    expect(error.message).toContain("Object.keys(odd) lists the tools of odd");
     expect(error.data?.candidates).toContain("odd.get-user");
+    const server = await caught(gateway.call("nosuch.tool", {}, { saveBinary }));
+    expect(server.code).toBe("TOOL_NOT_FOUND");
+    expect(server.message).toContain("configured servers: odd, media, crash, down");
+  });
+
+  it("calls a tool by its identifier alias", async () => {
+    expect(await gateway.call("odd.get_user", { id: "usr_1" }, { saveBinary })).toMatchObject({ id: "usr_1" });
+    expect(await gateway.call("odd._2fa_check", { code: "123456", user: "u" }, { saveBinary })).toEqual({
+      valid: true,
+    });
   });
 
   it("checks arguments before calling the upstream", async () => {
@@ -78,5 +89,27 @@ describe("Gateway", () => {
   it("answers UPSTREAM_UNAVAILABLE, not TOOL_NOT_FOUND, for a tool of a server that is down", async () => {
     const error = await caught(gateway.call("down.anything", {}, { saveBinary }));
     expect(error.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(error.message).toMatch(/server "down" is unavailable: .+\[servers\.down\]/);
+    expect(error.data).toMatchObject({ server: "down", state: "unavailable" });
+  });
+
+  it("waits for a server still starting, then calls it", async () => {
+    const slow = createUpstreamManager({
+      slow: {
+        ...node("slow-start.mjs"),
+        args: [join(here, "../fixtures/servers/slow-start.mjs"), "1500"],
+      } as ServerConfig,
+    });
+    try {
+      const registry = createCapabilityRegistry();
+      followUpstreams(slow, registry);
+      const starting = slow.start();
+      expect(slow.list()[0]?.status).toBe("connecting");
+      const slowGateway = createGateway({ manager: slow, registry, validator: createArgsValidator() });
+      expect(await slowGateway.call("slow.slow_echo", { word: "late" }, { saveBinary })).toBe("late");
+      await starting;
+    } finally {
+      await slow.close();
+    }
   });
 });

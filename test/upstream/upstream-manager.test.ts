@@ -1,8 +1,8 @@
 // UpstreamManager against real MCP servers: fixture servers and @modelcontextprotocol/server-everything/-memory.
 // Every server is a real child process (or a real HTTP server); nothing is mocked.
 import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
+import { getEventListeners, once } from "node:events";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -184,6 +184,110 @@ describe("UpstreamManager over stdio", () => {
     expect(manager.list()[0]?.cause).toMatch(/300 ms/);
   });
 
+  it("gives up after the server's own startup_timeout_ms and names the key", async () => {
+    manager = createUpstreamManager({
+      stuck: stdio([fixture("hanging.mjs"), "--never-initialize"], { startup_timeout_ms: 300 }),
+    });
+    await manager.start();
+    expect(manager.list()[0]).toMatchObject({ status: "unavailable" });
+    expect(manager.list()[0]?.cause).toMatch(/300 ms \(startup_timeout_ms of \[servers\.stuck\]\)/);
+    const error = await caught(manager.callTool("stuck", "hang", {}));
+    expect(error.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(error.message).toMatch(/"stuck" is unavailable: no answer to initialize/);
+  });
+
+  it("ends a server still starting when closed, without waiting for its startup deadline", async () => {
+    const pidFile = join(mkdtempSync(join(tmpdir(), "cairn-pid-")), "pid");
+    manager = createUpstreamManager({
+      stuck: stdio([fixture("hanging.mjs"), "--never-initialize"], {
+        startup_timeout_ms: 3_600_000,
+        env: { PID_FILE: pidFile },
+      }),
+    });
+    const started = manager.start();
+    while (!existsSync(pidFile)) await new Promise((resolve) => setTimeout(resolve, 20));
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(manager.list()[0]?.status).toBe("connecting");
+    await manager.close();
+    await started;
+    expect(isAlive(pid)).toBe(false);
+    expect(manager.list()[0]?.status).toBe("unavailable");
+    manager = undefined;
+  });
+
+  it("reports a server still starting as connecting, and settled() waits for it", async () => {
+    manager = createUpstreamManager({
+      slow: stdio([fixture("slow-start.mjs"), "1000"]),
+      crash: stdio([fixture("crashing.mjs")]),
+    });
+    const started = manager.start();
+    expect(manager.list().map((s) => s.status)).toEqual(["connecting", "connecting"]);
+    await manager.settled(["crash"]);
+    expect(manager.list().find((s) => s.server === "crash")?.status).toBe("ready");
+    await manager.settled();
+    expect(manager.list().find((s) => s.server === "slow")?.status).toBe("ready");
+    await started;
+  });
+
+  it("runs at most max_concurrency calls at once and queues the rest", async () => {
+    manager = createUpstreamManager({ c: stdio([fixture("concurrency.mjs")], { max_concurrency: 2 }) });
+    await manager.start();
+    // Each call waits until two are running: with a limit of one it would never answer, with three the peak shows it.
+    const calls = Array.from({ length: 6 }, () => manager?.callTool("c", "read_barrier", { target: 2 }));
+    await Promise.all(calls);
+    expect(JSON.parse(textOf(await manager.callTool("c", "peaks", {})))).toEqual({ read: 2, write: 0 });
+  });
+
+  it("runs tools not marked read-only one at a time, unless parallel_writes", async () => {
+    manager = createUpstreamManager({
+      serial: stdio([fixture("concurrency.mjs")]),
+      parallel: stdio([fixture("concurrency.mjs")], { parallel_writes: true }),
+    });
+    await manager.start();
+    await Promise.all(Array.from({ length: 8 }, () => manager?.callTool("serial", "write_step", {})));
+    expect(JSON.parse(textOf(await manager.callTool("serial", "peaks", {}))).write).toBe(1);
+    await Promise.all(Array.from({ length: 4 }, () => manager?.callTool("parallel", "write_barrier", { target: 4 })));
+    expect(JSON.parse(textOf(await manager.callTool("parallel", "peaks", {}))).write).toBe(4);
+  });
+
+  it("keeps every write of 200 concurrent create_entities on server-memory with the defaults", async () => {
+    manager = createUpstreamManager({ memory: stdio([memoryEntry], { env: { MEMORY_FILE_PATH: memoryFile() } }) });
+    await manager.start();
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        manager?.callTool("memory", "create_entities", {
+          entities: [{ name: `e${i}`, entityType: "test", observations: [] }],
+        }),
+      ),
+    );
+    const graph = await manager.callTool("memory", "read_graph", {});
+    expect((graph.structuredContent as { entities: unknown[] }).entities).toHaveLength(200);
+  });
+
+  it("hangs one listener at most on the caller's signal however many calls share it", async () => {
+    manager = createUpstreamManager({ c: stdio([fixture("concurrency.mjs")]) });
+    await manager.start();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const run = new AbortController();
+      const calls = Array.from({ length: 50 }, () => manager?.callTool("c", "write_step", {}, { signal: run.signal }));
+      expect(getEventListeners(run.signal, "abort").length).toBeLessThanOrEqual(1);
+      await Promise.all(calls);
+      expect(getEventListeners(run.signal, "abort").length).toBeLessThanOrEqual(1);
+      // A queued call leaves the queue when its caller gives up.
+      const stuck = manager.callTool("c", "write_barrier", { target: 2 }, { signal: run.signal });
+      const queued = manager.callTool("c", "write_step", {}, { signal: run.signal });
+      run.abort(new Error("run ended"));
+      expect((await caught(stuck)).code).toBe("CANCELLED");
+      expect((await caught(queued)).code).toBe("CANCELLED");
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([]);
+  });
+
   it("leaves no child process behind after close, even with a call pending", async () => {
     manager = createUpstreamManager({ hang: stdio([fixture("hanging.mjs")]), crash: stdio([fixture("crashing.mjs")]) });
     await manager.start();
@@ -197,6 +301,18 @@ describe("UpstreamManager over stdio", () => {
     expect((await pending) as CairnError).toBeInstanceOf(CairnError);
     expect(((await pending) as CairnError).code).toBe("UPSTREAM_UNAVAILABLE");
     expect((await caught(manager.callTool("hang", "pid", {}))).code).toBe("UPSTREAM_UNAVAILABLE");
+    manager = undefined;
+  });
+
+  it("makes a second close wait until the first has ended every child", async () => {
+    manager = createUpstreamManager({ hang: stdio([fixture("hanging.mjs")]) });
+    await manager.start();
+    const pid = Number(textOf(await manager.callTool("hang", "pid", {})));
+    void manager.callTool("hang", "hang", {}).catch(() => {});
+    const first = manager.close();
+    await manager.close();
+    expect(isAlive(pid)).toBe(false);
+    await first;
     manager = undefined;
   });
 

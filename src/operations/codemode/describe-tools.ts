@@ -1,8 +1,9 @@
-// describe_tools: exactly how to call a few capabilities, as TypeScript declarations with a one-line example.
+// describe_tools: exactly how to call a few capabilities, as TypeScript declarations with a one-line example. Waits
+// for the servers it is asked about that are still starting; a tool of a server that is down is reported as such.
 import { z } from "zod";
 import { describeCapabilities } from "../../codemode/declarations.js";
 import { CairnError, ErrorCode } from "../../errors.js";
-import type { Capability } from "../../registry/capability.js";
+import { type Capability, splitCanonicalName } from "../../registry/capability.js";
 import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
 
 const MAX_NAMES = 20;
@@ -19,19 +20,46 @@ export const describeTools: OperationFactory = () =>
     output: z.object({
       tools: z.array(z.object({ name: z.string(), declaration: z.string(), example: z.string() })),
       unknown: z.array(z.object({ name: z.string(), did_you_mean: z.array(z.string()) })).optional(),
+      unavailable: z
+        .array(z.object({ name: z.string(), server: z.string(), state: z.string(), cause: z.string().optional() }))
+        .optional()
+        .describe("names on servers that are down: their tools are not known"),
     }),
     annotations: READ_ONLY,
     tool: { profiles: ["agent", "full"] },
     snippet: { path: "cairn.describe_tools" },
     handler: async (args, ctx) => {
       const { registry } = ctx.services;
-      await ctx.services.ready();
+      const names = [...new Set(args.names)];
+      const configured = new Set(ctx.services.upstreamStatus().map((s) => s.server));
+      const serverOf = (name: string) => registry.get(name)?.server ?? splitCanonicalName(name)?.server;
+      const servers = [...new Set(names.map(serverOf))].filter(
+        (s): s is string => s !== undefined && configured.has(s),
+      );
+      if (servers.length > 0) await ctx.services.ready(servers);
+      const states = new Map(ctx.services.upstreamStatus().map((s) => [s.server, s]));
       const found: Capability[] = [];
       const unknown: { name: string; did_you_mean: string[] }[] = [];
-      for (const name of new Set(args.names)) {
+      const unavailable: { name: string; server: string; state: string; cause?: string }[] = [];
+      for (const name of names) {
         const capability = registry.get(name);
+        const state = states.get(serverOf(name) ?? "");
         if (capability) found.push(capability);
-        else unknown.push({ name, did_you_mean: registry.suggest(name) });
+        else if (state !== undefined && state.status !== "ready") {
+          const { server, status, cause } = state;
+          unavailable.push(
+            cause === undefined ? { name, server, state: status } : { name, server, state: status, cause },
+          );
+        } else unknown.push({ name, did_you_mean: registry.suggest(name) });
+      }
+      if (found.length === 0 && unavailable.length > 0) {
+        const [first] = unavailable as [(typeof unavailable)[number]];
+        throw new CairnError(
+          ErrorCode.UPSTREAM_UNAVAILABLE,
+          `upstream server "${first.server}" is ${first.state}${first.cause === undefined ? "" : `: ${first.cause}`}, ` +
+            `so the tools of ${first.server} are not known. Cairn retries it on the next call; check [servers.${first.server}] in cairn.toml if it keeps failing`,
+          { data: { unavailable, ...(unknown.length > 0 ? { unknown } : {}) } },
+        );
       }
       if (found.length === 0) {
         const hints = unknown.map(
@@ -44,6 +72,10 @@ export const describeTools: OperationFactory = () =>
         );
       }
       const tools = await describeCapabilities(found);
-      return unknown.length > 0 ? { tools, unknown } : { tools };
+      return {
+        tools,
+        ...(unknown.length > 0 ? { unknown } : {}),
+        ...(unavailable.length > 0 ? { unavailable } : {}),
+      };
     },
   });

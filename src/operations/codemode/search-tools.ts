@@ -29,6 +29,7 @@ export const searchTools: OperationFactory = () =>
     snippet: { path: "cairn.search_tools" },
     handler: async (args, ctx) => {
       const { registry } = ctx.services;
+      // Bounded by each server's startup_timeout_ms: a server still starting is searched once it is up.
       await ctx.services.ready();
       const results = registry.search(args.query, args.limit).map((hit) => ({
         name: hit.name,
