@@ -61,7 +61,7 @@ export class UpstreamConnection {
   connect(): Promise<void> {
     this.connecting ??= this.connectOnce()
       .catch((error: unknown) => {
-        const cause = describeConnectError(error);
+        const cause = describeConnectError(error, this.config);
         this.context.log.warn(`server "${this.name}" unavailable: ${cause}`, {
           stderr_tail: this.stderrTail.slice(-5),
         });
