@@ -61,8 +61,11 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   return { config, configPath, workspaceDir };
 }
 
-/** `--config FILE`, else `$CAIRN_CONFIG`, else `./cairn.toml` if present, else null (built-in defaults). */
-function resolveConfigPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
+/**
+ * `--config FILE`, else `$CAIRN_CONFIG`, else `./cairn.toml` if present, else null (built-in defaults). The one lookup
+ * of the server, which `cairn host-config` repeats to pin what it finds.
+ */
+export function resolveConfigPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
   if (flag !== undefined) return resolve(cwd, flag);
   if (env.CAIRN_CONFIG) return resolve(cwd, env.CAIRN_CONFIG);
   const local = resolve(cwd, "cairn.toml");
