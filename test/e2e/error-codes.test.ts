@@ -2,7 +2,8 @@
 // (the built server over MCP with real upstream servers, the built CLI, or the app in process), and its message must
 // name a next step. A new code fails to compile here until it has a trigger.
 import { spawnSync } from "node:child_process";
-import { appendFileSync, chmodSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { appendFileSync, chmodSync, readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -32,7 +33,7 @@ max_entry_bytes = 2000
 enabled = false
 
 [workspace]
-query_timeout_ms = 300
+query_timeout_ms = 3000
 
 [cli]
 mode = "allowlist"
@@ -62,7 +63,7 @@ interface Seen {
   message: string;
 }
 
-type Trigger = (c: Connected) => Promise<Seen>;
+type Trigger = (conn: Connected) => Promise<Seen>;
 
 /** Why a code has no trigger: it cannot be produced by anything a user does. */
 interface NotProducible {
@@ -102,9 +103,12 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
   CONFIG_INVALID: async (conn) => {
     const file = join(conn.dir, "typo.toml");
     writeFileSync(file, "[sandbox]\nbakend = 'quickjs'\n");
-    const r = cli(["--config", file, "tools"]);
-    expect(r.status).toBe(2);
-    return { code: "CONFIG_INVALID", message: r.stderr.split("\n")[1] as string };
+    try {
+      loadConfig({ configPath: file });
+    } catch (error) {
+      return error as CairnError;
+    }
+    throw new Error("the configuration loaded");
   },
   HANDLE_NOT_FOUND: () => snippetError(catching("await load_result('res_AAAAAAAAAAAAAAAAAAAAAAAA')")),
   STORE_FULL: () => snippetError(catching("for (let i = 0; i < 3; i++) await save_result(i)")),
@@ -187,13 +191,16 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
   IMPORT_FAILED: () => toolError("import", { path: "/nonexistent/cairn-walk/flights.csv", name: unique("imported") }),
   CORRUPT: async (conn) => {
     const name = unique("tampered");
-    await c.call("save", { name, content: "original text" });
-    const blobs = join(conn.dir, "ws", "blobs");
-    const files = walk(blobs).filter((f) => statSync(f).isFile());
-    for (const file of files) {
-      chmodSync(file, 0o600);
-      appendFileSync(file, "!");
-    }
+    const content = "original text";
+    await c.call("save", { name, content });
+    const sha256 = createHash("sha256").update(content).digest("hex");
+    // Blobs live at blobs/sha256/<first two hex digits>/<the rest>.
+    const blob = walk(join(conn.dir, "ws", "blobs")).find((file) =>
+      file.endsWith(join(sha256.slice(0, 2), sha256.slice(2))),
+    );
+    if (!blob) throw new Error(`no blob ${sha256}`);
+    chmodSync(blob, 0o600);
+    appendFileSync(blob, "!");
     return toolError("inspect", { ref: name });
   },
   ALREADY_EXISTS: async (conn) => {
