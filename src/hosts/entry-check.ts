@@ -46,7 +46,8 @@ export function checkEntry(entry: ServerEntry, env: NodeJS.ProcessEnv = process.
       if (value !== undefined) pins[PIN_OPTIONS[flag as keyof typeof PIN_OPTIONS]] = value;
       continue;
     }
-    if (i < serveAt && !arg.startsWith("-")) {
+    // A word without a slash or a script extension is a package or subcommand name (`npx -y cairn serve`).
+    if (i < serveAt && !arg.startsWith("-") && /[/\\]|\.[cm]?js$/.test(arg)) {
       const problem = pathProblem("the script", arg, "file");
       if (problem) problems.push(problem);
     }

@@ -343,6 +343,8 @@ describe("checkEntry", () => {
       `--workspace ${join(dir, "new", "ws")} does not exist yet: the first start creates it`,
     ]);
     expect(checkEntry({ command: node, args: [] }).problems).toEqual(["the entry does not run serve (args: [])"]);
+    // A package name before serve is not a path: npx resolves it.
+    expect(checkEntry({ command: node, args: ["-y", "cairn", "serve"] }).problems).toEqual([]);
   });
 });
 
