@@ -72,8 +72,8 @@ export class AllowedPrograms {
       const allowed = this.table.size === 0 ? "none" : [...this.table.keys()].join(", ");
       throw new CairnError(
         ErrorCode.NOT_ALLOWED,
-        `program ${shown} is not allowed (allowed: ${allowed}); programs are named without a path and ` +
-          "must be listed in [cli] allow in cairn.toml",
+        `program ${shown} is not allowed (allowed: ${allowed}): use an allowed one, or ask the user to list it in ` +
+          "[cli] allow in cairn.toml (programs are named without a path)",
       );
     }
     if (!Array.isArray(args)) {

@@ -1,227 +1,193 @@
-// `cairn doctor [HOST]`: starts the command `cairn host-config HOST` generates, the way the host starts it (stdio, the
-// SDK's default environment), and checks a real MCP exchange step by step. A temp workspace unless --workspace.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// `cairn doctor [HOST]`: reads the host's own config file, finds the cairn entry, checks the paths it names, then
+// starts exactly that command and checks a real MCP exchange and each upstream server. Any failure exits 1 with the
+// command that fixes it. Without HOST, every host whose file holds a cairn entry is checked.
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Command } from "commander";
-import { HOSTS, type HostName, hostConfigPath, type ServerEntry } from "../hosts/hosts.js";
-import { type InstalledState, installedState } from "../hosts/install.js";
-import { VERSION } from "../version.js";
-import { EXIT_FAILURE, ExitError, globalOptions } from "./common.js";
-import { entryFor, PROFILE_OPTION_HELP, parseHost } from "./host-config.js";
-
-type StepStatus = "ok" | "FAIL" | "skipped";
-
-export interface DoctorStep {
-  step: string;
-  status: StepStatus;
-  detail: string;
-  /** What to do about a failure. */
-  fix?: string;
-}
+import { checkEntry, type EntryCheck } from "../hosts/entry-check.js";
+import { type HostEntryRead, readHostEntry } from "../hosts/host-file.js";
+import { HOST_NAMES, HOSTS, type HostName, hostConfigPath, SERVER_KEY, shellQuote } from "../hosts/hosts.js";
+import { EXIT_FAILURE, ExitError } from "./common.js";
+import { type DoctorStep, probeEntry, type UpstreamState } from "./doctor-probe.js";
+import { parseHost } from "./host-config.js";
 
 export interface DoctorReport {
   host: HostName;
-  command: string;
-  args: string[];
-  workspace: string;
+  /** The host's config file (a symlink followed). */
+  file: string;
+  /** The entry's command and arguments, when the file holds one. */
+  command?: string;
+  args?: string[];
   ok: boolean;
   steps: DoctorStep[];
-  /** Whether the host's file holds this same entry: informative, never a failure (checking before installing is fine). */
-  installed?: { file: string; state: InstalledState; detail?: string };
 }
 
-const INSTALLED_NOTE: Record<InstalledState, (host: HostName) => string> = {
-  same: () => "holds this entry",
-  different: (host) => `holds a different cairn entry: run cairn host-config ${host} --install --force to use this one`,
-  absent: (host) => `has no cairn entry yet: run cairn host-config ${host} --install`,
-  "no-file": (host) => `does not exist yet: run cairn host-config ${host} --install`,
-  unreadable: () => "cannot be read",
-};
-
-const STEPS = ["initialize", "tools/list", "execute_code", "workspace round trip"] as const;
-
-/** One request may not take longer than this; a server that hangs is a failure, not a wait. */
-const STEP_TIMEOUT_MS = 60_000;
-
-/** Runs every step against `entry`; a failed step skips the ones that depend on it. Never throws. */
-async function runDoctor(
-  host: HostName,
-  entry: ServerEntry,
-  workspace: { dir: string; temporary: boolean },
-): Promise<DoctorReport> {
+/** Checks one host end to end. Never throws. */
+async function doctorHost(host: HostName): Promise<DoctorReport> {
+  const read = readHostEntry(host, hostConfigPath(host));
   const steps: DoctorStep[] = [];
-  let stderr = "";
-  // The MCP client loads when a check runs, not with every command's start-up.
-  const [{ Client }, { getDefaultEnvironment, StdioClientTransport }] = await Promise.all([
-    import("@modelcontextprotocol/sdk/client/index.js"),
-    import("@modelcontextprotocol/sdk/client/stdio.js"),
-  ]);
-  const env: Record<string, string> = { ...getDefaultEnvironment(), ...(entry.env ?? {}) };
-  // A temp workspace goes in through the environment so the command and arguments stay exactly the generated ones.
-  if (workspace.temporary) env.CAIRN_HOME = workspace.dir;
-  const transport = new StdioClientTransport({ command: entry.command, args: entry.args, env, stderr: "pipe" });
-  transport.stderr?.on("data", (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
+  const report = (extra: Partial<DoctorReport> = {}): DoctorReport => ({
+    host,
+    file: read.file,
+    ...extra,
+    ok: steps.every((s) => s.status !== "FAIL"),
+    steps,
   });
-  const client = new Client({ name: "cairn-doctor", version: VERSION });
-  const serverSaid = () =>
-    stderr.trim() ? `; the server said: ${stderr.trim().split("\n").slice(-5).join(" | ")}` : "";
-  const failAfter = (failed: string) => {
-    for (const step of STEPS) {
-      if (!steps.some((s) => s.step === step))
-        steps.push({ step, status: "skipped", detail: `not run: ${failed} failed` });
-    }
-  };
+  const install = `cairn host-config ${host} --install`;
+  const inProject = "run it in the project directory whose cairn.toml the host should use, or pass --config FILE";
 
-  try {
-    try {
-      await client.connect(transport, { timeout: STEP_TIMEOUT_MS });
-      const info = client.getServerVersion();
-      steps.push({
-        step: "initialize",
-        status: "ok",
-        detail: `${info?.name ?? "?"} ${info?.version ?? "?"} started with ${entry.command} ${entry.args.join(" ")}`,
-      });
-    } catch (error) {
-      steps.push({
-        step: "initialize",
-        status: "FAIL",
-        detail: `${(error as Error).message}${serverSaid()}`,
-        fix: `run the command by hand to see why it does not start: ${entry.command} ${entry.args.join(" ")}; if Node or Cairn moved, run cairn host-config ${host} --install --force again`,
-      });
-      failAfter("initialize");
-      return report();
-    }
-
-    let names: string[];
-    try {
-      names = (await client.listTools(undefined, { timeout: STEP_TIMEOUT_MS })).tools.map((t) => t.name);
-    } catch (error) {
-      steps.push({ step: "tools/list", status: "FAIL", detail: `${(error as Error).message}${serverSaid()}` });
-      failAfter("tools/list");
-      return report();
-    }
-    if (!names.includes("execute_code")) {
-      steps.push({
-        step: "tools/list",
-        status: "FAIL",
-        detail: `execute_code is not listed (tools: ${names.join(", ") || "none"})`,
-        fix: "the entry's --tools, if any, must include execute_code; remove --tools to get the defaults",
-      });
-      failAfter("tools/list");
-      return report();
-    }
-    steps.push({ step: "tools/list", status: "ok", detail: `${names.length} tools: ${names.join(", ")}` });
-
-    try {
-      const reply = await callJson(client, "execute_code", { code: "return 1 + 1" });
-      if (reply.isError || reply.json?.value !== 2) throw new Error(`unexpected reply ${reply.text.slice(0, 300)}`);
-      steps.push({ step: "execute_code", status: "ok", detail: `return 1 + 1 gave 2 in ${reply.json.stats?.ms} ms` });
-    } catch (error) {
-      steps.push({
-        step: "execute_code",
-        status: "FAIL",
-        detail: `${(error as Error).message}${serverSaid()}`,
-        fix: "check [sandbox] in cairn.toml (backend, memory_mb, timeout_ms); cairn run - < snippet reproduces it without a host",
-      });
-    }
-
-    if (!names.includes("save") || !names.includes("inspect")) {
-      steps.push({
-        step: "workspace round trip",
-        status: "skipped",
-        detail: "save and inspect are not listed by this server",
-      });
-      return report();
-    }
-    const name = `doctor/check-${new Date().toISOString().replace(/[:.]/g, "-")}`;
-    const content = `cairn doctor wrote this at ${new Date().toISOString()}`;
-    try {
-      const saved = await callJson(client, "save", { name, content, summary: "written by cairn doctor" });
-      if (saved.isError) throw new Error(`save failed: ${saved.text.slice(0, 300)}`);
-      const inspected = await callJson(client, "inspect", { ref: name });
-      if (inspected.isError) throw new Error(`inspect failed: ${inspected.text.slice(0, 300)}`);
-      if (!inspected.text.includes(content)) throw new Error(`inspect did not return the saved text`);
-      steps.push({
-        step: "workspace round trip",
-        status: "ok",
-        detail: `saved and inspected ${name} in ${workspace.dir}${workspace.temporary ? " (temporary)" : ""}`,
-      });
-    } catch (error) {
-      steps.push({
-        step: "workspace round trip",
-        status: "FAIL",
-        detail: `${(error as Error).message}${serverSaid()}`,
-        fix: `the workspace directory must be writable by the host's user: ${workspace.dir}`,
-      });
-    }
+  if (read.state !== "found") {
+    steps.push({ step: "host file", status: "FAIL", ...unusableFile(read, install, inProject) });
     return report();
-  } finally {
-    await client.close().catch(() => {});
   }
+  const { entry } = read;
+  const commandLine = [entry.command, ...entry.args].map(shellQuote).join(" ");
+  steps.push({ step: "host file", status: "ok", detail: `${read.file} starts ${commandLine}` });
 
-  function report(): DoctorReport {
-    return {
-      host,
-      command: entry.command,
-      args: entry.args,
-      workspace: workspace.dir,
-      ok: steps.every((s) => s.status !== "FAIL"),
-      steps,
-    };
+  const checked = checkEntry(entry);
+  const reinstall = reinstallCommand(host, checked);
+  if (checked.problems.length > 0) {
+    steps.push({ step: "entry paths", status: "FAIL", detail: checked.problems.join("; "), fix: reinstall });
+    steps.push({ step: "start", status: "skipped", detail: "not run: the entry names paths that are not there" });
+    return report({ command: entry.command, args: entry.args });
+  }
+  steps.push({
+    step: "entry paths",
+    status: "ok",
+    detail: ["the command, the script and the pinned paths exist", ...checked.notes].join("; "),
+  });
+  const unpinned = unpinnedConfig(host, checked, entry.env);
+  if (unpinned) steps.push(unpinned);
+
+  const probe = await probeEntry(
+    entry,
+    `run the entry by hand to see why: ${commandLine}; if Node or Cairn moved, or the configuration did: ${reinstall}`,
+  );
+  steps.push(...probe.steps);
+  if (probe.upstreams) steps.push(...upstreamSteps(host, probe.upstreams, checked, entry.env));
+  return report({ command: entry.command, args: entry.args });
+}
+
+/** What is wrong with a host file that holds no usable entry, and the command that fixes it. */
+function unusableFile(
+  read: Exclude<HostEntryRead, { state: "found" }>,
+  install: string,
+  inProject: string,
+): { detail: string; fix: string } {
+  switch (read.state) {
+    case "no-file":
+      return { detail: `${read.file} does not exist`, fix: `${install} (${inProject})` };
+    case "absent":
+      return { detail: `${read.file} has no "${SERVER_KEY}" entry`, fix: `${install} (${inProject})` };
+    case "unreadable":
+      return { detail: read.detail, fix: `fix the file by hand, then ${install}` };
+    case "malformed":
+      return { detail: `${read.file}: ${read.detail}`, fix: `${install} --force` };
   }
 }
 
-async function callJson(client: Client, name: string, args: Record<string, unknown>) {
-  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: STEP_TIMEOUT_MS });
-  const text = ((result.content ?? []) as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
-  let json: { value?: unknown; stats?: { ms?: number } } | undefined;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
+/** The host-config command that rewrites the entry, keeping what it pins that still exists. */
+function reinstallCommand(host: HostName, checked: EntryCheck): string {
+  const { pins, stale } = checked;
+  const words = ["cairn", "host-config", host, "--install", "--force"];
+  if (pins.config !== undefined && !stale.config) words.push("--config", pins.config);
+  if (pins.workspace !== undefined && !stale.workspace) words.push("--workspace", pins.workspace);
+  if (pins.profile !== undefined) words.push("--profile", pins.profile);
+  const command = words.map(shellQuote).join(" ");
+  return stale.config
+    ? `${command} (in the project whose cairn.toml the host should use, or with --config FILE)`
+    : command;
+}
+
+/** A warning when a cairn.toml is here but the entry does not pin one: the host's Cairn will not read it. */
+function unpinnedConfig(
+  host: HostName,
+  checked: EntryCheck,
+  env: Record<string, string> | undefined,
+): DoctorStep | undefined {
+  const local = resolve("cairn.toml");
+  if (checked.pins.config !== undefined || env?.CAIRN_CONFIG || !existsSync(local)) return undefined;
+  return {
+    step: "configuration",
+    status: "warn",
+    detail: `the entry pins no --config, so the host's Cairn does not read ${local}`,
+    fix: `if the host should use it, run here: cairn host-config ${host} --install --force`,
+  };
+}
+
+function upstreamSteps(
+  host: HostName,
+  upstreams: UpstreamState[],
+  checked: EntryCheck,
+  env: Record<string, string> | undefined,
+): DoctorStep[] {
+  const config = checked.pins.config ?? env?.CAIRN_CONFIG;
+  if (upstreams.length === 0) {
+    return [
+      {
+        step: "upstreams",
+        status: "ok",
+        detail: config
+          ? `none configured in ${config}`
+          : "none: the entry pins no --config, so Cairn reads ./cairn.toml of whatever directory the host starts it in",
+      },
+    ];
   }
-  return { isError: result.isError === true, text, json };
+  const where = config ?? "the cairn.toml this entry loads";
+  return upstreams.map((upstream) =>
+    upstream.status === "ready"
+      ? { step: `upstream ${upstream.name}`, status: "ok", detail: `ready, ${upstream.tools} tools` }
+      : {
+          step: `upstream ${upstream.name}`,
+          status: "FAIL",
+          detail: `${upstream.status}: ${upstream.cause ?? "no cause given"}`,
+          fix: `fix [servers.${upstream.name}] in ${where} as the cause says, then run cairn doctor ${host} again`,
+        },
+  );
+}
+
+function printReport(report: DoctorReport): void {
+  const out = [`cairn doctor: ${HOSTS[report.host].title} (${report.file})`];
+  for (const s of report.steps) {
+    out.push(`${s.status.padEnd(7)} ${s.step}: ${s.detail}`);
+    if (s.fix) out.push(`        fix: ${s.fix}`);
+  }
+  const warned = report.steps.some((s) => s.status === "warn");
+  out.push(report.ok ? `all checks passed${warned ? " (see the warning)" : ""}` : "some checks failed");
+  process.stdout.write(`${out.join("\n")}\n`);
 }
 
 export function registerDoctor(program: Command): void {
   program
     .command("doctor")
-    .description("start the host configuration's command and check a real MCP exchange, step by step")
-    .argument("[host]", "claude-desktop | claude-code | cursor | codex", "claude-desktop")
-    .option("--profile <name>", PROFILE_OPTION_HELP)
-    .option("--json", "print the report as JSON")
-    .action(async (hostArg: string, options: { json?: boolean }, command: Command) => {
-      const host = parseHost(hostArg, "doctor");
-      const given = globalOptions(command).workspace;
-      const temporary = given === undefined;
-      const dir = temporary ? mkdtempSync(join(tmpdir(), "cairn-doctor-")) : resolve(given as string);
-      let result: DoctorReport;
-      try {
-        const entry = entryFor(host, command);
-        result = await runDoctor(host, entry, { dir, temporary });
-        const file = hostConfigPath(host);
-        result.installed = { file, ...installedState(host, file, entry) };
-      } finally {
-        if (temporary) rmSync(dir, { recursive: true, force: true });
+    .description("start the cairn entry of a host's own config file and check a real MCP exchange, step by step")
+    .argument("[host]", `${HOST_NAMES.join(" | ")} (default: every host whose file has a cairn entry)`)
+    .option("--json", "print the report as JSON ({host, file, command, args, ok, steps}; an array without HOST)")
+    .addHelpText(
+      "after",
+      "\nChecks, each ok, warn, FAIL (with the command that fixes it) or skipped: the host file and its cairn entry," +
+        "\nthe paths the entry names, initialize, tools/list, execute_code, the workspace, and each upstream server of" +
+        "\ncairn://namespace. The entry runs exactly as written, in the filesystem root. Exit 1 when any check fails.",
+    )
+    .action(async (hostArg: string | undefined, options: { json?: boolean }) => {
+      const hosts =
+        hostArg === undefined
+          ? HOST_NAMES.filter((host) => readHostEntry(host, hostConfigPath(host)).state === "found")
+          : [parseHost(hostArg, "doctor")];
+      if (hosts.length === 0) {
+        const files = HOST_NAMES.map((host) => hostConfigPath(host)).join(", ");
+        const message = `no host file holds a ${SERVER_KEY} entry (looked in ${files})`;
+        const fix = `cairn host-config HOST --install, with HOST one of ${HOST_NAMES.join(", ")}`;
+        if (options.json) process.stdout.write(`${JSON.stringify({ ok: false, error: message, fix })}\n`);
+        else process.stdout.write(`FAIL    hosts: ${message}\n        fix: ${fix}\nsome checks failed\n`);
+        throw new ExitError(EXIT_FAILURE);
       }
-      if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-      else {
-        const out = [`cairn doctor: ${HOSTS[host].title}`, `  command: ${result.command} ${result.args.join(" ")}`];
-        for (const s of result.steps) {
-          out.push(`${s.status.padEnd(7)} ${s.step}: ${s.detail}`);
-          if (s.fix) out.push(`        fix: ${s.fix}`);
-        }
-        const installed = result.installed;
-        if (installed) {
-          const note = INSTALLED_NOTE[installed.state](host);
-          out.push(`note    host file ${installed.file} ${note}${installed.detail ? ` (${installed.detail})` : ""}`);
-        }
-        out.push(result.ok ? "all checks passed" : "some checks failed");
-        process.stdout.write(`${out.join("\n")}\n`);
-      }
-      if (!result.ok) throw new ExitError(EXIT_FAILURE);
+      const reports: DoctorReport[] = [];
+      for (const host of hosts) reports.push(await doctorHost(host));
+      if (options.json) {
+        const value = hostArg === undefined ? reports : reports[0];
+        process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+      } else reports.forEach(printReport);
+      if (reports.some((r) => !r.ok)) throw new ExitError(EXIT_FAILURE);
     });
 }

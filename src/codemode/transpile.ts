@@ -16,7 +16,7 @@ export interface TranspiledSnippet {
 const HEADER = "async function __cairn_main() {\n";
 const EXPRESSION_HEADER = `${HEADER}return (\n`;
 
-/** Strips TypeScript and wraps the snippet; a syntax error is a CairnError SYNTAX naming the snippet's line. */
+/** Strips TypeScript and wraps the snippet; a syntax error is a CairnError SYNTAX naming the snippet's line and column. */
 export async function transpileSnippet(source: string): Promise<TranspiledSnippet> {
   if (source.length > MAX_CODE_CHARS) {
     throw new CairnError(
@@ -26,10 +26,10 @@ export async function transpileSnippet(source: string): Promise<TranspiledSnippe
   }
   // A bare expression (`1 + 1`, `await srv.list({})`) returns its value, as in a REPL. Only when it parses as one.
   if (mayBeExpression(source)) {
-    const expression = await tryTransform(`${EXPRESSION_HEADER}${source}\n);\n}`, 2);
+    const expression = await tryTransform(`${EXPRESSION_HEADER}${source}\n);\n}`, 2, source);
     if (expression.ok) return expression.snippet;
   }
-  const statements = await tryTransform(`${HEADER}${source}\n}`, 1);
+  const statements = await tryTransform(`${HEADER}${source}\n}`, 1, source);
   if (statements.ok) return statements.snippet;
   throw statements.error;
 }
@@ -47,7 +47,7 @@ function mayBeExpression(source: string): boolean {
 
 type Attempt = { ok: true; snippet: TranspiledSnippet } | { ok: false; error: CairnError };
 
-async function tryTransform(wrapped: string, headerLines: number): Promise<Attempt> {
+async function tryTransform(wrapped: string, headerLines: number, source: string): Promise<Attempt> {
   try {
     const result = await transform(wrapped, {
       loader: "ts",
@@ -73,18 +73,48 @@ async function tryTransform(wrapped: string, headerLines: number): Promise<Attem
       },
     };
   } catch (error) {
-    const first = (error as { errors?: { text: string; location?: { line: number; column: number } | null }[] })
-      .errors?.[0];
-    const line = first?.location ? Math.max(1, first.location.line - headerLines) : undefined;
-    const where = line === undefined ? "" : ` (line ${line})`;
-    return {
-      ok: false,
-      error: new CairnError(ErrorCode.SYNTAX, `syntax error${where}: ${first?.text ?? (error as Error).message}`, {
-        name: "SandboxError",
-        data: line === undefined ? undefined : { line },
-      }),
-    };
+    return { ok: false, error: syntaxError(error, source, headerLines) };
   }
+}
+
+interface EsbuildMessage {
+  text: string;
+  location?: { line: number; column: number; lineText: string; suggestion?: string } | null;
+}
+
+/**
+ * SYNTAX naming the snippet's own line and column (1-based). esbuild reports a snippet that stops short (`foo(`,
+ * an open string) at the wrapper's closing brace, a line the snippet does not have: that becomes "the end of the
+ * snippet", at its last character, and the wrapper's `}` is not quoted.
+ */
+function syntaxError(error: unknown, source: string, headerLines: number): CairnError {
+  const first = (error as { errors?: EsbuildMessage[] }).errors?.[0];
+  const location = first?.location;
+  const text = first?.text ?? (error as Error).message;
+  if (!location) {
+    return new CairnError(ErrorCode.SYNTAX, `syntax error: ${text}: correct the snippet and run it again`, {
+      name: "SandboxError",
+    });
+  }
+  const lines = source.trimEnd().split("\n");
+  let line = location.line - headerLines;
+  let message: string;
+  let column: number;
+  if (line > lines.length || line < 1) {
+    line = Math.max(1, lines.length);
+    column = (lines[line - 1] ?? "").length + 1;
+    const what = /^Unterminated/.test(text)
+      ? `${text}: close it`
+      : location.suggestion
+        ? `"${location.suggestion}" expected: close what is still open`
+        : "the code is incomplete: close every (, [, { and string it opens, and finish the last statement";
+    message = `syntax error at the end of the snippet (line ${line}, column ${column}): ${what}`;
+  } else {
+    // esbuild counts columns in UTF-8 bytes; JavaScript and editors count characters.
+    column = Buffer.from(location.lineText, "utf8").subarray(0, location.column).toString("utf8").length + 1;
+    message = `syntax error at line ${line}, column ${column}: ${text}: correct the snippet there and run it again`;
+  }
+  return new CairnError(ErrorCode.SYNTAX, message, { name: "SandboxError", data: { line, column } });
 }
 
 const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

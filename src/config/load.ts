@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
+import { closest, distance } from "fastest-levenshtein";
 import { parse as parseToml, TomlError } from "smol-toml";
 import type { z } from "zod";
 import { CairnError, ErrorCode } from "../errors.js";
@@ -60,8 +61,11 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   return { config, configPath, workspaceDir };
 }
 
-/** `--config FILE`, else `$CAIRN_CONFIG`, else `./cairn.toml` if present, else null (built-in defaults). */
-function resolveConfigPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
+/**
+ * `--config FILE`, else `$CAIRN_CONFIG`, else `./cairn.toml` if present, else null (built-in defaults). The one lookup
+ * of the server, which `cairn host-config` repeats to pin what it finds.
+ */
+export function resolveConfigPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | null {
   if (flag !== undefined) return resolve(cwd, flag);
   if (env.CAIRN_CONFIG) return resolve(cwd, env.CAIRN_CONFIG);
   const local = resolve(cwd, "cairn.toml");
@@ -78,7 +82,7 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
   // Problems quote values as written in the file, never as expanded: an expanded ${VAR} may be a secret.
   const written = isRecord(raw) ? raw : {};
   const base = ConfigSchema.omit({ servers: true }).safeParse(rest);
-  if (!base.success) problems.push(...describeIssues(base.error.issues, written));
+  if (!base.success) problems.push(...describeIssues(base.error.issues, written, ConfigSchema));
 
   const servers: Record<string, ServerConfig> = {};
   if (rawServers !== undefined) {
@@ -126,24 +130,61 @@ function parseServer(name: string, table: unknown, written: unknown, problems: s
   const schema = hasCommand ? StdioServerConfigSchema : HttpServerConfigSchema;
   const parsed = schema.safeParse(table);
   if (!parsed.success) {
-    problems.push(...describeIssues(parsed.error.issues, written, [at]));
+    problems.push(...describeIssues(parsed.error.issues, written, schema, [at]));
     return undefined;
   }
   return parsed.data;
 }
 
-function describeIssues(issues: z.core.$ZodIssue[], root: unknown, prefix: string[] = []): string[] {
+/** Where the shipped documentation describes every key of cairn.toml. */
+const CONFIG_DOCS = 'README.md, section "Configuration"';
+
+function describeIssues(issues: z.core.$ZodIssue[], root: unknown, schema: z.ZodType, prefix: string[] = []): string[] {
   return issues.map((issue) => {
     const path = [...prefix, ...issue.path.map(String)];
     if (issue.code === "unrecognized_keys") {
+      const known = keysAt(schema, issue.path);
+      const table = path.length === 0 ? "the top level" : `[${path.join(".")}]`;
       return issue.keys
-        .map((key) => `${[...path, key].join(".")}: unknown key (check the spelling against SPEC's cairn.toml)`)
+        .map((key) => {
+          const best = known.length > 0 ? closest(key, known) : undefined;
+          const near = best !== undefined && distance(key.toLowerCase(), best.toLowerCase()) <= 3;
+          const hint = near ? ` (did you mean ${best}?)` : "";
+          return (
+            `${[...path, key].join(".")}: unknown key${hint}: use one of ${table}'s keys ` +
+            `(${known.join(", ")}; ${CONFIG_DOCS}), or remove it`
+          );
+        })
         .join("\n");
     }
     const got = valueAt(root, issue.path);
     const shown = got === undefined ? "" : ` (got ${JSON.stringify(typeof got === "string" ? clip(got) : got)})`;
     return `${path.join(".") || "(top level)"}: ${issue.message}${shown}`;
   });
+}
+
+/** The keys the table at `path` of `schema` accepts, through defaults, optionals and records (`[cli.programs.X]`). */
+function keysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
+  let node: unknown = schema;
+  for (let i = 0; i <= path.length; i++) {
+    let def = zodDef(node);
+    while (def && def.innerType !== undefined) def = zodDef(def.innerType);
+    if (!def) return [];
+    if (i === path.length) return def.shape ? Object.keys(def.shape) : [];
+    node = def.type === "record" ? def.valueType : def.shape?.[String(path[i])];
+  }
+  return [];
+}
+
+interface ZodDef {
+  type?: string;
+  innerType?: unknown;
+  shape?: Record<string, unknown>;
+  valueType?: unknown;
+}
+
+function zodDef(node: unknown): ZodDef | undefined {
+  return (node as { _zod?: { def?: ZodDef } } | undefined)?._zod?.def;
 }
 
 function clip(text: string): string {

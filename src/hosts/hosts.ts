@@ -136,6 +136,7 @@ export function claudeMcpAddCommand(entry: ServerEntry): string {
     .join(" ");
 }
 
-function shellQuote(word: string): string {
+/** Quotes `word` for a POSIX shell when it needs it. */
+export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

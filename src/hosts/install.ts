@@ -6,11 +6,8 @@ import {
   constants,
   copyFileSync,
   fsyncSync,
-  lstatSync,
   mkdirSync,
   openSync,
-  readFileSync,
-  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -19,7 +16,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
-import { CairnError, ErrorCode } from "../errors.js";
+import { followLink, isTable, parseDocument, readIfExists, serversTable, type Table, toPlain } from "./host-file.js";
 import { HOSTS, type HostName, SERVER_KEY, type ServerEntry } from "./hosts.js";
 
 export type InstallAction = "created" | "added" | "replaced" | "unchanged" | "conflict";
@@ -42,8 +39,6 @@ export interface InstallOptions {
   /** Clock for the backup name. */
   now?: () => Date;
 }
-
-type Table = Record<string, unknown>;
 
 /**
  * Installs `entry` under `cairn` in the host's file at `file`. Never writes when the file is malformed (throws
@@ -93,66 +88,6 @@ export function installEntry(
   writeAtomically(target, text, original === undefined ? 0o600 : statSync(target).mode & 0o777);
   const action: InstallAction = original === undefined ? "created" : existing === undefined ? "added" : "replaced";
   return { file: target, action, ...(backup ? { backup } : {}), ...(existing ? { existing } : {}), formattingKept };
-}
-
-export type InstalledState = "same" | "different" | "absent" | "no-file" | "unreadable";
-
-/** Whether the host's file already holds `entry` under `cairn`. Never throws; `detail` says why when unreadable. */
-export function installedState(
-  host: HostName,
-  file: string,
-  entry: ServerEntry,
-): { state: InstalledState; detail?: string } {
-  try {
-    const target = followLink(file);
-    const text = readIfExists(target);
-    if (text === undefined) return { state: "no-file" };
-    const servers = serversTable(parseDocument(HOSTS[host].format, text, target), HOSTS[host].serversPath, target);
-    const existing = servers?.[SERVER_KEY];
-    if (existing === undefined) return { state: "absent" };
-    return { state: isDeepStrictEqual(existing, entry) ? "same" : "different" };
-  } catch (error) {
-    return { state: "unreadable", detail: (error as Error).message };
-  }
-}
-
-/** Parses a host file; whitespace-only counts as empty. Throws CONFIG_INVALID naming the file and the error. */
-function parseDocument(format: "json" | "toml", text: string, file: string): Table {
-  if (text.trim() === "") return {};
-  let parsed: unknown;
-  try {
-    parsed = format === "json" ? JSON.parse(text) : toPlain(parseToml(text));
-  } catch (error) {
-    const reason = (error as Error).message.split("\n")[0];
-    throw new CairnError(
-      ErrorCode.CONFIG_INVALID,
-      `${file} is not valid ${format.toUpperCase()} (${reason}): fix or move it and run again; nothing was changed`,
-      { cause: error },
-    );
-  }
-  if (!isTable(parsed)) {
-    throw new CairnError(
-      ErrorCode.CONFIG_INVALID,
-      `${file} must hold a ${format.toUpperCase()} object at its top level`,
-    );
-  }
-  return parsed;
-}
-
-function serversTable(root: Table, path: readonly string[], file: string): Table | undefined {
-  let node: unknown = root;
-  for (const [i, key] of path.entries()) {
-    if (!isTable(node)) return undefined;
-    node = node[key];
-    if (node === undefined) return undefined;
-    if (!isTable(node)) {
-      throw new CairnError(
-        ErrorCode.CONFIG_INVALID,
-        `${file}: "${path.slice(0, i + 1).join(".")}" must be an object of servers; nothing was changed`,
-      );
-    }
-  }
-  return node as Table;
 }
 
 function setServer(root: Table, path: readonly string[], entry: ServerEntry): void {
@@ -224,23 +159,6 @@ function detectIndent(text: string | undefined): string | number {
   return match ? (match[1] as string) : 2;
 }
 
-function followLink(file: string): string {
-  try {
-    return lstatSync(file).isSymbolicLink() ? realpathSync(file) : file;
-  } catch {
-    return file;
-  }
-}
-
-function readIfExists(file: string): string | undefined {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
-}
-
 /** Temp file in the same directory, synced, then renamed over the target: a reader sees the old or the new file. */
 function writeAtomically(file: string, text: string, mode: number): void {
   const dir = dirname(file);
@@ -262,15 +180,4 @@ function writeAtomically(file: string, text: string, mode: number): void {
     rmSync(temp, { force: true });
     throw error;
   }
-}
-
-/** smol-toml builds tables without a prototype; plain objects compare equal to the entries Cairn builds. */
-function toPlain(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(toPlain);
-  if (isTable(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toPlain(v)]));
-  return value;
-}
-
-function isTable(value: unknown): value is Table {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }

@@ -38,6 +38,7 @@ import {
   sqlList,
   sqlString,
 } from "./sql-text.js";
+import { missingTableMessage } from "./table-hint.js";
 import { createEngineTempDir } from "./temp-dir.js";
 
 type DuckDb = typeof import("@duckdb/node-api");
@@ -282,7 +283,7 @@ export class DuckDbQueryEngine implements QueryEngine {
       succeeded = control.reason === undefined;
       return value;
     } catch (error) {
-      throw this.toQueryError(error, control, redactions);
+      throw this.toQueryError(error, control, redactions, inputs);
     } finally {
       control.dispose();
       const used: LockedDatabase | undefined = db;
@@ -558,7 +559,12 @@ export class DuckDbQueryEngine implements QueryEngine {
     return { path: target, row_count: rowCount, bytes: size };
   }
 
-  private toQueryError(error: unknown, control: CallControl, redactions: Redactions): CairnError {
+  private toQueryError(
+    error: unknown,
+    control: CallControl,
+    redactions: Redactions,
+    inputs: readonly QueryInput[],
+  ): CairnError {
     if (control.reason !== undefined) return control.stopError();
     if (isCairnError(error)) {
       if (error.code !== ErrorCode.QUERY_FAILED) return error;
@@ -569,6 +575,13 @@ export class DuckDbQueryEngine implements QueryEngine {
     }
     // Cut before redacting: a path cut in two is still an absolute path, and redacting megabytes is slow.
     const raw = clip(error instanceof Error ? error.message : String(error));
+    const missing = missingTableMessage(redact(raw, redactions), inputs);
+    if (missing !== undefined) {
+      return new CairnError(ErrorCode.QUERY_FAILED, `the query failed: ${missing.message}`, {
+        cause: error,
+        data: { missing_table: missing.table },
+      });
+    }
     let message = `the query failed: ${redact(raw, redactions)}`;
     if (/out of memory/i.test(raw)) {
       message += ` (the limit is ${this.memory} per query: filter or aggregate before joining, sorting or collecting)`;

@@ -9,6 +9,8 @@ export interface QueryInput {
   /** Absolute path of an existing regular file. Glob characters (`*`, `?`, `[`) are refused. */
   path: string;
   format: QueryInputFormat;
+  /** What error messages call the input besides `inputN` (an artifact's `name vN`); never a path. */
+  label?: string;
 }
 
 /** The budgets one query runs under. */

@@ -18,6 +18,8 @@ const FORMATS: ReadonlySet<string> = new Set<QueryInputFormat>(["csv", "parquet"
 const GLOB_CHARS = /[*?[\]{}]/;
 
 const DEFAULT_DESCRIBE_LIMIT = 200;
+// A label only names an input in messages; a longer one is cut rather than refused.
+const MAX_LABEL_CHARS = 200;
 const DEFAULT_DESCRIBE_TIMEOUT_MS = 15_000;
 
 function invalid(message: string): CairnError {
@@ -48,7 +50,7 @@ async function checkInputs(inputs: unknown): Promise<QueryInput[]> {
   const checked: QueryInput[] = [];
   for (const [i, input] of inputs.entries()) {
     const field = `inputs[${i}] (input${i + 1})`;
-    const { path, format } = (input ?? {}) as Partial<QueryInput>;
+    const { path, format, label } = (input ?? {}) as Partial<QueryInput>;
     assertAbsoluteFilePath(path, `${field}.path`);
     if (typeof format !== "string" || !FORMATS.has(format)) {
       throw invalid(`${field}.format must be "csv", "parquet" or "json"`);
@@ -57,7 +59,9 @@ async function checkInputs(inputs: unknown): Promise<QueryInput[]> {
     if (!info?.isFile()) {
       throw invalid(`${field} is not a readable file: check that the artifact's content still exists`);
     }
-    checked.push({ path, format });
+    checked.push(
+      typeof label === "string" ? { path, format, label: label.slice(0, MAX_LABEL_CHARS) } : { path, format },
+    );
   }
   return checked;
 }

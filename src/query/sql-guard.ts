@@ -18,7 +18,7 @@ const READ_ONLY_LEADING_KEYWORDS: ReadonlySet<string> = new Set([
 ]);
 
 export const ALLOWED_SQL_HINT =
-  "Cairn runs exactly one read-only SELECT (or WITH ... SELECT, FROM ..., VALUES, DESCRIBE, SUMMARIZE) over the " +
+  "write exactly one read-only SELECT (or WITH ... SELECT, FROM ..., VALUES, DESCRIBE, SUMMARIZE) over the " +
   "views input1..inputN; ATTACH, COPY, CREATE, INSTALL, LOAD, SET, PRAGMA, CALL and other statements are not allowed";
 
 /**

@@ -136,7 +136,10 @@ export async function runInQuickJs(
       return true;
     }
     if (Atomics.load(options.cancelFlag, 0) !== 0) {
-      stop = { code: "CANCELLED", message: "the run was cancelled by the client" };
+      stop = {
+        code: "CANCELLED",
+        message: "the run was cancelled by the client; nothing of it keeps running: run it again for its result",
+      };
       return true;
     }
     if (Date.now() > deadline) {
@@ -146,7 +149,12 @@ export async function runInQuickJs(
     return false;
   });
   const deadlineTimer = setTimeout(() => stopWith(timeoutStop(limits.timeoutMs)), limits.timeoutMs);
-  options.cancelled.then(() => stopWith({ code: "CANCELLED", message: "the run was cancelled by the client" }));
+  options.cancelled.then(() =>
+    stopWith({
+      code: "CANCELLED",
+      message: "the run was cancelled by the client; nothing of it keeps running: run it again for its result",
+    }),
+  );
 
   let host: HostHandles | undefined;
   try {
@@ -257,7 +265,8 @@ export async function runInQuickJs(
             name: "SandboxError",
             code: "RUNTIME",
             message:
-              "the snippet is waiting for a promise that nothing will ever settle (no host call or timer is pending)",
+              "the snippet is waiting for a promise that nothing will ever settle (no host call or timer is pending): " +
+              "resolve or reject it, or await a host call or a timer instead",
           });
         }
         await waiting;

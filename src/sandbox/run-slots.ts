@@ -90,7 +90,11 @@ function busy(message: string, ms: number): ExecutionResult {
 function cancelled(ms: number): ExecutionResult {
   return {
     ok: false,
-    error: { name: "SandboxError", code: "CANCELLED", message: "the run was cancelled by the client" },
+    error: {
+      name: "SandboxError",
+      code: "CANCELLED",
+      message: "the run was cancelled by the client; nothing of it keeps running: run it again for its result",
+    },
     logs: [],
     stats: { ms, tool_calls: 0 },
   };

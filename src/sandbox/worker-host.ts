@@ -231,7 +231,11 @@ export class WorkerHost {
     if (!active) return;
     // The worker did not report within the grace period: it is stuck in engine code. Kill it; the pool replaces it.
     const error: ExecutionError = active.cancelledByCaller
-      ? { name: "SandboxError", code: "CANCELLED", message: "the run was cancelled by the client" }
+      ? {
+          name: "SandboxError",
+          code: "CANCELLED",
+          message: "the run was cancelled by the client; nothing of it keeps running: run it again for its result",
+        }
       : {
           name: "SandboxError",
           code: "TIMEOUT",

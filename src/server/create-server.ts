@@ -243,7 +243,10 @@ function errorResult(error: CairnError): CallToolResult {
 function invalidArguments(tool: string, error: z.ZodError, known: string[]): CairnError {
   const problems = argumentProblems(error, undefined, known);
   // The message holds every problem; repeating them as data would double what the model reads.
-  return new CairnError(ErrorCode.INVALID_ARGUMENT, `invalid arguments for ${tool}: ${problems.join("; ")}`);
+  return new CairnError(
+    ErrorCode.INVALID_ARGUMENT,
+    `invalid arguments for ${tool}: ${problems.join("; ")}. Correct ${problems.length === 1 ? "it" : "them"} as the tool's inputSchema says and call again`,
+  );
 }
 
 function toInputSchema(schema: z.ZodType): { type: "object"; [key: string]: unknown } {

@@ -33,9 +33,15 @@ type ContentBlock = CallToolResult["content"][number];
 export async function mapToolResult(result: CallToolResult, options: MapToolResultOptions): Promise<unknown> {
   if (result.isError) {
     const message = errorText(result);
-    throw new CairnError(ErrorCode.TOOL_FAILED, options.toolName ? `${options.toolName} failed: ${message}` : message, {
-      data: options.toolName ? { tool: options.toolName } : undefined,
-    });
+    // The text is the server's own; what Cairn can add is where to look next.
+    const next = options.toolName
+      ? ` (the server's answer: check the arguments with describe_tools(["${options.toolName}"]), or retry when it says the failure is temporary)`
+      : "";
+    throw new CairnError(
+      ErrorCode.TOOL_FAILED,
+      options.toolName ? `${options.toolName} failed: ${message}${next}` : message,
+      { data: options.toolName ? { tool: options.toolName } : undefined },
+    );
   }
   if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent;
   const blocks = result.content ?? [];

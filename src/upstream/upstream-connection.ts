@@ -100,7 +100,7 @@ export class UpstreamConnection {
     this.status = "connecting";
     this.connecting = this.connectOnce()
       .catch((error: unknown) => {
-        const cause = describeConnectError(error);
+        const cause = describeConnectError(error, this.config);
         if (!this.context.closed()) {
           this.context.log.warn(`server "${this.name}" unavailable: ${cause}`, {
             stderr_tail: this.stderrTail.slice(-5),

@@ -1,6 +1,8 @@
 // How failures of upstream connections and calls become Cairn's words and error codes. Pure: deciding that a
 // connection is dead, and acting on it, is the connection's job.
+import { statSync } from "node:fs";
 import { McpError, ErrorCode as McpErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { redactSecrets } from "../log.js";
 import { ReplyTooLargeError } from "./bounded-fetch.js";
@@ -56,21 +58,43 @@ export function callError(error: unknown, call: FailedCall): CairnError | undefi
  * Cairn's words for why a connection failed. Foreign messages are redacted: an HTTP client error can quote a header
  * value, a spawn error the command line, and either may hold an expanded `${VAR}` (decision 0011).
  */
-export function describeConnectError(error: unknown): string {
-  return redactSecrets(connectErrorText(error));
+export function describeConnectError(error: unknown, server?: ServerConfig): string {
+  return redactSecrets(connectErrorText(error, server));
 }
 
-function connectErrorText(error: unknown): string {
+function connectErrorText(error: unknown, server: ServerConfig | undefined): string {
   if (error instanceof McpError && error.code === McpErrorCode.ConnectionClosed) {
     return "the server closed its connection or exited (its stderr is in Cairn's log)";
   }
   const limit = overLimit(error);
   if (limit !== undefined) return `a reply passed max_reply_bytes = ${limit} (raise it for this server)`;
   const code = (error as { code?: unknown } | null)?.code;
-  if (code === "ENOENT") return "the command was not found on PATH";
-  if (code === "EACCES") return "the command is not executable";
+  const stdio = server !== undefined && isStdioServer(server) ? server : undefined;
+  if (code === "ENOENT" || code === "ENOTDIR") {
+    // Node reports a missing working directory exactly like a missing command: look before blaming PATH.
+    const cwdProblem = stdio?.cwd === undefined ? undefined : directoryProblem(stdio.cwd);
+    if (cwdProblem !== undefined) {
+      const fix = cwdProblem === "does not exist" ? "create it, or fix cwd in cairn.toml" : "fix cwd in cairn.toml";
+      return `its working directory cwd = ${JSON.stringify(stdio?.cwd)} ${cwdProblem}: ${fix}`;
+    }
+    if (stdio?.command.includes("/")) {
+      return `the command ${JSON.stringify(stdio.command)} does not exist: fix command in cairn.toml`;
+    }
+    const command = stdio === undefined ? "the command" : `the command ${JSON.stringify(stdio.command)}`;
+    return `${command} was not found on PATH: install it, or write its absolute path in command`;
+  }
+  if (code === "EACCES") return "the command is not executable: check its path and permissions (chmod +x)";
   const message = error instanceof Error ? error.message : String(error);
   return message.replace(/^MCP error -?\d+: /, "");
+}
+
+/** Why `dir` cannot be a working directory, or undefined when it can. */
+function directoryProblem(dir: string): string | undefined {
+  try {
+    return statSync(dir).isDirectory() ? undefined : "is not a directory";
+  } catch {
+    return "does not exist";
+  }
 }
 
 /** The max_reply_bytes a failed call's reply passed, when that is why it failed. */

@@ -5,7 +5,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { WorkspaceConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
-import type { QueryEngine, QueryInputFormat, QueryResult } from "../query/query-engine.js";
+import type { QueryEngine, QueryInput, QueryInputFormat, QueryResult } from "../query/query-engine.js";
 import type { VersionRecord } from "./catalog/catalog.js";
 import { SQL_LIMITS } from "./limits.js";
 import type { CompactMetadata } from "./metadata.js";
@@ -52,7 +52,7 @@ export class WorkspaceSql {
         located.map((l) => l.record),
         refs,
       );
-    const engineInputs = located.map(({ record, path }, i) => ({ path, format: formatOf(record, refs[i] as string) }));
+    const engineInputs = located.map((l, i) => engineInput(l, refs[i] as string));
     const scratch = input.save_as === undefined ? undefined : await this.scratchFile();
     try {
       const result = await (await this.engine()).query({
@@ -97,7 +97,7 @@ export class WorkspaceSql {
     const refs = checkRefs(input.inputs);
     const located = await this.workspace.locate(refs);
     const described = await (await this.engine()).describe({
-      inputs: located.map(({ record, path }, i) => ({ path, format: formatOf(record, refs[i] as string) })),
+      inputs: located.map((l, i) => engineInput(l, refs[i] as string)),
       ...(input.offset === undefined ? {} : { offset: input.offset }),
       ...(input.limit === undefined ? {} : { limit: input.limit }),
       timeoutMs: this.config.query_timeout_ms,
@@ -193,13 +193,23 @@ function refuseStale(records: VersionRecord[], refs: string[]): void {
   }
 }
 
+/** A located version as the engine sees it: its file, its format, and the `name vN` its messages use. */
+function engineInput(located: { record: VersionRecord; path: string }, ref: string): QueryInput {
+  const { record, path } = located;
+  return { path, format: formatOf(record, ref), label: `${record.name} v${record.version}` };
+}
+
 function formatOf(record: VersionRecord, ref: string): QueryInputFormat {
   if (record.kind === "csv" || record.kind === "parquet" || record.kind === "json") return record.kind;
   if (/csv|tab-separated/.test(record.media_type)) return "csv";
   if (/parquet/.test(record.media_type)) return "parquet";
   if (/json/.test(record.media_type)) return "json";
+  // Text is never guessed to be CSV (workspace/media.ts), so CSV saved without a kind or filename lands here.
+  const fix = /^text\//.test(record.media_type)
+    ? 'if it holds CSV text, save it again with kind: "csv" (or a filename ending in .csv); JSON text takes kind: "json"'
+    : "save or import the data as CSV, Parquet or JSON first";
   throw new CairnError(
     ErrorCode.INVALID_ARGUMENT,
-    `${ref} (${record.name} v${record.version}) is a ${record.kind} (${record.media_type}); query reads CSV, Parquet and JSON artifacts`,
+    `${ref} (${record.name} v${record.version}) is a ${record.kind} (${record.media_type}), and query reads only CSV, Parquet and JSON artifacts: ${fix}`,
   );
 }

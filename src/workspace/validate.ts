@@ -43,7 +43,7 @@ export function checkName(value: unknown, field = "name"): string {
   if (reason !== undefined) {
     throw new CairnError(
       ErrorCode.INVALID_NAME,
-      `invalid ${field} ${describe(value)}: ${reason}. A name is at most ${MAX_NAME_CHARS} characters of A-Z a-z 0-9 . _ / -, starts with a letter or digit, and uses / between non-empty segments`,
+      `invalid ${field} ${describe(value)}: ${reason}. Choose a name of at most ${MAX_NAME_CHARS} characters of A-Z a-z 0-9 . _ / -, starting with a letter or digit, with / between non-empty segments (e.g. "reports/q3-sales")`,
       { data: { field } },
     );
   }
@@ -246,7 +246,15 @@ export function contentNeeded(kind: ArtifactKind | undefined): CairnError {
 
 /** IMPORT_FAILED naming the path and the reason. */
 export function importFailed(path: string, reason: string, cause?: unknown): CairnError {
-  return new CairnError(ErrorCode.IMPORT_FAILED, `cannot import ${path}: ${reason}`, {
+  // The system's own words ("ENOENT: no such file or directory, open ...") say what, not what to do.
+  const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+  const said =
+    errno === "ENOENT" || errno === "ENOTDIR"
+      ? "no such file: check the path (an absolute path on the machine Cairn runs on)"
+      : errno === "EACCES" || errno === "EPERM"
+        ? "permission denied: make the file readable by the user Cairn runs as"
+        : reason;
+  return new CairnError(ErrorCode.IMPORT_FAILED, `cannot import ${path}: ${said}`, {
     data: { path },
     ...(cause === undefined ? {} : { cause }),
   });

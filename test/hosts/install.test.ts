@@ -14,8 +14,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { checkEntry } from "../../src/hosts/entry-check.js";
+import { readHostEntry } from "../../src/hosts/host-file.js";
 import { hostConfigPath, type ServerEntry, serverEntry } from "../../src/hosts/hosts.js";
-import { installEntry, installedState } from "../../src/hosts/install.js";
+import { installEntry } from "../../src/hosts/install.js";
 
 /** The parts of a parsed Codex config.toml these tests look at. */
 interface CodexDocument {
@@ -267,20 +269,82 @@ model = "gpt-5"
   });
 });
 
-describe("installedState", () => {
-  it("tells a missing file, a missing entry, the same entry, a different one and an unreadable file apart", () => {
+describe("readHostEntry", () => {
+  it("tells a missing file, a missing entry, an unreadable file and a malformed entry apart", () => {
     const file = join(dir, "mcp.json");
-    expect(installedState("cursor", file, entry("cursor"))).toEqual({ state: "no-file" });
+    expect(readHostEntry("cursor", file)).toEqual({ state: "no-file", file });
     writeFileSync(file, '{"mcpServers": {}}');
-    expect(installedState("cursor", file, entry("cursor"))).toEqual({ state: "absent" });
+    expect(readHostEntry("cursor", file)).toEqual({ state: "absent", file });
     installEntry("cursor", file, entry("cursor"));
-    expect(installedState("cursor", file, entry("cursor"))).toEqual({ state: "same" });
-    expect(installedState("cursor", file, { command: "/other/node", args: [] }).state).toBe("different");
+    expect(readHostEntry("cursor", file)).toEqual({ state: "found", file, entry: entry("cursor") });
     writeFileSync(file, "{");
-    expect(installedState("cursor", file, entry("cursor"))).toMatchObject({
+    expect(readHostEntry("cursor", file)).toMatchObject({
       state: "unreadable",
       detail: expect.stringContaining("is not valid JSON"),
     });
+    writeFileSync(file, '{"mcpServers": {"cairn": {"command": "node", "args": "serve"}}}');
+    expect(readHostEntry("cursor", file)).toMatchObject({
+      state: "malformed",
+      detail: expect.stringContaining("args"),
+    });
+    writeFileSync(file, '{"mcpServers": {"cairn": {"type": "http", "url": "http://x"}}}');
+    expect(readHostEntry("cursor", file)).toMatchObject({
+      state: "malformed",
+      detail: expect.stringContaining("stdio"),
+    });
+  });
+
+  it("reads the entry of a Codex TOML file, and an entry without args as one with none", () => {
+    const file = join(dir, "config.toml");
+    writeFileSync(file, '[mcp_servers.cairn]\ncommand = "/usr/bin/node"\n');
+    expect(readHostEntry("codex", file)).toEqual({
+      state: "found",
+      file,
+      entry: { command: "/usr/bin/node", args: [] },
+    });
+  });
+});
+
+describe("checkEntry", () => {
+  const node = process.execPath;
+
+  it("finds the pins in both spellings and passes when every path is there", () => {
+    const script = join(dir, "main.js");
+    const config = join(dir, "cairn.toml");
+    writeFileSync(script, "");
+    writeFileSync(config, "");
+    const checked = checkEntry({
+      command: node,
+      args: [script, "serve", `--config=${config}`, "--workspace", dir, "--profile", "minimal"],
+    });
+    expect(checked).toEqual({
+      pins: { config, workspace: dir, profile: "minimal" },
+      problems: [],
+      notes: [],
+      stale: { config: false, workspace: false },
+    });
+  });
+
+  it("names every path the host cannot start with, relative ones included", () => {
+    const checked = checkEntry(
+      {
+        command: "cairn-no-such-node",
+        args: ["dist/main.js", "serve", "--config", join(dir, "gone.toml"), "--workspace", join(dir, "new", "ws")],
+      },
+      { PATH: dir },
+    );
+    expect(checked.problems).toEqual([
+      "the command cairn-no-such-node is not on PATH",
+      "the script dist/main.js is a relative path: the host starts Cairn in a directory of its own choosing",
+      `--config ${join(dir, "gone.toml")} does not exist`,
+    ]);
+    expect(checked.stale).toEqual({ config: true, workspace: false });
+    expect(checked.notes).toEqual([
+      `--workspace ${join(dir, "new", "ws")} does not exist yet: the first start creates it`,
+    ]);
+    expect(checkEntry({ command: node, args: [] }).problems).toEqual(["the entry does not run serve (args: [])"]);
+    // A package name before serve is not a path: npx resolves it.
+    expect(checkEntry({ command: node, args: ["-y", "cairn", "serve"] }).problems).toEqual([]);
   });
 });
 

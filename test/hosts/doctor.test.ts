@@ -1,0 +1,166 @@
+// The built `cairn doctor` against real host files under a temp HOME: it starts the entry the host's file holds (the
+// built server, with server-everything as a real upstream), and fails with the fixing command when the file is
+// missing, the entry is stale, the server cannot start or an upstream cannot.
+import { renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { MAIN } from "../helpers/mcp-client.js";
+import { cairn, cairnAsync, FILES, newHome, write } from "./home.js";
+
+const require = createRequire(import.meta.url);
+const everything = require.resolve("@modelcontextprotocol/server-everything/dist/index.js");
+
+const EVERYTHING = `[servers.everything]\ncommand = "${process.execPath}"\nargs = ["${everything}", "stdio"]\n`;
+const BROKEN = '[servers.broken]\ncommand = "cairn-no-such-server"\n';
+
+interface Step {
+  step: string;
+  status: string;
+  detail: string;
+  fix?: string;
+}
+
+function stepsOf(stdout: string): Step[] {
+  return JSON.parse(stdout).steps;
+}
+
+function step(steps: Step[], name: string): Step {
+  const found = steps.find((s) => s.step === name);
+  if (!found) throw new Error(`no step ${name} in ${JSON.stringify(steps)}`);
+  return found;
+}
+
+/** A project directory with a cairn.toml, and the host entry `host-config --install` writes from it. */
+function installFromProject(home: string, host: keyof typeof FILES, toml: string): string {
+  const project = join(home, "project");
+  write(project, "cairn.toml", toml);
+  const r = cairn(home, ["host-config", host, "--install", "--force"], { cwd: project });
+  expect(r.code, r.stderr).toBe(0);
+  return project;
+}
+
+describe("cairn doctor HOST", () => {
+  it("fails with the install command when the host has no file, or no cairn entry in it", async () => {
+    const home = newHome();
+    const none = await cairnAsync(home, ["doctor", "cursor"]);
+    expect(none.code).toBe(1);
+    expect(none.stdout).toMatch(/^FAIL +host file: .*\.cursor\/mcp\.json does not exist$/m);
+    expect(none.stdout).toMatch(/^ +fix: cairn host-config cursor --install/m);
+    expect(none.stdout).not.toContain("all checks passed");
+
+    write(home, FILES.cursor, JSON.stringify({ mcpServers: { other: { command: "x", args: [] } } }));
+    const absent = await cairnAsync(home, ["doctor", "cursor", "--json"]);
+    expect(absent.code).toBe(1);
+    expect(step(stepsOf(absent.stdout), "host file")).toMatchObject({
+      status: "FAIL",
+      detail: expect.stringContaining('has no "cairn" entry'),
+      fix: expect.stringContaining("cairn host-config cursor --install"),
+    });
+
+    // Without HOST, every host with an entry is checked; none at all is a failure too.
+    const anyHost = await cairnAsync(newHome(), ["doctor"]);
+    expect(anyHost.code).toBe(1);
+    expect(anyHost.stdout).toContain("no host file holds a cairn entry");
+  });
+
+  it("starts exactly the entry of the host's file, pinned from a project, and reports each upstream", async () => {
+    const home = newHome();
+    const project = installFromProject(home, "cursor", EVERYTHING);
+    const r = await cairnAsync(home, ["doctor", "cursor", "--json"]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({
+      host: "cursor",
+      ok: true,
+      command: process.execPath,
+      args: [MAIN, "serve", "--config", join(project, "cairn.toml"), "--workspace", join(home, ".cairn", "workspace")],
+    });
+    expect(report.steps.map((s: Step) => [s.step, s.status])).toEqual([
+      ["host file", "ok"],
+      ["entry paths", "ok"],
+      ["initialize", "ok"],
+      ["tools/list", "ok"],
+      ["execute_code", "ok"],
+      ["workspace", "ok"],
+      ["upstream everything", "ok"],
+    ]);
+    expect(step(report.steps, "upstream everything").detail).toMatch(/^ready, \d+ tools$/);
+  });
+
+  it("fails on an upstream that cannot start, naming it and its file, and passes once it is fixed", async () => {
+    const home = newHome();
+    const project = installFromProject(home, "codex", EVERYTHING + BROKEN);
+    const r = await cairnAsync(home, ["doctor", "codex"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^ok +upstream everything: ready/m);
+    expect(r.stdout).toMatch(/^FAIL +upstream broken: unavailable: the command "cairn-no-such-server" was not found/m);
+    expect(r.stdout).toContain(`fix: fix [servers.broken] in ${join(project, "cairn.toml")}`);
+    expect(r.stdout).toContain("some checks failed");
+
+    writeFileSync(join(project, "cairn.toml"), EVERYTHING);
+    const fixed = await cairnAsync(home, ["doctor", "codex"]);
+    expect(fixed.code, fixed.stdout).toBe(0);
+    expect(fixed.stdout).toContain("all checks passed");
+  });
+
+  it("fails on a stale path without starting anything, and the printed command fixes the entry", async () => {
+    const home = newHome();
+    const project = installFromProject(home, "cursor", "");
+    renameSync(join(project, "cairn.toml"), join(project, "moved.toml"));
+    const r = await cairnAsync(home, ["doctor", "cursor", "--json"]);
+    expect(r.code).toBe(1);
+    const steps = stepsOf(r.stdout);
+    const paths = step(steps, "entry paths");
+    expect(paths.status).toBe("FAIL");
+    expect(paths.detail).toBe(`--config ${join(project, "cairn.toml")} does not exist`);
+    expect(paths.fix).toMatch(/^cairn host-config cursor --install --force --workspace \S+ \(in the project/);
+    expect(steps.some((s) => s.step === "initialize")).toBe(false);
+
+    // A stale Node or main.js, as after moving Cairn: the same failure, the same kind of fix.
+    write(
+      home,
+      FILES.cursor,
+      JSON.stringify({ mcpServers: { cairn: { command: process.execPath, args: ["/gone/dist/main.js", "serve"] } } }),
+    );
+    const moved = await cairnAsync(home, ["doctor", "cursor", "--json"]);
+    expect(moved.code).toBe(1);
+    expect(step(stepsOf(moved.stdout), "entry paths")).toMatchObject({
+      detail: "the script /gone/dist/main.js does not exist",
+      fix: "cairn host-config cursor --install --force",
+    });
+
+    renameSync(join(project, "moved.toml"), join(project, "cairn.toml"));
+    const fix = cairn(home, ["host-config", "cursor", "--install", "--force"], { cwd: project });
+    expect(fix.code, fix.stderr).toBe(0);
+    expect((await cairnAsync(home, ["doctor", "cursor"])).code).toBe(0);
+  });
+
+  it("fails at initialize with the server's own words when the configuration it pins stops it", async () => {
+    const home = newHome();
+    const project = installFromProject(home, "claude-desktop", EVERYTHING);
+    writeFileSync(join(project, "cairn.toml"), "[sandbox]\nbackend = 42\n");
+    const r = await cairnAsync(home, ["doctor", "claude-desktop", "--json"]);
+    expect(r.code).toBe(1);
+    const initialize = step(stepsOf(r.stdout), "initialize");
+    expect(initialize.status).toBe("FAIL");
+    expect(initialize.detail).toContain("sandbox.backend");
+    expect(initialize.fix).toContain("run the entry by hand to see why");
+    expect(step(stepsOf(r.stdout), "execute_code").status).toBe("skipped");
+  });
+
+  it("warns, without failing, when a cairn.toml is here but the entry does not read it", async () => {
+    const home = newHome();
+    expect(cairn(home, ["host-config", "claude-code", "--install"]).code).toBe(0);
+    const project = join(home, "elsewhere");
+    write(project, "cairn.toml", EVERYTHING);
+    const r = await cairnAsync(home, ["doctor", "claude-code"], { cwd: project });
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/^warn +configuration: the entry pins no --config/m);
+    expect(r.stdout).toContain(
+      "fix: if the host should use it, run here: cairn host-config claude-code --install --force",
+    );
+    // The server it started is the host's: without --config it sees no upstream, whatever is in this directory.
+    expect(r.stdout).toMatch(/^ok +upstreams: none: the entry pins no --config/m);
+  });
+});
