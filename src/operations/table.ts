@@ -6,6 +6,8 @@ import { executeCode } from "./codemode/execute-code.js";
 import { readOutput } from "./codemode/read-output.js";
 import { searchTools } from "./codemode/search-tools.js";
 import type { Operation, OperationFactory } from "./operation.js";
+import { diff } from "./retrieval/diff.js";
+import { sync } from "./retrieval/sync.js";
 import { describe } from "./sql/describe.js";
 import { query } from "./sql/query.js";
 import { refresh } from "./sql/refresh.js";
@@ -34,6 +36,8 @@ const FACTORIES: readonly OperationFactory[] = [
   query,
   describe,
   refresh,
+  diff,
+  sync,
   importFile,
   deleteVersions,
   exportFile,

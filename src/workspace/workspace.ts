@@ -23,6 +23,14 @@ import { type WriteExportOptions, writeExport } from "./export-file.js";
 import { WORKSPACE_LIMITS } from "./limits.js";
 import { inferType } from "./media.js";
 import { type CompactMetadata, compactMetadata, listedArtifact, metadata } from "./metadata.js";
+import {
+  type DiffInput,
+  type DiffResult,
+  diffVersion,
+  type SyncInput,
+  type SyncResult,
+  syncVersion,
+} from "./retrieval/sync.js";
 import type {
   ArtifactPreview,
   DeleteInput,
@@ -440,6 +448,16 @@ export class Workspace {
         `${ref} is not JSON (${(error as Error).message}): read it as text`,
       );
     }
+  }
+
+  /** Line edits from a base the caller holds whole to the current version of `ref`, or why it must be read. */
+  diff(input: DiffInput): Promise<DiffResult> {
+    return diffVersion({ catalog: this.catalog, blobs: this.blobs }, input);
+  }
+
+  /** `ref`'s current version against a retained base: unchanged, a complete delta, or a pinned full page. */
+  sync(input: SyncInput): Promise<SyncResult> {
+    return syncVersion({ catalog: this.catalog, blobs: this.blobs }, input);
   }
 
   /** Copies a file (absolute path) into the workspace as a new version, streamed in its native format. */

@@ -52,6 +52,19 @@ for (const [label, create] of implementations) {
       await catalog.close();
     });
 
+    it("finds a version by name and number, and nothing for a deleted or unknown one", async () => {
+      const catalog = await create();
+      const v1 = await catalog.insertVersion(version("notes/v"));
+      const v2 = await catalog.insertVersion(version("notes/v"), { expectedVersion: 1 });
+      expect(await catalog.getVersion("notes/v", 1)).toMatchObject({ artifact_id: v1.artifact_id, current: false });
+      expect(await catalog.getVersion("notes/v", 2)).toMatchObject({ artifact_id: v2.artifact_id, current: true });
+      await catalog.deleteVersion(v1.artifact_id);
+      expect(await catalog.getVersion("notes/v", 1)).toBeUndefined();
+      expect(await catalog.getVersion("notes/v", 3)).toBeUndefined();
+      expect(await catalog.getVersion("notes/other", 1)).toBeUndefined();
+      await catalog.close();
+    });
+
     it("requires the current expected_version and none for a new name", async () => {
       const catalog = await create();
       expect((await failure(catalog.insertVersion(version("x"), { expectedVersion: 1 }))).code).toBe(

@@ -150,6 +150,11 @@ describe("each handler's answer matches its declared output", () => {
     await call("resume", { text: "nothing-like-it" });
     await call("resume", {});
     expect(await call("read", { ref: "notes/a" })).toBe("hello again");
+    expect(await call("diff", { ref: "notes/a", base: 1 })).toMatchObject({ changes: [[0, 1, "hello again"]] });
+    expect(await call("diff", { ref: "notes/a", base: 9 })).toMatchObject({ requires_read: true });
+    expect(await call("sync", { ref: "notes/a", base: 2 })).toMatchObject({ mode: "unchanged" });
+    expect(await call("sync", { ref: "notes/a", base: 1 })).toMatchObject({ mode: "delta" });
+    expect(await call("sync", { ref: "notes/a", base: 9 })).toMatchObject({ mode: "full", reason: "base_missing" });
     await call("query", { inputs: ["data/t"], sql: "select sum(score) as s from input1", save_as: "data/sum" });
     await call("describe", { inputs: ["data/t", "data/sum"] });
     await call("refresh", { ref: "data/sum" });

@@ -153,6 +153,8 @@ export interface Catalog {
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
   /** Resolves refs (ids or names) in one snapshot; `undefined` for a ref that names nothing. */
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;
+  /** Version `version` of `name`; `undefined` when it never existed or was deleted. */
+  getVersion(name: string, version: number): Promise<VersionRecord | undefined>;
   /**
    * Ranked current versions matching `text`: all its words, else all as word prefixes, else any word as a prefix.
    */

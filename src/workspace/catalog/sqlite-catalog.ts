@@ -278,6 +278,15 @@ export class SqliteCatalog implements Catalog {
     )();
   }
 
+  async getVersion(name: string, version: number): Promise<VersionRecord | undefined> {
+    return this.db.transaction(() => {
+      const row = this.q(`${SELECT_VERSION} WHERE v.name = ? AND v.version = ?`).get(name, version) as
+        | VersionRow
+        | undefined;
+      return row === undefined ? undefined : this.recordOf(row);
+    })();
+  }
+
   private rowById(id: string): VersionRow | undefined {
     return this.q(`${SELECT_VERSION} WHERE v.id = ?`).get(id) as VersionRow | undefined;
   }

@@ -1,0 +1,82 @@
+// diff: exact line edits from a version the caller holds whole to the current version of a name, or requires_read.
+// Also the schema pieces sync shares: base, max_bytes, a change, the reasons, and how the command line prints edits.
+import { z } from "zod";
+import type { Config } from "../../config/schema.js";
+import { groupDigits } from "../../digits.js";
+import { READ_REASONS, SYNC_LIMITS } from "../../workspace/retrieval/sync.js";
+import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
+import { Metadata } from "../shapes.js";
+import { describeVersion } from "../workspace/human.js";
+
+const { maxBytes, sourceBytes } = SYNC_LIMITS;
+
+export const Base = z
+  .union([z.string(), z.number().int()])
+  .describe("A version whose whole text you hold: its ws_ id or version number.");
+
+/** The reply stays below the spill threshold by default, so a budgeted reply is never cut. */
+export function defaultMaxBytes(config: Config): number {
+  return Math.min(maxBytes.default, config.output.view_chars);
+}
+
+export const MaxBytes = (config: Config) =>
+  z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      `Cap on the reply's JSON bytes, ${maxBytes.min} to ${maxBytes.max} (default ${defaultMaxBytes(config)}).`,
+    );
+
+export const Change = z
+  .tuple([z.number(), z.number(), z.string()])
+  .describe("[at, delete, insert]: from base line at (0-based), delete lines become insert (lines with endings)");
+
+export const Reason = z.enum(READ_REASONS);
+
+/** The current version's metadata with the changes, or requires_read and why. */
+const DiffReply = z.union([
+  Metadata.extend({ changes: z.array(Change).describe("apply in reverse order; [] when unchanged") }),
+  Metadata.extend({ requires_read: z.literal(true), reason: Reason }),
+]);
+
+export const SOURCE_LIMIT = `UTF-8 text up to ${sourceBytes / (1024 * 1024)} MiB`;
+
+export const diff: OperationFactory = (config) =>
+  defineOperation({
+    name: "diff",
+    title: "Line edits against a retained version",
+    summary: `Exact line edits (\`[at, delete, insert]\`, applied in reverse order) from a version the caller holds whole to the current one, or \`requires_read\` with the reason; never cut; ${SOURCE_LIMIT}, the reply within \`max_bytes\` (at most ${groupDigits(maxBytes.max)}).`,
+    description:
+      "Line edits from a version whose whole text you hold (base) to ref's current version. Split the base after each \\n, apply changes [at, delete, insert] in reverse order as lines.splice(...change), join; [] means unchanged. requires_read (with a reason): read artifact_id whole instead.",
+    input: z.strictObject({
+      ref: z.string().describe("A name or ws_ id: its name's current version is compared."),
+      base: Base,
+      max_bytes: MaxBytes(config),
+    }),
+    output: DiffReply,
+    annotations: READ_ONLY,
+    tool: { profiles: ["agent", "full"] },
+    snippet: { path: "workspace.diff" },
+    cli: {
+      args: ["ref"],
+      human: (r) =>
+        "requires_read" in r
+          ? `${describeVersion(r)}: read it whole (${r.reason})`
+          : `${describeVersion(r)}: ${describeChanges(r.changes)}`,
+    },
+    handler: async (args, ctx) =>
+      (await ctx.services.workspace()).diff({ ...args, max_bytes: args.max_bytes ?? defaultMaxBytes(config) }),
+  });
+
+/** `unchanged`, or `N changes` and each as `@@ line L: -D +I` with the inserted lines marked `+`. */
+export function describeChanges(changes: readonly z.infer<typeof Change>[]): string {
+  if (changes.length === 0) return "unchanged";
+  const hunks = changes.map((c) => {
+    const [at, deleted, insert] = c;
+    const inserted = insert === "" ? [] : insert.replace(/\n$/, "").split("\n");
+    const lines = inserted.map((line) => `+${line}`).join("\n");
+    return `@@ line ${at + 1}: -${deleted} +${inserted.length}${lines === "" ? "" : `\n${lines}`}`;
+  });
+  return `${changes.length} change${changes.length === 1 ? "" : "s"}\n${hunks.join("\n")}`;
+}
