@@ -1,10 +1,11 @@
 // SQL over workspace artifacts: refs become engine inputs (input1..inputN), stale inputs are refused unless
-// allow_historical, save_as stores the full result as a Parquet version that pins its inputs, refresh re-runs it.
+// allow_historical, save_as stores the full result as a Parquet version that pins its inputs, refresh re-runs it, and a
+// whole result can be read as rows through a bounded scratch file.
 import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { WorkspaceConfig } from "../config/schema.js";
-import { CairnError, ErrorCode } from "../errors.js";
+import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { QueryEngine, QueryInputFormat, QueryResult } from "../query/query-engine.js";
 import type { VersionRecord } from "./catalog/catalog.js";
 import { SQL_LIMITS } from "./limits.js";
@@ -24,8 +25,26 @@ export interface SqlQueryInput {
   summary?: string | undefined;
 }
 
-export interface SqlQueryReply extends Omit<QueryResult, "saved"> {
+export interface SqlQueryReply extends Omit<QueryResult, "saved" | "rows_file"> {
   saved?: CompactMetadata;
+}
+
+/** How much of a whole result may be read as rows; past either limit the query fails with TOO_LARGE. */
+export interface WholeRowsLimits {
+  maxRows: number;
+  maxBytes: number;
+}
+
+/** The file of every row (one JSON array), handed to the reader before it is removed. */
+export interface RowsFileInfo {
+  path: string;
+  bytes: number;
+  integer_string_columns?: string[];
+}
+
+/** What one run of the SQL may add to a plain query: where its rows go. */
+interface RunOptions {
+  rowsTo?: { path: string } & WholeRowsLimits;
 }
 
 export interface SqlDescribeInput {
@@ -45,13 +64,55 @@ export class WorkspaceSql {
 
   /** Runs one read-only statement over the inputs; with save_as the full result becomes a version of that name. */
   async query(input: SqlQueryInput, signal?: AbortSignal): Promise<SqlQueryReply> {
+    return (await this.run(input, {}, signal)).reply;
+  }
+
+  /**
+   * As `query`, and every row of the result is written to a private scratch file (one JSON array, values as in the
+   * preview) that `read` gets before the file is removed. A result past `limits` fails with TOO_LARGE (its data holds
+   * the result's row_count) and nothing is saved; the scratch file never outlives the call.
+   */
+  async queryRows<T>(
+    input: SqlQueryInput,
+    limits: WholeRowsLimits,
+    read: (file: RowsFileInfo) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<{ reply: SqlQueryReply; rows: T }> {
+    await mkdir(this.scratchDir, { recursive: true, mode: 0o700 });
+    const path = join(this.scratchDir, `rows-${process.pid}-${randomBytes(8).toString("hex")}.json`);
+    let saved: CompactMetadata | undefined;
+    try {
+      const { reply, rowsFile } = await this.run(input, { rowsTo: { path, ...limits } }, signal);
+      saved = reply.saved;
+      if (rowsFile === undefined) throw new CairnError(ErrorCode.INTERNAL, "the query engine wrote no rows file");
+      return { reply, rows: await read(rowsFile) };
+    } catch (error) {
+      if (saved === undefined) throw error;
+      // The reader failed (a full result store) after save_as had made its version: say so, or it would look lost.
+      const cause = toCairnError(error);
+      throw new CairnError(cause.code, `${cause.message} (save_as made ${saved.name} v${saved.version} before this)`, {
+        name: cause.name,
+        data: { ...cause.data, saved },
+        cause: error,
+      });
+    } finally {
+      await rm(path, { force: true });
+    }
+  }
+
+  private async run(
+    input: SqlQueryInput,
+    options: RunOptions,
+    signal: AbortSignal | undefined,
+  ): Promise<{ reply: SqlQueryReply; rowsFile?: RowsFileInfo }> {
     const refs = checkRefs(input.inputs);
     const located = await this.workspace.locate(refs);
-    if (!input.allow_historical)
+    if (!input.allow_historical) {
       refuseStale(
         located.map((l) => l.record),
         refs,
       );
+    }
     const engineInputs = located.map(({ record, path }, i) => ({ path, format: formatOf(record, refs[i] as string) }));
     const scratch = input.save_as === undefined ? undefined : await this.scratchFile();
     try {
@@ -65,10 +126,13 @@ export class WorkspaceSql {
           timeoutMs: this.config.query_timeout_ms,
         },
         ...(scratch === undefined ? {} : { saveTo: scratch }),
+        ...(options.rowsTo === undefined ? {} : { rowsTo: options.rowsTo }),
         ...(signal === undefined ? {} : { signal }),
       });
-      const { saved: file, ...preview } = result;
-      if (input.save_as === undefined || file === undefined || scratch === undefined) return preview;
+      const { saved: file, rows_file: rowsFile, ...preview } = result;
+      const rows = rowsFile === undefined ? {} : { rowsFile };
+      if (input.save_as === undefined || file === undefined || scratch === undefined)
+        return { reply: preview, ...rows };
       const ids = located.map((l) => l.record.artifact_id);
       const saved = await this.workspace.save({
         name: input.save_as,
@@ -86,7 +150,7 @@ export class WorkspaceSql {
         inputs: ids,
         ...(input.expected_version === undefined ? {} : { expected_version: input.expected_version }),
       });
-      return { ...preview, saved };
+      return { reply: { ...preview, saved }, ...rows };
     } finally {
       if (scratch !== undefined) await rm(scratch, { force: true });
     }

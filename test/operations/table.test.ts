@@ -91,6 +91,10 @@ describe("describe_tools over the table", () => {
     const query = described.find((d) => d.name === "workspace.query");
     expect(query?.declaration).toContain("Promise<QueryOutput>");
     expect(query?.declaration).toMatch(/row_count: number/);
+    // Snippets see the snippet-only fields that the MCP tool's schema leaves out.
+    expect(query?.declaration).toContain('rows?: ("preview" | "all")');
+    expect(query?.declaration).toContain('into?: "result"');
+    expect(described.find((d) => d.name === "workspace.read")?.declaration).toContain('"rows"');
     const save = described.find((d) => d.name === "workspace.save");
     expect(save?.declaration).toContain("Uint8Array");
     expect(save?.declaration).toMatch(/artifact_id: string/);
