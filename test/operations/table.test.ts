@@ -153,6 +153,7 @@ describe("each handler's answer matches its declared output", () => {
     await call("query", { inputs: ["data/t"], sql: "select sum(score) as s from input1", save_as: "data/sum" });
     await call("describe", { inputs: ["data/t", "data/sum"] });
     await call("refresh", { ref: "data/sum" });
+    await call("refresh", { ref: "data/sum", cascade: true, preview: true });
     await call("export", { ref: "notes/a", path: join(dir, "out.txt") });
     await call("delete", { ref: note.artifact_id });
     await call("prune", { dry_run: true });
