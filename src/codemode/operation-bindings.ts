@@ -24,6 +24,7 @@ export function defineOperationBindings(
         session: run.session,
         signal: run.signal,
         surface: "snippet",
+        holdAnswer: run.holdAnswer,
       });
     bindings
       .defineFunction(path, (args, run) => call(exposure.positional ? exposure.positional(args) : args[0], run))

@@ -34,6 +34,11 @@ export interface OperationContext {
   signal?: AbortSignal | undefined;
   /** Where the call came from; handlers may shape their answer for it (bytes only reach snippets). */
   surface: "tool" | "snippet" | "cli";
+  /**
+   * Snippets only: reserves bytes of an answer the run is about to receive against its memory limit
+   * (RunContext.holdAnswer; MEMORY_LIMIT past it, which stops the run); the returned function gives them back.
+   */
+  holdAnswer?: ((bytes: number) => () => void) | undefined;
   /** Reports progress of long work in bytes (the CLI draws it on a terminal). */
   progress?: ((done: number, total: number) => void) | undefined;
   /** Hears a snippet run's activity as it goes: set when an MCP client asked for progress (a progress token). */

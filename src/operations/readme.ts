@@ -22,7 +22,7 @@ function toolTable(config: Config): string {
 /** `| function | what it is |` for every operation a snippet can call. */
 function snippetTable(config: Config): string {
   const rows = operations(config).flatMap((op) =>
-    op.snippet ? [`| \`${op.snippet.path}(${signatureOf(op.input)})\` | ${op.title} |`] : [],
+    op.snippet ? [`| \`${op.snippet.path}(${signatureOf(op.snippetInput ?? op.input)})\` | ${op.title} |`] : [],
   );
   return ["| function | what it does |", "|---|---|", ...rows].join("\n");
 }

@@ -136,11 +136,13 @@ export class ChildProcessQueryEngine implements QueryEngine {
   async query(request: QueryRequest): Promise<QueryResult> {
     this.assertOpen();
     let saveTo: string | undefined;
+    let rowsTo: string | undefined;
     try {
       const value = await this.call("query", async () => {
         const checked = await checkQueryRequest(request);
         assertReadOnlyLeadingKeyword(checked.sql);
         saveTo = checked.saveTo;
+        rowsTo = checked.rowsTo?.path;
         const { signal, ...wire } = checked;
         return {
           timeoutMs: checked.limits.timeoutMs,
@@ -153,7 +155,9 @@ export class ChildProcessQueryEngine implements QueryEngine {
       });
       return value as QueryResult;
     } catch (error) {
+      // A child killed while writing cannot remove what it wrote (checkQueryRequest made sure the file was new).
       if (saveTo !== undefined) await removeSaveLeftovers(saveTo);
+      if (rowsTo !== undefined) await rm(rowsTo, { force: true }).catch(() => {});
       throw error;
     }
   }

@@ -28,6 +28,7 @@ import type {
 import { checkDescribeRequest, checkQueryRequest } from "./query-request.js";
 import { clip, type Redactions, redact } from "./redact.js";
 import { PreviewBuilder } from "./result-preview.js";
+import { RowsFile } from "./result-rows.js";
 import { ALLOWED_SQL_HINT, assertReadOnlyLeadingKeyword } from "./sql-guard.js";
 import {
   columnDefinitions,
@@ -425,17 +426,23 @@ export class DuckDbQueryEngine implements QueryEngine {
     if (saveTemp !== undefined) save = await this.openSave(db, control, columns);
 
     const preview = new PreviewBuilder(this.duckdb, names, types, request.limits);
+    let rows: RowsFile | undefined;
     let rowCount = 0;
+    let done = false;
     try {
+      if (request.rowsTo !== undefined) rows = new RowsFile(this.duckdb, names, types, request.rowsTo);
       for (;;) {
         const chunk = await result.fetchChunk();
         if (!chunk || chunk.rowCount === 0) break;
         control.throwIfStopped();
         rowCount += chunk.rowCount;
         preview.add(chunk);
+        rows?.add(chunk);
         save?.append(chunk);
       }
       control.throwIfStopped();
+      // Before the save: a result too large to return whole fails the call, and nothing is saved.
+      const written = rows?.finish();
       save?.finish();
       const answer: QueryResult = {
         columns,
@@ -446,13 +453,16 @@ export class DuckDbQueryEngine implements QueryEngine {
       if (preview.integerStringColumns.size > 0) {
         answer.integer_string_columns = names.filter((name) => preview.integerStringColumns.has(name));
       }
+      if (written !== undefined) answer.rows_file = written;
       if (save && saveTemp !== undefined && request.saveTo !== undefined) {
         answer.saved = await this.writeParquet(save.connection, control, columns, saveTemp, request.saveTo, rowCount);
       }
+      done = true;
       return answer;
     } finally {
       // Idempotent: after a failure the query's own error is the one worth reporting.
       save?.close();
+      if (!done) rows?.discard();
     }
   }
 

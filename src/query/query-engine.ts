@@ -36,8 +36,23 @@ export interface QueryRequest {
    * whole (written beside it, then renamed) or not at all; an existing file is replaced.
    */
   saveTo?: string;
+  /** Writes every row of the result to a file as well, bounded (see RowsTarget). */
+  rowsTo?: RowsTarget;
   /** Aborting interrupts the query; the call then fails with `CANCELLED`. */
   signal?: AbortSignal;
+}
+
+/**
+ * Where a query writes EVERY row of its result: one JSON array, values as in QueryResult's `rows`, written chunk by
+ * chunk so the engine never holds the whole result. A result of more than `maxRows` rows or `maxBytes` bytes fails
+ * with `TOO_LARGE` (data: `row_count` of the whole result, `rows_that_fit`, `max_rows`, `max_bytes`) and leaves no
+ * file; so does any other failure.
+ */
+export interface RowsTarget {
+  /** Absolute path of a file that does not exist yet, in an existing directory; created with mode 0600. */
+  path: string;
+  maxRows: number;
+  maxBytes: number;
 }
 
 /** A column as SQL names it: `type` is DuckDB's spelling (`BIGINT`, `DECIMAL(18,3)`, `VARCHAR[]`, ...). */
@@ -73,6 +88,8 @@ export interface QueryResult {
   truncated: boolean;
   integer_string_columns?: string[];
   saved?: SavedQueryResult;
+  /** The file `rowsTo` named, complete: its size, and the columns in which some integer became a string. */
+  rows_file?: { path: string; bytes: number; integer_string_columns?: string[] };
 }
 
 export interface DescribeRequest {

@@ -70,7 +70,7 @@ async function checkInputs(inputs: unknown): Promise<QueryInput[]> {
 export async function checkQueryRequest(request: QueryRequest): Promise<QueryRequest> {
   if (request === null || typeof request !== "object") throw invalid("a query request must be an object");
   const inputs = await checkInputs(request.inputs);
-  const { sql, parameters, limits, saveTo, signal } = request;
+  const { sql, parameters, limits, saveTo, rowsTo, signal } = request;
   if (typeof sql !== "string") throw invalid("sql must be a string");
   if (sql.length > MAX_SQL_CHARS) {
     throw invalid(`sql is ${sql.length} characters, over the limit of ${MAX_SQL_CHARS}: shorten it`);
@@ -86,6 +86,25 @@ export async function checkQueryRequest(request: QueryRequest): Promise<QueryReq
     if (!dir?.isDirectory()) throw invalid(`saveTo's directory does not exist: create it first`);
     if (inputs.some((input) => input.path === saveTo)) throw invalid("saveTo must not be one of the inputs");
   }
+  if (rowsTo !== undefined) {
+    if (rowsTo === null || typeof rowsTo !== "object") throw invalid("rowsTo must be an object");
+    assertAbsoluteFilePath(rowsTo.path, "rowsTo.path");
+    assertInteger(rowsTo.maxRows, "rowsTo.maxRows", 0);
+    assertInteger(rowsTo.maxBytes, "rowsTo.maxBytes", 2);
+    const dir = await stat(dirname(rowsTo.path)).catch(() => undefined);
+    if (!dir?.isDirectory()) throw invalid(`rowsTo's directory does not exist: create it first`);
+    if (
+      await stat(rowsTo.path).then(
+        () => true,
+        () => false,
+      )
+    ) {
+      throw invalid("rowsTo.path already exists: name a new file");
+    }
+    if (rowsTo.path === saveTo || inputs.some((input) => input.path === rowsTo.path)) {
+      throw invalid("rowsTo.path must be a new file, neither an input nor saveTo");
+    }
+  }
   return {
     inputs,
     sql,
@@ -96,6 +115,9 @@ export async function checkQueryRequest(request: QueryRequest): Promise<QueryReq
       timeoutMs: limits.timeoutMs,
     },
     ...(saveTo === undefined ? {} : { saveTo }),
+    ...(rowsTo === undefined
+      ? {}
+      : { rowsTo: { path: rowsTo.path, maxRows: rowsTo.maxRows, maxBytes: rowsTo.maxBytes } }),
     ...(signal === undefined ? {} : { signal }),
   };
 }

@@ -1,4 +1,4 @@
-// A query result's preview: DuckDB values as plain JSON (see QueryResult), rows kept up to the row and byte budgets.
+// A query result's rows as plain JSON (see QueryResult), and its preview: rows kept up to the row and byte budgets.
 // It is handed DuckDB's module by the engine rather than loading it, so the native module keeps its one importer.
 
 import type { QueryLimits } from "./query-engine.js";
@@ -7,7 +7,7 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const BLOB_INLINE_BYTES = 256;
 
 /** A column's DuckDB type, as far as the preview looks at it. */
-interface ValueType {
+export interface ValueType {
   readonly typeId: number;
 }
 
@@ -17,7 +17,7 @@ interface ColumnVector {
 }
 
 /** A chunk of result rows (node-api's DuckDBDataChunk), read column by column. */
-interface RowChunk {
+export interface RowChunk {
   readonly rowCount: number;
   getColumnVector(column: number): ColumnVector;
 }
@@ -52,7 +52,7 @@ type TypeIdName =
  * The parts of node-api's module that the conversion reads: type ids, and the classes of nested values and types.
  * The engine passes the loaded module itself; the compiler checks that it still has this shape.
  */
-interface DuckDbValueApi {
+export interface DuckDbValueApi {
   DuckDBTypeId: Readonly<Record<TypeIdName, number>>;
   DuckDBListValue: Instances<{ readonly items: readonly unknown[] }>;
   DuckDBArrayValue: Instances<{ readonly items: readonly unknown[] }>;
@@ -64,14 +64,10 @@ interface DuckDbValueApi {
   DuckDBUnionType: Instances<{ memberTypeForTag(tag: string): ValueType }>;
 }
 
-/** Builds the JSON preview: rows stop at the row or byte budget, whichever comes first. */
-export class PreviewBuilder {
-  readonly rows: Record<string, unknown>[] = [];
-  /** Top-level columns in which some integer had to become a string (QueryResult's `integer_string_columns`). */
-  readonly integerStringColumns = new Set<string>();
-  private bytes = 2; // the brackets of the JSON array
-  private full: boolean;
-  private readonly pendingStrings = new Set<string>();
+/** Reads a chunk's rows as plain JSON objects (see QueryResult); a value too big for the budget is never copied. */
+export class RowConverter {
+  /** Top-level columns in which the last row read had an integer become a string. */
+  readonly integerStrings = new Set<string>();
   private readonly converter: (value: unknown, type: ValueType, column: string) => unknown;
   private readonly varcharId: number;
   private readonly listId: number;
@@ -79,49 +75,79 @@ export class PreviewBuilder {
 
   constructor(
     duckdb: DuckDbValueApi,
-    private readonly names: string[],
+    private readonly names: readonly string[],
     private readonly types: readonly ValueType[],
-    private readonly limits: QueryLimits,
   ) {
-    this.full = limits.maxPreviewRows === 0;
-    this.converter = createJsonConverter(duckdb, (column) => this.pendingStrings.add(column));
+    this.converter = createJsonConverter(duckdb, (column) => this.integerStrings.add(column));
     this.varcharId = duckdb.DuckDBTypeId.VARCHAR;
     this.listId = duckdb.DuckDBTypeId.LIST;
     this.blobId = duckdb.DuckDBTypeId.BLOB;
   }
 
-  /** Converts the chunk's rows into the preview until it is full; rows past that are only counted by the caller. */
-  add(chunk: RowChunk): void {
-    if (this.full) return;
+  /**
+   * A reader of `chunk`'s rows: row `r` as an object, or undefined when one of its values could never fit in
+   * `maxBytes` of JSON (a text longer than that, a list of more than half as many items), which is then not copied.
+   */
+  open(chunk: RowChunk): (row: number, maxBytes: number) => Record<string, unknown> | undefined {
     const vectors = this.names.map((_, c) => chunk.getColumnVector(c));
     const lengths = vectors.map((vector, c) => {
       const id = (this.types[c] as ValueType).typeId;
       if (id === this.listId) return peekListLengths(vector);
       return id === this.varcharId || id === this.blobId ? peekStringLengths(vector) : undefined;
     });
-    for (let r = 0; r < chunk.rowCount && !this.full; r++) {
+    return (r, maxBytes) => {
       const entries: [string, unknown][] = [];
-      this.pendingStrings.clear();
-      for (let c = 0; c < vectors.length && !this.full; c++) {
+      this.integerStrings.clear();
+      for (let c = 0; c < vectors.length; c++) {
         const name = this.names[c] as string;
         const type = this.types[c] as ValueType;
-        // A huge text or blob is sized before it is copied into JavaScript: it could never fit the preview.
+        // A huge text or blob is sized before it is copied into JavaScript: it could never fit.
         const length = lengths[c]?.(r);
-        if (length !== undefined && type.typeId === this.varcharId && length > this.limits.maxPreviewBytes) {
-          this.full = true;
-        } else if (length !== undefined && type.typeId === this.listId && 2 * length > this.limits.maxPreviewBytes) {
-          // N items need at least 2N-1 characters of JSON: such a list could never fit, and converting it whole
-          // into JavaScript first could take more memory than the query itself.
-          this.full = true;
-        } else if (length !== undefined && type.typeId === this.blobId && length > BLOB_INLINE_BYTES) {
+        if (length !== undefined && type.typeId === this.varcharId && length > maxBytes) return undefined;
+        // N items need at least 2N-1 characters of JSON: such a list could never fit, and converting it whole
+        // into JavaScript first could take more memory than the query itself.
+        if (length !== undefined && type.typeId === this.listId && 2 * length > maxBytes) return undefined;
+        if (length !== undefined && type.typeId === this.blobId && length > BLOB_INLINE_BYTES) {
           entries.push([name, `[BLOB of ${length} bytes]`]);
         } else {
           entries.push([name, this.converter((vectors[c] as ColumnVector).getItem(r), type, name)]);
         }
       }
-      if (this.full) break;
       // fromEntries defines own properties, so a column named __proto__ stays a column.
-      const row = Object.fromEntries(entries);
+      return Object.fromEntries(entries);
+    };
+  }
+}
+
+/** Builds the JSON preview: rows stop at the row or byte budget, whichever comes first. */
+export class PreviewBuilder {
+  readonly rows: Record<string, unknown>[] = [];
+  /** Top-level columns in which some integer had to become a string (QueryResult's `integer_string_columns`). */
+  readonly integerStringColumns = new Set<string>();
+  private bytes = 2; // the brackets of the JSON array
+  private full: boolean;
+  private readonly converter: RowConverter;
+
+  constructor(
+    duckdb: DuckDbValueApi,
+    names: string[],
+    types: readonly ValueType[],
+    private readonly limits: QueryLimits,
+  ) {
+    this.full = limits.maxPreviewRows === 0;
+    this.converter = new RowConverter(duckdb, names, types);
+  }
+
+  /** Converts the chunk's rows into the preview until it is full; rows past that are only counted by the caller. */
+  add(chunk: RowChunk): void {
+    if (this.full) return;
+    const read = this.converter.open(chunk);
+    for (let r = 0; r < chunk.rowCount && !this.full; r++) {
+      const row = read(r, this.limits.maxPreviewBytes);
+      if (row === undefined) {
+        this.full = true;
+        break;
+      }
       const size = Buffer.byteLength(JSON.stringify(row)) + (this.rows.length > 0 ? 1 : 0);
       if (this.bytes + size > this.limits.maxPreviewBytes) {
         this.full = true;
@@ -129,7 +155,7 @@ export class PreviewBuilder {
       }
       this.bytes += size;
       this.rows.push(row);
-      for (const column of this.pendingStrings) this.integerStringColumns.add(column);
+      for (const column of this.converter.integerStrings) this.integerStringColumns.add(column);
       if (this.rows.length >= this.limits.maxPreviewRows) this.full = true;
     }
   }

@@ -35,4 +35,11 @@ export const SQL_LIMITS = {
   /** Values bound to ? in one query. */
   parameters: 1000,
   describeColumns: { default: 200, max: 1000 },
+  /** Rows a whole result read in a snippet may hold (query rows: "all" or into: "result", read as: "rows"). */
+  wholeRows: 1_000_000,
+  /**
+   * The share of sandbox.memory_mb a whole result's JSON may take when handed to a run: its parsed rows take
+   * several times their JSON in the sandbox.
+   */
+  wholeRowsMemoryShare: 1 / 4,
 } as const;

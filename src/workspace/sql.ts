@@ -1,14 +1,17 @@
 // SQL over workspace artifacts: refs become engine inputs (input1..inputN), stale inputs are refused unless
-// allow_historical, save_as stores the full result as a Parquet version that pins its inputs, refresh re-runs it.
+// allow_historical, save_as stores the full result as a Parquet version that pins its inputs, refresh re-runs it (a
+// whole chain with cascade), and a whole result can be read as rows through a bounded scratch file.
 import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { WorkspaceConfig } from "../config/schema.js";
-import { CairnError, ErrorCode } from "../errors.js";
+import { groupDigits } from "../digits.js";
+import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { QueryEngine, QueryInput, QueryInputFormat, QueryResult } from "../query/query-engine.js";
 import type { VersionRecord } from "./catalog/catalog.js";
 import { SQL_LIMITS } from "./limits.js";
 import type { CompactMetadata } from "./metadata.js";
+import { planCascade, type RefreshStep } from "./refresh-plan.js";
 import type { Workspace } from "./workspace.js";
 
 const MAX_QUERY_REFS = SQL_LIMITS.inputs;
@@ -24,9 +27,61 @@ export interface SqlQueryInput {
   summary?: string | undefined;
 }
 
-export interface SqlQueryReply extends Omit<QueryResult, "saved"> {
+export interface SqlQueryReply extends Omit<QueryResult, "saved" | "rows_file"> {
   saved?: CompactMetadata;
 }
+
+/** How much of a whole result may be read as rows; past either limit the query fails with TOO_LARGE. */
+export interface WholeRowsLimits {
+  maxRows: number;
+  maxBytes: number;
+}
+
+/** The file of every row (one JSON array), handed to the reader before it is removed. */
+export interface RowsFileInfo {
+  path: string;
+  bytes: number;
+  integer_string_columns?: string[];
+}
+
+export interface SqlRefreshInput {
+  ref: string;
+  expected_version?: number | undefined;
+  /** Refresh every stale saved query the ref reads from first, ancestors first. */
+  cascade?: boolean | undefined;
+  /** Answer with the preview of the ref's new version too. */
+  preview?: boolean | undefined;
+}
+
+/** One saved query a refresh re-ran. */
+export interface RefreshedStep {
+  name: string;
+  from_version: number;
+  version: number;
+  row_count: number;
+}
+
+export interface SqlRefreshReply extends Partial<Pick<SqlQueryReply, "columns" | "rows" | "truncated">> {
+  saved: CompactMetadata;
+  row_count: number;
+  integer_string_columns?: string[];
+  refreshed_from: { artifact_id: string; version: number };
+  inputs_moved: { name: string; from_version: number }[];
+  /** Every version made, in the order made: the stale ancestors (with cascade), then the ref. */
+  steps: RefreshedStep[];
+}
+
+/** What one run of the SQL may add to a plain query: where its rows go, how a stale input is explained. */
+interface RunOptions {
+  rowsTo?: { path: string } & WholeRowsLimits;
+  /** The fix a STALE_INPUT message names. */
+  staleAdvice?: string;
+  /** Preview rows other than the configured number (0: none). */
+  previewRows?: number;
+}
+
+const QUERY_STALE_ADVICE =
+  "Query the current versions, refresh the stale result (with cascade: true its stale inputs first), or pass allow_historical: true";
 
 export interface SqlDescribeInput {
   inputs: string[];
@@ -45,13 +100,56 @@ export class WorkspaceSql {
 
   /** Runs one read-only statement over the inputs; with save_as the full result becomes a version of that name. */
   async query(input: SqlQueryInput, signal?: AbortSignal): Promise<SqlQueryReply> {
+    return (await this.run(input, {}, signal)).reply;
+  }
+
+  /**
+   * As `query`, and every row of the result is written to a private scratch file (one JSON array, values as in the
+   * preview) that `read` gets before the file is removed. A result past `limits` fails with TOO_LARGE (its data holds
+   * the result's row_count) and nothing is saved; the scratch file never outlives the call.
+   */
+  async queryRows<T>(
+    input: SqlQueryInput,
+    limits: WholeRowsLimits,
+    read: (file: RowsFileInfo) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<{ reply: SqlQueryReply; rows: T }> {
+    await mkdir(this.scratchDir, { recursive: true, mode: 0o700 });
+    const path = join(this.scratchDir, `rows-${process.pid}-${randomBytes(8).toString("hex")}.json`);
+    let saved: CompactMetadata | undefined;
+    try {
+      const { reply, rowsFile } = await this.run(input, { rowsTo: { path, ...limits } }, signal);
+      saved = reply.saved;
+      if (rowsFile === undefined) throw new CairnError(ErrorCode.INTERNAL, "the query engine wrote no rows file");
+      return { reply, rows: await read(rowsFile) };
+    } catch (error) {
+      if (saved === undefined) throw error;
+      // The reader failed (a full result store) after save_as had made its version: say so, or it would look lost.
+      const cause = toCairnError(error);
+      throw new CairnError(cause.code, `${cause.message} (save_as made ${saved.name} v${saved.version} before this)`, {
+        name: cause.name,
+        data: { ...cause.data, saved },
+        cause: error,
+      });
+    } finally {
+      await rm(path, { force: true });
+    }
+  }
+
+  private async run(
+    input: SqlQueryInput,
+    options: RunOptions,
+    signal: AbortSignal | undefined,
+  ): Promise<{ reply: SqlQueryReply; rowsFile?: RowsFileInfo }> {
     const refs = checkRefs(input.inputs);
     const located = await this.workspace.locate(refs);
-    if (!input.allow_historical)
+    if (!input.allow_historical) {
       refuseStale(
         located.map((l) => l.record),
         refs,
+        options.staleAdvice ?? QUERY_STALE_ADVICE,
       );
+    }
     const engineInputs = located.map((l, i) => engineInput(l, refs[i] as string));
     const scratch = input.save_as === undefined ? undefined : await this.scratchFile();
     try {
@@ -60,15 +158,18 @@ export class WorkspaceSql {
         sql: input.sql,
         ...(input.parameters === undefined ? {} : { parameters: input.parameters }),
         limits: {
-          maxPreviewRows: this.config.max_preview_rows,
+          maxPreviewRows: options.previewRows ?? this.config.max_preview_rows,
           maxPreviewBytes: this.config.max_preview_bytes,
           timeoutMs: this.config.query_timeout_ms,
         },
         ...(scratch === undefined ? {} : { saveTo: scratch }),
+        ...(options.rowsTo === undefined ? {} : { rowsTo: options.rowsTo }),
         ...(signal === undefined ? {} : { signal }),
       });
-      const { saved: file, ...preview } = result;
-      if (input.save_as === undefined || file === undefined || scratch === undefined) return preview;
+      const { saved: file, rows_file: rowsFile, ...preview } = result;
+      const rows = rowsFile === undefined ? {} : { rowsFile };
+      if (input.save_as === undefined || file === undefined || scratch === undefined)
+        return { reply: preview, ...rows };
       const ids = located.map((l) => l.record.artifact_id);
       const saved = await this.workspace.save({
         name: input.save_as,
@@ -86,7 +187,7 @@ export class WorkspaceSql {
         inputs: ids,
         ...(input.expected_version === undefined ? {} : { expected_version: input.expected_version }),
       });
-      return { ...preview, saved };
+      return { reply: { ...preview, saved }, ...rows };
     } finally {
       if (scratch !== undefined) await rm(scratch, { force: true });
     }
@@ -120,9 +221,12 @@ export class WorkspaceSql {
   /**
    * Re-runs a saved query on the current versions of its direct inputs and saves the result as a new version of its
    * name. `expected_version` defaults to the name's current version. A direct input that is itself stale is refused
-   * (STALE_INPUT): refresh it first, so a chain is refreshed from its roots.
+   * (STALE_INPUT) unless `cascade`: then every stale saved query it reads from is refreshed first, ancestors first,
+   * each once (planned before anything is written). A failure part-way (VERSION_CONFLICT from another writer, a
+   * query error, a cancel) keeps its code and says which versions were made and which names were not refreshed:
+   * each version made is a true result of the inputs it pins, and what was not refreshed stays marked stale.
    */
-  async refresh(input: { ref: string; expected_version?: number | undefined }, signal?: AbortSignal) {
+  async refresh(input: SqlRefreshInput, signal?: AbortSignal): Promise<SqlRefreshReply> {
     const [located] = await this.workspace.locate([input.ref]);
     const record = (located as { record: VersionRecord }).record;
     if (record.sql === null || record.inputs === null) {
@@ -131,28 +235,74 @@ export class WorkspaceSql {
         `${record.name} v${record.version} is not a saved query: only results of query with save_as can be refreshed`,
       );
     }
-    const previous = await this.workspace.locate(record.inputs);
-    const names = previous.map((p) => p.record.name);
-    const [current] = await this.workspace.locate([record.name]);
-    const reply = await this.query(
+    const [current] = await this.records([record.name]);
+    const target: RefreshStep = {
+      record,
+      expectedVersion: input.expected_version ?? (current as VersionRecord).version,
+    };
+    const steps = input.cascade ? [...(await planCascade(record, (refs) => this.records(refs))), target] : [target];
+    const advice = input.cascade
+      ? undefined
+      : `Refresh it first, or refresh {ref: ${JSON.stringify(input.ref)}, cascade: true} (--cascade on the command line) to refresh the whole chain in order`;
+    const done: RefreshedStep[] = [];
+    let last: SqlQueryReply | undefined;
+    for (const [i, step] of steps.entries()) {
+      const isTarget = i === steps.length - 1;
+      try {
+        last = await this.rerun(
+          step,
+          { staleAdvice: advice, previewRows: isTarget && input.preview ? undefined : 0 },
+          signal,
+        );
+      } catch (error) {
+        if (steps.length === 1) throw error;
+        throw stoppedCascade(error, done, steps.slice(i), input.ref);
+      }
+      const saved = last.saved as CompactMetadata;
+      done.push({
+        name: saved.name,
+        from_version: step.record.version,
+        version: saved.version,
+        row_count: last.row_count,
+      });
+    }
+    const reply = last as SqlQueryReply;
+    const inputsBefore = await this.records(record.inputs);
+    const answer: SqlRefreshReply = {
+      saved: reply.saved as CompactMetadata,
+      row_count: reply.row_count,
+      refreshed_from: { artifact_id: record.artifact_id, version: record.version },
+      inputs_moved: inputsBefore.filter((p) => !p.current).map((p) => ({ name: p.name, from_version: p.version })),
+      steps: done,
+    };
+    if (input.preview) {
+      Object.assign(answer, { columns: reply.columns, rows: reply.rows, truncated: reply.truncated });
+      if (reply.integer_string_columns) answer.integer_string_columns = reply.integer_string_columns;
+    }
+    return answer;
+  }
+
+  /** Re-runs one saved query over the current versions of its inputs' names, as a new version of its name. */
+  private async rerun(step: RefreshStep, options: RunOptions, signal: AbortSignal | undefined): Promise<SqlQueryReply> {
+    const { record } = step;
+    const previous = await this.records(record.inputs ?? []);
+    const { reply } = await this.run(
       {
-        inputs: names,
-        sql: record.sql,
+        inputs: previous.map((p) => p.name),
+        sql: record.sql as string,
         parameters: Array.isArray(record.parameters) ? record.parameters : [],
         save_as: record.name,
-        expected_version: input.expected_version ?? (current as { record: VersionRecord }).record.version,
+        expected_version: step.expectedVersion,
         summary: record.summary ?? undefined,
       },
+      options,
       signal,
     );
-    const moved = previous
-      .filter((p) => !p.record.current)
-      .map((p) => ({ name: p.record.name, from_version: p.record.version }));
-    return {
-      ...reply,
-      refreshed_from: { artifact_id: record.artifact_id, version: record.version },
-      inputs_moved: moved,
-    };
+    return reply;
+  }
+
+  private async records(refs: string[]): Promise<VersionRecord[]> {
+    return (await this.workspace.locate(refs)).map((l) => l.record);
   }
 
   private async scratchFile(): Promise<string> {
@@ -175,21 +325,17 @@ function checkRefs(inputs: unknown): string[] {
 }
 
 /** A pinned id that its name has moved past, or a version whose own inputs moved, is stale. */
-function refuseStale(records: VersionRecord[], refs: string[]): void {
+function refuseStale(records: VersionRecord[], refs: string[], advice: string): void {
   const stale = records.flatMap((record, i) => {
     if (!record.current) return [`${refs[i]} is ${record.name} v${record.version}, no longer the current version`];
     if (record.stale) {
       const moved = record.stale_inputs.map((s) => `${s.name} v${s.version} -> v${s.current_version ?? "deleted"}`);
-      return [`${record.name} v${record.version} is stale (its inputs moved: ${moved.join(", ")}); refresh it first`];
+      return [`${record.name} v${record.version} is stale (its inputs moved: ${moved.join(", ")})`];
     }
     return [];
   });
   if (stale.length > 0) {
-    throw new CairnError(
-      ErrorCode.STALE_INPUT,
-      `stale input: ${stale.join("; ")}. Query the current versions, refresh the stale result, or pass allow_historical: true`,
-      { data: { stale } },
-    );
+    throw new CairnError(ErrorCode.STALE_INPUT, `stale input: ${stale.join("; ")}. ${advice}`, { data: { stale } });
   }
 }
 
@@ -211,5 +357,32 @@ function formatOf(record: VersionRecord, ref: string): QueryInputFormat {
   throw new CairnError(
     ErrorCode.INVALID_ARGUMENT,
     `${ref} (${record.name} v${record.version}) is a ${record.kind} (${record.media_type}), and query reads only CSV, Parquet and JSON artifacts: ${fix}`,
+  );
+}
+
+/**
+ * A cascade that stopped part-way, with the failure's own code: what was refreshed (versions made, true to the inputs
+ * they pin), what was not (left as it was, stale still marked), and how to go on.
+ */
+function stoppedCascade(error: unknown, done: RefreshedStep[], left: RefreshStep[], ref: string): CairnError {
+  const cause = toCairnError(error);
+  const failed = left[0]?.record.name as string;
+  const made = done.map(
+    (s) => `${s.name} v${s.version} (${groupDigits(s.row_count)} row${s.row_count === 1 ? "" : "s"})`,
+  );
+  return new CairnError(
+    cause.code,
+    `refresh stopped at ${failed}: ${cause.message}. Refreshed: ${made.length > 0 ? made.join(", ") : "nothing"}. ` +
+      `Not refreshed: ${left.map((s) => s.record.name).join(", ")}. Once the cause is dealt with, refresh {ref: ${JSON.stringify(ref)}, cascade: true} again: it refreshes what is still stale, then the ref`,
+    {
+      name: cause.name,
+      data: {
+        ...cause.data,
+        refreshed: done,
+        not_refreshed: left.map((s) => s.record.name),
+        failed,
+      },
+      cause: error,
+    },
   );
 }

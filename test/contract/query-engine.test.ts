@@ -1,7 +1,7 @@
 // The QueryEngine contract suite, run against every backend over real vega-datasets files and generated tables.
 // Deadlines come from the engine under test (tiny timeouts on genuinely slow SQL); no test asserts wall-clock time.
 
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
@@ -269,6 +269,91 @@ describe.each(BACKENDS)("QueryEngine contract: $name", ({ create }) => {
     expect(small.rows).toEqual(large.rows.slice(0, small.rows.length));
     expect(small.truncated).toBe(true);
     expect(small.row_count).toBe(3376);
+  });
+
+  it("writes every row to rowsTo as one JSON array with the preview's values, beside a normal preview", async () => {
+    const path = join(dir, "all-airports.json");
+    const result = await engine.query({
+      inputs: [AIRPORTS],
+      sql: "SELECT iata, latitude, 9007199254740993::BIGINT AS big FROM input1 ORDER BY iata",
+      limits: LIMITS,
+      rowsTo: { path, maxRows: 10_000, maxBytes: 1_000_000 },
+    });
+    const rows = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>[];
+    expect(rows).toHaveLength(3376);
+    expect(result.row_count).toBe(3376);
+    expect(rows.slice(0, 25)).toEqual(result.rows);
+    expect(rows[0]).toEqual({ iata: expect.any(String), latitude: expect.any(Number), big: "9007199254740993" });
+    expect(result.rows_file).toEqual({
+      path,
+      bytes: statSync(path).size,
+      integer_string_columns: ["big"],
+    });
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    rmSync(path);
+  });
+
+  it("fails past rowsTo's rows or bytes with TOO_LARGE naming the whole result, and leaves no file", async () => {
+    const path = join(dir, "too-many.json");
+    const rows = await rejectsWith(
+      engine.query({
+        inputs: [AIRPORTS],
+        sql: "SELECT iata FROM input1",
+        limits: LIMITS,
+        rowsTo: { path, maxRows: 1000, maxBytes: 10_000_000 },
+      }),
+      ErrorCode.TOO_LARGE,
+    );
+    expect(rows.message).toMatch(/3,376 rows, over the 1,000 rows/);
+    expect(rows.data).toMatchObject({ row_count: 3376, max_rows: 1000 });
+    expect(existsSync(path)).toBe(false);
+    // One value bigger than the whole budget is sized, never copied.
+    const bytes = await rejectsWith(
+      engine.query({
+        inputs: [narrow],
+        sql: "SELECT a, repeat('x', 50000000) AS text FROM input1",
+        limits: LIMITS,
+        rowsTo: { path, maxRows: 1000, maxBytes: 100_000 },
+      }),
+      ErrorCode.TOO_LARGE,
+    );
+    expect(bytes.data).toMatchObject({ row_count: 2, rows_that_fit: 0, max_bytes: 100_000 });
+    expect(existsSync(path)).toBe(false);
+    // So is a list of a million items: it could never fit, and converting it first would cost more than the query.
+    const list = await rejectsWith(
+      engine.query({
+        inputs: [narrow],
+        sql: "SELECT range(1000000) AS l",
+        limits: LIMITS,
+        rowsTo: { path, maxRows: 1000, maxBytes: 100_000 },
+      }),
+      ErrorCode.TOO_LARGE,
+    );
+    expect(list.data).toMatchObject({ row_count: 1, rows_that_fit: 0 });
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("refuses a rowsTo file that already exists, or that is an input", async () => {
+    const existing = writeFixture(dir, "existing.json", "keep me");
+    await rejectsWith(
+      engine.query({
+        inputs: [narrow],
+        sql: "SELECT * FROM input1",
+        limits: LIMITS,
+        rowsTo: { path: existing, maxRows: 10, maxBytes: 1000 },
+      }),
+      ErrorCode.INVALID_ARGUMENT,
+    );
+    expect(readFileSync(existing, "utf8")).toBe("keep me");
+    await rejectsWith(
+      engine.query({
+        inputs: [narrow],
+        sql: "SELECT * FROM input1",
+        limits: LIMITS,
+        rowsTo: { path: narrow.path, maxRows: 10, maxBytes: 1000 },
+      }),
+      ErrorCode.INVALID_ARGUMENT,
+    );
   });
 
   it("interrupts a slow query at its deadline and answers the next one", async () => {

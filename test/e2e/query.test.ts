@@ -92,7 +92,7 @@ describe("query over MCP", () => {
     expect(r.json.integer_string_columns).toEqual(["big", "huge"]);
   });
 
-  it("saves a result, marks a chain of three stale when the root moves, refuses stale inputs, and refreshes from the root", async () => {
+  it("saves a result, marks a chain of three stale when the root moves, refuses stale inputs, and refreshes the chain with one cascade call", async () => {
     const csv = join(c.dir, "scores.csv");
     writeFileSync(csv, "id,score\n1,10\n2,20\n3,30\n");
     await c.call("import", { path: csv, name: "chain/scores" });
@@ -120,11 +120,24 @@ describe("query over MCP", () => {
     // sum() is a 128-bit integer, saved as DECIMAL(38,0): decimals come back as exact strings.
     expect(historical.json.rows).toEqual([{ total: "120" }]);
 
-    expect((await c.call("refresh", { ref: "chain/d" })).json.error.code).toBe("STALE_INPUT");
-    await c.call("refresh", { ref: "chain/b" });
-    await c.call("refresh", { ref: "chain/c" });
-    const d = await c.call("refresh", { ref: "chain/d" });
-    expect(d.json.saved).toMatchObject({ name: "chain/d", version: 2 });
+    const stale = await c.call("refresh", { ref: "chain/d" });
+    expect(stale.json.error.code).toBe("STALE_INPUT");
+    // The hint names what refresh itself accepts.
+    expect(stale.json.error.message).toContain('refresh {ref: "chain/d", cascade: true}');
+    const d = await c.call("refresh", { ref: "chain/d", cascade: true });
+    expect(d.isError, d.text).toBe(false);
+    expect(d.json.steps).toEqual([
+      { name: "chain/b", from_version: 1, version: 2, row_count: 1 },
+      { name: "chain/c", from_version: 1, version: 2, row_count: 1 },
+      { name: "chain/d", from_version: 1, version: 2, row_count: 1 },
+    ]);
+    expect(d.json.saved).toMatchObject({ name: "chain/d", version: 2, stale: false });
+    // A summary: no preview unless asked.
+    expect(d.json.rows).toBeUndefined();
+    expect(d.text.length).toBeLessThan(1500);
+    const again = await c.call("refresh", { ref: "chain/d", cascade: true, preview: true });
+    expect(again.json.steps.map((s: { name: string }) => s.name)).toEqual(["chain/d"]);
+    expect(again.json.rows).toEqual([{ t: "201" }]);
     const final = await c.call("query", { inputs: ["chain/d"], sql: "SELECT t FROM input1" });
     expect(final.json.rows).toEqual([{ t: "201" }]);
     expect((await c.call("inspect", { ref: "chain/d", full: true, excerpt_bytes: 0 })).json).toMatchObject({

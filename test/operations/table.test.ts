@@ -91,6 +91,10 @@ describe("describe_tools over the table", () => {
     const query = described.find((d) => d.name === "workspace.query");
     expect(query?.declaration).toContain("Promise<QueryOutput>");
     expect(query?.declaration).toMatch(/row_count: number/);
+    // Snippets see the snippet-only fields that the MCP tool's schema leaves out.
+    expect(query?.declaration).toContain('rows?: ("preview" | "all")');
+    expect(query?.declaration).toContain('into?: "result"');
+    expect(described.find((d) => d.name === "workspace.read")?.declaration).toContain('"rows"');
     const save = described.find((d) => d.name === "workspace.save");
     expect(save?.declaration).toContain("Uint8Array");
     expect(save?.declaration).toMatch(/artifact_id: string/);
@@ -158,6 +162,7 @@ describe("each handler's answer matches its declared output", () => {
     await call("query", { inputs: ["data/t"], sql: "select sum(score) as s from input1", save_as: "data/sum" });
     await call("describe", { inputs: ["data/t", "data/sum"] });
     await call("refresh", { ref: "data/sum" });
+    await call("refresh", { ref: "data/sum", cascade: true, preview: true });
     await call("export", { ref: "notes/a", path: join(dir, "out.txt") });
     await call("delete", { ref: note.artifact_id });
     await call("prune", { dry_run: true });

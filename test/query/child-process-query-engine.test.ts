@@ -1,7 +1,7 @@
 // ChildProcessQueryEngine-specific behaviour: what crosses the process boundary, options, and its child's life.
 // The shared contract suite (test/contract/query-engine.test.ts) covers what every backend must do.
 
-import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
@@ -54,6 +54,21 @@ describe("ChildProcessQueryEngine", () => {
     await rejectsWith(engine.query({ inputs: [input], sql: "DROP TABLE x", limits: LIMITS }), ErrorCode.SQL_REJECTED);
     await engine.describe({ inputs: [input] });
     expect(engine.pid).toBe(pid);
+  });
+
+  it("removes the rows file of a child it killed at the deadline", async () => {
+    const path = join(dir, "rows-of-a-killed-child.json");
+    await rejectsWith(
+      engine.query({
+        inputs: [input],
+        // Rows stream out chunk by chunk for far longer than the deadline: the child dies with the file half written.
+        sql: "SELECT md5(range::VARCHAR || repeat('x', 5000)) AS h FROM range(1000000000)",
+        limits: { ...LIMITS, timeoutMs: 1500 },
+        rowsTo: { path, maxRows: 10_000_000, maxBytes: 500_000_000 },
+      }),
+      ErrorCode.QUERY_TIMEOUT,
+    );
+    expect(existsSync(path)).toBe(false);
   });
 
   it("validates its options before starting anything", async () => {

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { groupDigits } from "../../digits.js";
 import { CairnError, ErrorCode } from "../../errors.js";
 import { isTextMediaType } from "../../media-type.js";
+import type { Session } from "../../session/session.js";
 import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
 
 const READ_OUTPUT_MAX_LENGTH = 20_000;
@@ -19,7 +20,7 @@ export const readOutput: OperationFactory = () =>
     input: z.strictObject({
       handle: z
         .string()
-        .regex(/^art_[A-Za-z0-9_-]+$/, "an art_ handle")
+        .regex(/^(art|res)_[A-Za-z0-9_-]+$/, "an art_ handle")
         .describe("The art_ handle."),
       offset: z.number().int().min(0).default(0).describe("Character offset (with grep: line)."),
       length: z.number().int().min(1).max(READ_OUTPUT_MAX_LENGTH).default(8000).describe("Characters to return."),
@@ -36,6 +37,7 @@ export const readOutput: OperationFactory = () =>
     annotations: READ_ONLY,
     tool: { profiles: ["minimal", "agent", "full"] },
     handler: async (args, ctx) => {
+      if (args.handle.startsWith("res_")) throw resultHandle(args.handle, ctx.session);
       const info = ctx.session.artifacts.info(args.handle, { allowDisabled: true });
       if (!isTextMediaType(info.media_type)) {
         throw new CairnError(
@@ -52,6 +54,18 @@ export const readOutput: OperationFactory = () =>
       return { ...head, ...grepLines(text, args.grep, args.offset, args.length) };
     },
   });
+
+/**
+ * A res_ handle holds a JSON value, not text: it is read in a snippet, where the part that matters can be picked out.
+ * The error says how, with the value's size when the handle is known (an unknown one says so instead).
+ */
+function resultHandle(handle: string, session: Session): CairnError {
+  const info = session.results.info(handle);
+  return new CairnError(
+    ErrorCode.INVALID_ARGUMENT,
+    `${handle} is a saved result (${groupDigits(info.bytes)} bytes of JSON), not a text output: read_output reads art_ handles. Run execute_code with \`const v = await load_result("${handle}")\` and return the part you need (a filter, a count, a slice), or read the resource ${info.uri}`,
+  );
+}
 
 /** Lines containing `needle` from line `from`, each cut around the match, until `budget` characters are used. */
 function grepLines(text: string, needle: string, from: number, budget: number) {

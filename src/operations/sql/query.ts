@@ -1,11 +1,12 @@
 // query: one read-only DuckDB SELECT over workspace tables; only a bounded preview and a saved-result reference
-// come back.
+// come back. In snippets, also every row (rows: "all") or a res_ handle of them (into: "result"): see rows.ts.
 import { z } from "zod";
 import { SQL_LIMITS } from "../../workspace/limits.js";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
 import { Metadata, QueryColumn } from "../shapes.js";
 import { describeVersion } from "../workspace/human.js";
 import { SqlInputs } from "./inputs.js";
+import { queryWholeRows, type WholeRowsArgs, wholeRowsFields } from "./rows.js";
 
 const QueryReply = z.object({
   columns: z.array(QueryColumn),
@@ -14,10 +15,23 @@ const QueryReply = z.object({
   truncated: z.boolean().describe("rows holds fewer than row_count"),
   integer_string_columns: z.array(z.string()).optional().describe("columns whose big integers come as strings"),
   saved: Metadata.optional().describe("the version save_as made"),
+  result: z.string().optional().describe('with into: "result": the res_ handle of every row'),
 });
 
 export const query: OperationFactory = (config) => {
   const { workspace } = config;
+  const input = z.strictObject({
+    inputs: SqlInputs,
+    sql: z
+      .string()
+      .min(1)
+      .max(SQL_LIMITS.sqlChars)
+      .describe("SELECT or WITH ... SELECT over input1..inputN; ? binds parameters."),
+    parameters: z.array(z.unknown()).max(SQL_LIMITS.parameters).optional().describe("Values bound to ?, in order."),
+    save_as: z.string().optional().describe("Save the full result as a version of this name."),
+    expected_version: z.number().int().optional().describe("With save_as: the name's current version."),
+    allow_historical: z.boolean().optional().describe("Allow inputs that are no longer current."),
+  });
   return defineOperation({
     name: "query",
     title: "SQL over workspace tables",
@@ -26,18 +40,9 @@ export const query: OperationFactory = (config) => {
       `One read-only DuckDB SELECT over workspace tables (input1..inputN); it reads nothing else. ` +
       `Returns {columns, rows, row_count, truncated, saved?}: a preview of at most ${workspace.max_preview_rows} rows / ${workspace.max_preview_bytes} bytes, row_count of the full result; big integers and decimals as strings. ` +
       `save_as keeps the full result as Parquet, stale when an input moves on (refresh re-runs it). Inputs no longer current fail (STALE_INPUT) unless allow_historical. ${workspace.query_timeout_ms / 1000} s, ${workspace.query_memory}.`,
-    input: z.strictObject({
-      inputs: SqlInputs,
-      sql: z
-        .string()
-        .min(1)
-        .max(SQL_LIMITS.sqlChars)
-        .describe("SELECT or WITH ... SELECT over input1..inputN; ? binds parameters."),
-      parameters: z.array(z.unknown()).max(SQL_LIMITS.parameters).optional().describe("Values bound to ?, in order."),
-      save_as: z.string().optional().describe("Save the full result as a version of this name."),
-      expected_version: z.number().int().optional().describe("With save_as: the name's current version."),
-      allow_historical: z.boolean().optional().describe("Allow inputs that are no longer current."),
-    }),
+    input,
+    // Snippets may take every row; the tool's schema (and what tools/list costs) stays the preview's.
+    snippetInput: input.extend(wholeRowsFields(config)),
     output: QueryReply,
     annotations: WRITES,
     tool: { profiles: ["agent", "full"] },
@@ -55,7 +60,13 @@ export const query: OperationFactory = (config) => {
         return lines.join("\n");
       },
     },
-    handler: async (args, ctx) => (await ctx.services.sql()).query(args, ctx.signal),
+    handler: async (args, ctx) => {
+      const sql = await ctx.services.sql();
+      const whole = await queryWholeRows(sql, args as typeof args & WholeRowsArgs, ctx, config);
+      if (whole === undefined) return sql.query(args, ctx.signal);
+      // Every row passes to the run as the JSON text the engine wrote: a QueryReply the host never parses.
+      return whole as z.output<typeof QueryReply>;
+    },
   });
 };
 

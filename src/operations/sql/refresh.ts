@@ -1,32 +1,47 @@
-// refresh: re-run a saved query on the current versions of its inputs, as a new version of its name.
+// refresh: re-run a saved query on the current versions of its inputs, as a new version of its name; with cascade,
+// every stale saved query it reads from first. The answer is a summary; the preview only on request.
 import { z } from "zod";
+import { groupDigits } from "../../digits.js";
+import { MAX_CASCADE_STEPS } from "../../workspace/refresh-plan.js";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
-import { ExpectedVersion, Ref } from "../shapes.js";
-import { describeVersion } from "../workspace/human.js";
+import { ExpectedVersion, Metadata, Ref } from "../shapes.js";
 import { QueryReply } from "./query.js";
+
+const Step = z.object({
+  name: z.string(),
+  from_version: z.number(),
+  version: z.number().describe("the version made"),
+  row_count: z.number(),
+});
 
 export const refresh: OperationFactory = () =>
   defineOperation({
     name: "refresh",
     title: "Refresh a saved query result",
-    summary: "Re-runs a saved query on the current versions of its inputs (a chain is refreshed from its roots).",
+    summary: `Re-runs a saved query on the current versions of its inputs; \`cascade\` refreshes every stale saved query it reads from first, in order (at most ${MAX_CASCADE_STEPS}). Answers versions made and rows per step; the preview with \`preview\`.`,
     description:
-      "Re-run a result saved with query save_as on the current versions of its inputs, as a new version of its name. An input that is itself stale is refused: refresh the chain from its roots.",
+      "Re-run a result saved with query save_as on the current versions of its inputs, as a new version of its name. A stale input is refused unless cascade: true, which refreshes every stale saved query it reads from first, each once, in order. Answers {saved, row_count, steps: [{name, from_version, version, row_count}]}; columns and rows only with preview: true.",
     input: z.strictObject({
       ref: Ref.describe("A saved query result."),
       expected_version: ExpectedVersion.optional().describe("The name's current version (the default)."),
+      cascade: z.boolean().optional().describe("Refresh its stale inputs first, ancestors first."),
+      preview: z.boolean().optional().describe("Also return the new version's preview rows."),
     }),
-    output: QueryReply.extend({
-      refreshed_from: z.object({ artifact_id: z.string(), version: z.number() }),
-      inputs_moved: z.array(z.object({ name: z.string(), from_version: z.number() })),
-    }),
+    output: QueryReply.omit({ result: true })
+      .partial({ columns: true, rows: true, truncated: true })
+      .extend({
+        saved: Metadata.describe("the ref's new version"),
+        refreshed_from: z.object({ artifact_id: z.string(), version: z.number() }),
+        inputs_moved: z.array(z.object({ name: z.string(), from_version: z.number() })),
+        steps: z.array(Step).describe("every version made, in order: stale ancestors, then the ref"),
+      }),
     annotations: WRITES,
     tool: { profiles: ["agent", "full"] },
     snippet: { path: "workspace.refresh" },
     cli: {
       args: ["ref"],
       human: (r) =>
-        `refreshed ${r.saved ? describeVersion(r.saved) : r.refreshed_from.artifact_id} (${r.row_count} rows)`,
+        `refreshed ${r.steps.map((s) => `${s.name} v${s.version} (${groupDigits(s.row_count)} row${s.row_count === 1 ? "" : "s"})`).join(", ")}`,
     },
     handler: async (args, ctx) => (await ctx.services.sql()).refresh(args, ctx.signal),
   });
