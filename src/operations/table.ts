@@ -6,6 +6,8 @@ import { executeCode } from "./codemode/execute-code.js";
 import { readOutput } from "./codemode/read-output.js";
 import { searchTools } from "./codemode/search-tools.js";
 import type { Operation, OperationFactory } from "./operation.js";
+import { retrieve } from "./retrieval/retrieve.js";
+import { search } from "./retrieval/search.js";
 import { describe } from "./sql/describe.js";
 import { query } from "./sql/query.js";
 import { refresh } from "./sql/refresh.js";
@@ -32,6 +34,8 @@ const FACTORIES: readonly OperationFactory[] = [
   query,
   describe,
   refresh,
+  search,
+  retrieve,
   importFile,
   deleteVersions,
   exportFile,
