@@ -13,6 +13,8 @@ export const RETRIEVAL_LIMITS = {
   contextBytes: { default: 128, max: 2048 },
   /** Hits in one page of one query. */
   hits: { default: 10, max: 20 },
+  /** Versions one page reports as skipped (not UTF-8) before it ends, so the envelope stays small. */
+  skipped: 20,
   /** Bytes of the hit objects of one search page (compact JSON), cursor and envelope aside. */
   hitBytes: 32 * KIB,
   /** Bytes one call scans or reads, overlapping search windows counted each time. */

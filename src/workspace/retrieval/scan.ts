@@ -6,7 +6,7 @@ import type { VersionRecord } from "../catalog/catalog.js";
 import { alignBack, alignForward } from "../utf8.js";
 import type { VersionReader } from "../version-reader.js";
 import type { Position } from "./cursor.js";
-import { SCAN_WINDOW_BYTES } from "./limits.js";
+import { RETRIEVAL_LIMITS, SCAN_WINDOW_BYTES } from "./limits.js";
 
 /** One match: where it is, and its snippet (the match with up to `context_bytes` each side, whole code points). */
 export interface Found {
@@ -77,8 +77,8 @@ const SLACK = 3;
 /**
  * Yields every match of `needle` (overlapping ones included) in scope order, then by offset, from `from` on.
  * Returns where the next call should start, or null when every version was scanned to its end. Stops early, with
- * that position, when `io.work` cannot pay for the next window. A version with bytes that are not UTF-8 is
- * reported in `skipped` and left at that window; the matches yielded before it stand.
+ * that position, when `io.work` cannot pay for the next window or when `skipped` is full. A version with bytes that
+ * are not UTF-8 is reported in `skipped` and left at that window; the matches yielded before it stand.
  */
 export async function* scan(
   scope: readonly VersionRecord[],
@@ -114,7 +114,8 @@ export async function* scan(
       const hi = alignBack(bytes, Math.min(bytes.length, before + starts + needle.length - 1 + contextBytes));
       if (!isUtf8(bytes.subarray(lo, hi))) {
         skipped.push({ index, record, offset });
-        break;
+        if (skipped.length < RETRIEVAL_LIMITS.skipped) break;
+        return index + 1 < scope.length ? { index: index + 1, offset: 0 } : null;
       }
       const haystack = folds ? foldAscii(bytes) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
       const last = before + starts - 1;

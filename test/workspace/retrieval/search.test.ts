@@ -200,6 +200,15 @@ describe("search", () => {
         ["good/b", 3],
       ]);
       expect(page.skipped).toEqual([expect.objectContaining({ name: "bad/a", offset: 0 })]);
+
+      // A page reports at most 20 of them, then ends with a cursor.
+      for (let i = 0; i < 20; i++) {
+        await ws.save({ name: `bad/m${i}`, content: new Uint8Array([0x61, 0xc3]), media_type: "text/plain" });
+      }
+      const first = await search(ws, { text: "ab" });
+      expect([first.hits.length, first.skipped?.length, first.complete]).toEqual([0, 20, false]);
+      const second = await search(ws, { text: "ab", cursor: first.cursor as string });
+      expect([second.hits.length, second.skipped?.map((x) => x.name), second.complete]).toEqual([2, ["bad/m9"], true]);
     } finally {
       await ws.close();
     }
