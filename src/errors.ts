@@ -34,6 +34,8 @@ export const ErrorCode = {
   TOO_LARGE: "TOO_LARGE",
   PINNED: "PINNED",
   STALE_INPUT: "STALE_INPUT",
+  /** A search cursor whose versions changed since it was given (a save, delete or new version): search again. */
+  STALE_CURSOR: "STALE_CURSOR",
   SQL_REJECTED: "SQL_REJECTED",
   QUERY_FAILED: "QUERY_FAILED",
   QUERY_TIMEOUT: "QUERY_TIMEOUT",
@@ -76,6 +78,7 @@ const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   TOO_LARGE: "WorkspaceError",
   PINNED: "WorkspaceError",
   STALE_INPUT: "WorkspaceError",
+  STALE_CURSOR: "WorkspaceError",
   SQL_REJECTED: "QueryError",
   QUERY_FAILED: "QueryError",
   QUERY_TIMEOUT: "QueryError",

@@ -97,7 +97,11 @@ function firstSentence(text: string): string {
 
 function describe(field: Field): string {
   const kind =
-    field.kind === "object" ? " (JSON)" : field.kind === "array" && field.items === "unknown" ? " (JSON each)" : "";
+    field.kind === "object"
+      ? " (JSON)"
+      : field.kind === "array" && (field.items === "unknown" || field.items === "object")
+        ? " (JSON each)"
+        : "";
   return `${field.description}${kind}`;
 }
 

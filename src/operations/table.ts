@@ -7,6 +7,8 @@ import { readOutput } from "./codemode/read-output.js";
 import { searchTools } from "./codemode/search-tools.js";
 import type { Operation, OperationFactory } from "./operation.js";
 import { diff } from "./retrieval/diff.js";
+import { retrieve } from "./retrieval/retrieve.js";
+import { search } from "./retrieval/search.js";
 import { sync } from "./retrieval/sync.js";
 import { describe } from "./sql/describe.js";
 import { query } from "./sql/query.js";
@@ -36,6 +38,8 @@ const FACTORIES: readonly OperationFactory[] = [
   query,
   describe,
   refresh,
+  search,
+  retrieve,
   diff,
   sync,
   importFile,

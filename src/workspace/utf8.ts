@@ -22,6 +22,13 @@ export function alignBack(bytes: Uint8Array, index: number): number {
   return isContinuation(bytes[i]) ? index : i;
 }
 
+/** Moves `index` forward to the next code point start (at most 3 bytes; unchanged if none is found). */
+export function alignForward(bytes: Uint8Array, index: number): number {
+  let i = index;
+  for (let steps = 0; steps < 3 && isContinuation(bytes[i]); steps++) i++;
+  return isContinuation(bytes[i]) ? index : i;
+}
+
 /**
  * The end (exclusive) of a window of at most `maxBytes` starting at the boundary `start`, moved back so it does not
  * split a code point. When not even one code point fits, the window holds exactly one, so paging always advances.

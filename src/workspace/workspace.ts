@@ -78,6 +78,7 @@ import {
   tooLargeBytes,
   tooLargeText,
 } from "./validate.js";
+import { VersionReader } from "./version-reader.js";
 
 interface WorkspaceOptions {
   /** Bytes of each text version indexed for `find`. @default 65536 */
@@ -93,7 +94,6 @@ const { findResults, listResults, listNamespaces } = WORKSPACE_LIMITS;
 /** find's text when it holds no word to search: then find lists the most recent artifacts. */
 const HAS_WORD = /[\p{L}\p{N}]/u;
 const SNIFF_BYTES = 8192;
-const VERIFY_WHOLE_BYTES = 4 * 1024 * 1024;
 
 /** What one kind of save content commits. */
 interface SaveContent {
@@ -660,18 +660,26 @@ export class Workspace {
     );
   }
 
+  /**
+   * The versions `refs` point to and, with `current`, every current version by name, from one catalog snapshot.
+   * NOT_FOUND names every ref that resolves to nothing.
+   */
+  async snapshot(
+    refs: string[],
+    options: { current: boolean },
+  ): Promise<{ refs: VersionRecord[]; current: VersionRecord[] }> {
+    const { resolved, current } = await this.catalog.snapshot(refs, options);
+    return { refs: found(refs, resolved), current };
+  }
+
+  /** A reader of version bytes for one call, checked as inspect's pages are (see VersionReader). */
+  reader(): VersionReader {
+    return new VersionReader(this.blobs);
+  }
+
   /** Resolves refs in one snapshot; NOT_FOUND names every ref that resolves to nothing. */
   private async resolveAll(refs: string[]): Promise<VersionRecord[]> {
-    const records = await this.catalog.get(refs);
-    const missing = refs.filter((_, i) => records[i] === undefined);
-    if (missing.length > 0) {
-      throw new CairnError(
-        ErrorCode.NOT_FOUND,
-        `not found: ${missing.join(", ")}: use find to look up names, or inspect a name for its current id`,
-        { data: { missing } },
-      );
-    }
-    return records as VersionRecord[];
+    return found(refs, await this.catalog.get(refs));
   }
 
   private async excerpt(record: VersionRecord, requested: number, excerptBytes: number): Promise<Excerpt> {
@@ -688,11 +696,7 @@ export class Workspace {
     // Three bytes of slack each side find the code point boundaries around the window.
     const readStart = Math.max(0, requested - 3);
     const length = requested - readStart + excerptBytes + 3;
-    // Small blobs are hash-verified on every page; big ones only size-checked (hashing 1 GB per page is no option).
-    const buffer =
-      record.bytes <= VERIFY_WHOLE_BYTES
-        ? (await this.blobs.read(record.sha256, record.bytes)).subarray(readStart, readStart + length)
-        : await this.blobs.readRange(record.sha256, readStart, length, record.bytes);
+    const buffer = await this.reader().read(record, readStart, length);
     const start = alignBack(buffer, requested - readStart);
     const end = windowEnd(buffer, start, excerptBytes);
     const next = readStart + end;
@@ -702,6 +706,19 @@ export class Workspace {
       next_offset: next >= record.bytes ? null : next,
     };
   }
+}
+
+/** The records of `refs`, or NOT_FOUND naming every ref that resolved to nothing. */
+function found(refs: string[], records: (VersionRecord | undefined)[]): VersionRecord[] {
+  const missing = refs.filter((_, i) => records[i] === undefined);
+  if (missing.length > 0) {
+    throw new CairnError(
+      ErrorCode.NOT_FOUND,
+      `not found: ${missing.join(", ")}: use find to look up names, or inspect a name for its current id`,
+      { data: { missing } },
+    );
+  }
+  return records as VersionRecord[];
 }
 
 async function readHead(path: string, bytes: number): Promise<Uint8Array> {

@@ -130,6 +130,22 @@ for (const [label, create] of implementations) {
       await catalog.close();
     });
 
+    it("snapshots refs and every current version by name in one read", async () => {
+      const catalog = await create();
+      const b1 = await catalog.insertVersion(version("snap/b"));
+      const b2 = await catalog.insertVersion(version("snap/b"), { expectedVersion: 1 });
+      const a = await catalog.insertVersion(version("snap/a", { dependencies: [b1.artifact_id] }));
+      const both = await catalog.snapshot(["snap/b", b1.artifact_id, "nope"], { current: true });
+      expect(both.resolved.map((r) => r?.artifact_id)).toEqual([b2.artifact_id, b1.artifact_id, undefined]);
+      expect(both.current.map((r) => [r.name, r.version, r.stale])).toEqual([
+        ["snap/a", 1, true],
+        ["snap/b", 2, false],
+      ]);
+      expect(both.current[0]?.artifact_id).toBe(a.artifact_id);
+      expect((await catalog.snapshot([], { current: false })).current).toEqual([]);
+      await catalog.close();
+    });
+
     it("gives each hit the snippet of its own text, not the first match's", async () => {
       const catalog = await create();
       const words = ["alpha", "beta", "gamma", "delta"];

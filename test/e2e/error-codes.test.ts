@@ -155,6 +155,16 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
     return toolError("save", { name, content: "two" });
   },
   INVALID_NAME: () => toolError("save", { name: "../escape", content: "x" }),
+  STALE_CURSOR: () => {
+    // A cursor is bound to the versions it searched: a save between pages makes it stale.
+    const name = unique("cursor");
+    return snippetError(
+      catching(`await workspace.save({ name: "${name}", content: "needle needle needle" });
+        const first = await workspace.search({ text: "needle", refs: ["${name}"], limit: 1 });
+        await workspace.save({ name: "${name}", content: "needle again", expected_version: 1 });
+        await workspace.search({ text: "needle", refs: ["${name}"], cursor: first.cursor })`),
+    );
+  },
   TOO_LARGE: () => toolError("save", { name: unique("big"), content: "b".repeat(1024 * 1024 + 1) }),
   PINNED: async () => {
     const name = unique("pinned");

@@ -163,6 +163,16 @@ describe("each handler's answer matches its declared output", () => {
     await call("describe", { inputs: ["data/t", "data/sum"] });
     await call("refresh", { ref: "data/sum" });
     await call("refresh", { ref: "data/sum", cascade: true, preview: true });
+    const found = await call("search", { text: "HELLO", limit: 1 });
+    await call("search", { text: "hello", cursor: found.cursor });
+    await call("retrieve", {
+      queries: [{ text: "again", context_bytes: 4 }],
+      reads: [
+        { ref: "notes/a", bytes: 5 },
+        { ref: "notes/a", offset: 100, bytes: 5 },
+      ],
+      max_bytes: 4096,
+    });
     await call("export", { ref: "notes/a", path: join(dir, "out.txt") });
     await call("delete", { ref: note.artifact_id });
     await call("prune", { dry_run: true });

@@ -77,6 +77,13 @@ export interface VersionRecord {
   stale_inputs: StaleInput[];
 }
 
+/** What one `snapshot` read: the refs resolved (`undefined` for a ref that names nothing) and the current versions. */
+export interface CatalogSnapshot {
+  resolved: (VersionRecord | undefined)[];
+  /** Every current version by name; empty unless asked for. */
+  current: VersionRecord[];
+}
+
 export interface SearchHit {
   record: VersionRecord;
   /** A few words around the best match, matches in [brackets]. */
@@ -155,6 +162,8 @@ export interface Catalog {
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;
   /** Version `version` of `name`; `undefined` when it never existed or was deleted. */
   getVersion(name: string, version: number): Promise<VersionRecord | undefined>;
+  /** `get` of `refs` and, with `current`, every current version in name order, from one snapshot. */
+  snapshot(refs: readonly string[], options: { current: boolean }): Promise<CatalogSnapshot>;
   /**
    * Ranked current versions matching `text`: all its words, else all as word prefixes, else any word as a prefix.
    */

@@ -7,6 +7,7 @@ import {
   type ArtifactKind,
   type BlobCollection,
   type Catalog,
+  type CatalogSnapshot,
   type CheckpointFields,
   type InsertOptions,
   isArtifactId,
@@ -270,12 +271,23 @@ export class SqliteCatalog implements Catalog {
   }
 
   async get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]> {
-    return this.db.transaction(() =>
-      refs.map((ref) => {
-        const row = isArtifactId(ref) ? this.rowById(ref) : this.rowByName(ref);
-        return row === undefined ? undefined : this.recordOf(row);
-      }),
-    )();
+    return this.db.transaction(() => refs.map((ref) => this.resolve(ref)))();
+  }
+
+  async snapshot(refs: readonly string[], options: { current: boolean }): Promise<CatalogSnapshot> {
+    return this.db.transaction(() => ({
+      resolved: refs.map((ref) => this.resolve(ref)),
+      current: options.current
+        ? (this.q(`${SELECT_VERSION} WHERE v.id = n.current_id ORDER BY v.name`).all() as VersionRow[]).map((row) =>
+            this.recordOf(row),
+          )
+        : [],
+    }))();
+  }
+
+  private resolve(ref: string): VersionRecord | undefined {
+    const row = isArtifactId(ref) ? this.rowById(ref) : this.rowByName(ref);
+    return row === undefined ? undefined : this.recordOf(row);
   }
 
   async getVersion(name: string, version: number): Promise<VersionRecord | undefined> {
