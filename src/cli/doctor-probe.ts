@@ -105,7 +105,6 @@ export async function probeEntry(entry: ServerEntry, fixStart: string): Promise<
     }
     steps.push({ step: "tools/list", status: "ok", detail: `${names.length} tools: ${names.join(", ")}` });
 
-    // A snippet waits for the upstream servers to connect, so the namespace read after it shows where they ended.
     steps.push(
       await snippetStep(client, "execute_code", "return 1 + 1", 2, {
         ok: (ms) => `return 1 + 1 gave 2 in ${ms} ms`,
@@ -140,12 +139,22 @@ export async function probeEntry(entry: ServerEntry, fixStart: string): Promise<
   }
 }
 
+/**
+ * Each upstream's state once none is still connecting (each has its own startup_timeout_ms), or as it stands after
+ * STEP_TIMEOUT_MS: a run waits only for the servers it names, so nothing else has waited for them.
+ */
 async function readNamespace(client: Client): Promise<{ upstreams?: UpstreamState[] }> {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
   try {
-    const resource = await client.readResource({ uri: "cairn://namespace" }, { timeout: STEP_TIMEOUT_MS });
-    const text = (resource.contents[0] as { text?: string } | undefined)?.text ?? "{}";
-    const namespaces = (JSON.parse(text) as { namespaces?: UpstreamState[] }).namespaces;
-    return Array.isArray(namespaces) ? { upstreams: namespaces } : {};
+    for (;;) {
+      const resource = await client.readResource({ uri: "cairn://namespace" }, { timeout: STEP_TIMEOUT_MS });
+      const text = (resource.contents[0] as { text?: string } | undefined)?.text ?? "{}";
+      const namespaces = (JSON.parse(text) as { namespaces?: UpstreamState[] }).namespaces;
+      if (!Array.isArray(namespaces)) return {};
+      if (!namespaces.some((n) => n.status === "connecting") || Date.now() >= deadline)
+        return { upstreams: namespaces };
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   } catch {
     return {};
   }

@@ -140,8 +140,14 @@ function upstreamSteps(
       : {
           step: `upstream ${upstream.name}`,
           status: "FAIL",
-          detail: `${upstream.status}: ${upstream.cause ?? "no cause given"}`,
-          fix: `fix [servers.${upstream.name}] in ${where} as the cause says, then run cairn doctor ${host} again`,
+          detail:
+            upstream.status === "connecting"
+              ? "still starting when the check gave up waiting"
+              : `${upstream.status}: ${upstream.cause ?? "no cause given"}`,
+          fix:
+            upstream.status === "connecting"
+              ? `check that [servers.${upstream.name}] in ${where} starts on its own, or raise its startup_timeout_ms`
+              : `fix [servers.${upstream.name}] in ${where} as the cause says, then run cairn doctor ${host} again`,
         },
   );
 }

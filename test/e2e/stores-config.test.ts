@@ -11,7 +11,7 @@ const scratch = mkdtempSync(join(tmpdir(), "cairn-stores-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("store configuration", () => {
-  it("refuses saves with STORE_DISABLED and advertises no resource templates when both stores are off", async () => {
+  it("refuses saves with STORE_DISABLED and advertises only the workspace's resource template when both stores are off", async () => {
     const c = await connect("[results]\nenabled = false\n[artifacts]\nenabled = false\n");
     try {
       const r = await c.run(
@@ -22,7 +22,9 @@ describe("store configuration", () => {
         ["ResultStoreError", "STORE_DISABLED"],
         ["ArtifactStoreError", "STORE_DISABLED"],
       ]);
-      expect((await c.client.listResourceTemplates()).resourceTemplates).toEqual([]);
+      // The session stores' templates go; the durable workspace's stays.
+      const templates = (await c.client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
+      expect(templates).toEqual(["cairn://workspace/{+name}"]);
       // Spill still protects the context window, and read_output can read the copy.
       const spilled = await c.run("return 'q'.repeat(45000)");
       const handle = /saved as (art_[A-Za-z0-9_-]+)/.exec(spilled.text)?.[1] as string;
