@@ -48,9 +48,13 @@ export function withMaxTokens(operation: Operation): Operation {
             .describe(`${trim} left out to fit max_tokens`),
         });
   const handler = operation.handler;
+  const snippetInput =
+    operation.snippetInput &&
+    objectSchema(operation, operation.snippetInput, "snippet input").extend({ max_tokens: MaxTokens });
   return {
     ...operation,
     input,
+    ...(snippetInput && { snippetInput }),
     output,
     async handler(args, ctx) {
       const { max_tokens, ...rest } = args as { max_tokens?: unknown };
