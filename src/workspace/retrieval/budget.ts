@@ -132,7 +132,8 @@ export function fitList<T extends object>(
   nextStep: string,
 ): T & { omitted?: Omitted } {
   const items = reply[field];
-  if (budget === undefined || budget.fits(reply) || !Array.isArray(items)) return fitted(budget, reply);
+  if (budget === undefined || budget.fits(reply)) return reply;
+  if (!Array.isArray(items)) throw budget.tooSmall(reply);
   const keep = (kept: number) => ({
     ...reply,
     [field]: items.slice(0, kept),
