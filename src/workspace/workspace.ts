@@ -334,6 +334,7 @@ export class Workspace {
       const page = excerptBytes === 0 ? undefined : await this.page(record, offset, excerptBytes);
       pages.push(page !== undefined && "bytes" in page ? windows.push(page) - 1 : page);
     }
+    const ways = [...(single ? [] : ["ask for fewer refs"]), ...(full ? ["leave out full"] : [])];
     return fitPages(
       windows,
       (cut, omitted) => {
@@ -349,11 +350,7 @@ export class Workspace {
       budget,
       {
         next_step: single ? "inspect again with offset: next_offset" : "inspect each with offset: its next_offset",
-        advice: single
-          ? full
-            ? "leave out full"
-            : undefined
-          : `ask for fewer refs${full ? ", or leave out full" : ""}`,
+        advice: ways.length === 0 ? undefined : ways.join(", or "),
       },
     );
   }
