@@ -73,14 +73,18 @@ function defineCommand(program: Command, operation: Operation): void {
         label: (path) => [labels.get(String(path[0])) ?? String(path[0]), ...path.slice(1)].join("."),
       });
       if (cli.prepare) args = cli.prepare(args);
+      // What is printed is what --max-tokens counts: the indented JSON or the summary, with the final newline.
+      const printed = (output: unknown) =>
+        json ? `${JSON.stringify(output, null, 2)}\n` : `${cli.human(output)}${omittedLine(output)}\n`;
       const output = await configured.handler(args, {
         services: app.services,
         session: app.newSession("cli"),
         surface: "cli",
         progress: progress.report,
+        replyText: printed,
       });
       progress.stop();
-      process.stdout.write(json ? `${JSON.stringify(output, null, 2)}\n` : `${cli.human(output)}\n`);
+      process.stdout.write(printed(output));
     } catch (error) {
       progress.stop();
       throw new ExitError(reportFailure(error, json));
@@ -88,6 +92,15 @@ function defineCommand(program: Command, operation: Operation): void {
       await app.close();
     }
   });
+}
+
+/** What a budget left out (`omitted: {results: 3, next_step}`), as the summary's last line; empty when nothing was. */
+function omittedLine(output: unknown): string {
+  const omitted = (output as { omitted?: Record<string, unknown> } | null)?.omitted;
+  if (omitted === undefined || omitted === null || typeof omitted !== "object") return "";
+  const { next_step, ...counts } = omitted;
+  const what = Object.entries(counts).map(([key, count]) => `${count} ${key.replace(/_/g, " ")}`);
+  return `\n[omitted to fit --max-tokens: ${what.join(", ")}${typeof next_step === "string" ? `; ${next_step}` : ""}]`;
 }
 
 function firstSentence(text: string): string {

@@ -58,6 +58,10 @@ const OutputConfigSchema = z
     max_file_bytes: int(1024, 16 * 1024 * MIB, "bytes of one spilled copy").default(64 * MIB),
     max_total_bytes: int(1024, 64 * 1024 * MIB, "bytes of all spilled copies of this process").default(256 * MIB),
     binary_budget_bytes: int(0, 1024 * MIB, "binary content forwarded inline; larger is saved").default(MIB),
+    tokenizer: z
+      .enum(["o200k_base", "cl100k_base"])
+      .default("o200k_base")
+      .describe('the encoding max_tokens counts replies with: "o200k_base" or "cl100k_base" (both offline)'),
   })
   .refine((o) => o.head_chars + o.tail_chars <= o.view_chars, {
     message: "head_chars + tail_chars must not exceed view_chars",

@@ -7,8 +7,10 @@ import type { Profile } from "../config/profiles.js";
 import type { Config } from "../config/schema.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
 import type { Session } from "../session/session.js";
+import type { ReplyBudget } from "../workspace/retrieval/budget.js";
 import type { WorkspaceSql } from "../workspace/sql.js";
 import type { Workspace } from "../workspace/workspace.js";
+import { type MaxTokensExposure, withMaxTokens } from "./budget.js";
 
 /** What handlers reach: built by the app, each service made on first use. */
 export interface OperationServices {
@@ -43,6 +45,14 @@ export interface OperationContext {
   progress?: ((done: number, total: number) => void) | undefined;
   /** Hears a snippet run's activity as it goes: set when an MCP client asked for progress (a progress token). */
   observer?: RunObserver | undefined;
+  /**
+   * The exact text this surface sends for an answer, which max_tokens counts (the tool: the CallToolResult JSON; the
+   * CLI: what it prints); undefined when the answer would not be sent whole (a tool reply past view_chars is spilled).
+   * Absent: the answer's compact JSON (a snippet's value).
+   */
+  replyText?: ((output: unknown) => string | undefined) | undefined;
+  /** The call's max_tokens as a reply budget, for operations with `maxTokens`; the handler fits its answer to it. */
+  budget?: ReplyBudget | undefined;
 }
 
 export interface ToolAnnotations {
@@ -92,6 +102,11 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
     positional?(args: unknown[]): unknown;
   };
   cli?: CliExposure<z.infer<I>, z.output<O>>;
+  /**
+   * Takes `max_tokens` (defineOperation adds the field): the answer as the caller's surface sends it is at most that
+   * many tokens of [output] tokenizer, or the call fails with TOO_LARGE naming the least it needs (budget.ts).
+   */
+  maxTokens?: MaxTokensExposure;
   handler(args: z.infer<I>, ctx: OperationContext): Promise<z.output<O>>;
   /** The answer is `{text, isError}` sent as it is (execute_code's reply), not a value to serialize. */
   raw?: boolean;
@@ -100,9 +115,13 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
 /** Builds an operation for the configuration in force (limits in its texts and schema). */
 export type OperationFactory = (config: Config) => Operation;
 
-/** Checks an operation's handler against its schemas while compiling, and erases the types for the table. */
+/**
+ * Checks an operation's handler against its schemas while compiling, and erases the types for the table; with
+ * `maxTokens`, adds the field and the budget around the handler.
+ */
 export function defineOperation<I extends z.ZodType, O extends z.ZodType>(operation: Operation<I, O>): Operation {
-  return operation as unknown as Operation;
+  const erased = operation as unknown as Operation;
+  return erased.maxTokens === undefined ? erased : withMaxTokens(erased);
 }
 
 export const READ_ONLY: ToolAnnotations = {

@@ -1,5 +1,6 @@
 // Token counting with OpenAI's o200k_base encoding (gpt-tokenizer, offline): what a model reads or writes, measured on
 // the exact text. Other models tokenize differently; o200k_base is one public yardstick, not every host's bill.
+// Loaded with the module, for the demo's accounting; max_tokens counts through encoding.ts, which loads on first use.
 import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
 
 // Text from tools may contain strings like "<|endoftext|>": an API tokenizes them as plain text, so does this count.

@@ -2,6 +2,7 @@
 
 import type { ArtifactKind, CheckpointFields, VersionRecord } from "./catalog/catalog.js";
 import type { CompactMetadata, FullMetadata } from "./metadata.js";
+import type { Omitted } from "./retrieval/budget.js";
 
 export interface SaveInput {
   name: string;
@@ -90,7 +91,13 @@ export interface Excerpt {
   note?: string;
 }
 
-export type Inspected = (CompactMetadata | FullMetadata) & Partial<Excerpt>;
+export type Inspected = (CompactMetadata | FullMetadata) & Partial<Excerpt> & { omitted?: Omitted };
+
+export interface InspectedMany {
+  artifacts: Inspected[];
+  /** Excerpt bytes left out to fit the budget: each artifact's next_offset reads on. */
+  omitted?: Omitted;
+}
 
 export interface ResumeInput {
   /** Absent or empty: the most recent checkpoint. */
@@ -108,7 +115,8 @@ interface ResumedCheckpoint extends CheckpointFields {
   stale_inputs: VersionRecord["stale_inputs"];
 }
 
-export interface ArtifactPreview extends CompactMetadata, Excerpt {
+/** A pinned artifact and its preview; a reply budget may leave the preview out (`omitted.previews`). */
+export interface ArtifactPreview extends CompactMetadata, Partial<Excerpt> {
   summary: string | null;
 }
 
@@ -127,8 +135,10 @@ export type ResumeResult =
       artifacts: ArtifactPreview[];
       /** How the checkpoint was chosen when the text did not name it (the latest, the only match). */
       note?: string;
+      /** Previews (then artifacts, from the last) left out to fit the budget. */
+      omitted?: Omitted;
     }
-  | { candidates: Candidate[]; message: string };
+  | { candidates: Candidate[]; message: string; omitted?: Omitted };
 
 export interface ImportInput {
   path: string;

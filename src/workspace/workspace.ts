@@ -19,10 +19,12 @@ import {
   type VersionRecord,
 } from "./catalog/catalog.js";
 import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
+import { fitPages, fitPreviews, type PageWindow, pageOf } from "./excerpt-fit.js";
 import { type WriteExportOptions, writeExport } from "./export-file.js";
 import { WORKSPACE_LIMITS } from "./limits.js";
 import { inferType } from "./media.js";
 import { type CompactMetadata, compactMetadata, listedArtifact, metadata } from "./metadata.js";
+import { fitList, type Omitted, type ReplyBudget } from "./retrieval/budget.js";
 import {
   type DiffInput,
   type DiffResult,
@@ -42,6 +44,7 @@ import type {
   ImportInput,
   ImportOptions,
   Inspected,
+  InspectedMany,
   InspectInput,
   ListInput,
   ListResult,
@@ -297,12 +300,13 @@ export class Workspace {
 
   /**
    * Metadata and an excerpt page of one ref, or of up to 16 (`{artifacts: [...]}`), from one catalog snapshot.
-   * Excerpts are cut on UTF-8 boundaries; `excerpt_bytes: 0` returns metadata only.
+   * Excerpts are cut on UTF-8 boundaries; `excerpt_bytes: 0` returns metadata only. Within `budget`, excerpts are
+   * shortened (in order, `omitted` counting the bytes left out); TOO_LARGE when the metadata alone does not fit.
    */
-  inspect(input: InspectInput & { ref: string; refs?: undefined }): Promise<Inspected>;
-  inspect(input: InspectInput & { refs: string[]; ref?: undefined }): Promise<{ artifacts: Inspected[] }>;
-  inspect(input: InspectInput): Promise<Inspected | { artifacts: Inspected[] }>;
-  async inspect(input: InspectInput): Promise<Inspected | { artifacts: Inspected[] }> {
+  inspect(input: InspectInput & { ref: string; refs?: undefined }, budget?: ReplyBudget): Promise<Inspected>;
+  inspect(input: InspectInput & { refs: string[]; ref?: undefined }, budget?: ReplyBudget): Promise<InspectedMany>;
+  inspect(input: InspectInput, budget?: ReplyBudget): Promise<Inspected | InspectedMany>;
+  async inspect(input: InspectInput, budget?: ReplyBudget): Promise<Inspected | InspectedMany> {
     const args = checkObject("inspect", input);
     const single = args.ref !== undefined && args.ref !== null;
     const many = args.refs !== undefined && args.refs !== null;
@@ -323,20 +327,52 @@ export class Workspace {
     const offset = checkInteger("offset", args.offset, 0, Number.MAX_SAFE_INTEGER) ?? 0;
     const full = checkBoolean("full", args.full) ?? false;
     const records = await this.resolveAll(refs);
-    const out: Inspected[] = [];
+    // Each record's page: none (metadata only), a fixed one (binary, past the end), or a window the budget may cut.
+    const pages: (Excerpt | number | undefined)[] = [];
+    const windows: PageWindow[] = [];
     for (const record of records) {
-      const meta = metadata(record, full);
-      out.push(excerptBytes === 0 ? meta : { ...meta, ...(await this.excerpt(record, offset, excerptBytes)) });
+      const page = excerptBytes === 0 ? undefined : await this.page(record, offset, excerptBytes);
+      pages.push(page !== undefined && "bytes" in page ? windows.push(page) - 1 : page);
     }
-    return single ? (out[0] as Inspected) : { artifacts: out };
+    const ways = [...(single ? [] : ["ask for fewer refs"]), ...(full ? ["leave out full"] : [])];
+    return fitPages(
+      windows,
+      (cut, omitted) => {
+        const out = records.map((record, i): Inspected => {
+          const page = pages[i];
+          const meta = metadata(record, full);
+          if (page === undefined) return meta;
+          return { ...meta, ...(typeof page === "number" ? (cut[page] as Excerpt) : page) };
+        });
+        const reply: Inspected | InspectedMany = single ? (out[0] as Inspected) : { artifacts: out };
+        return omitted === undefined ? reply : { ...reply, omitted };
+      },
+      budget,
+      {
+        next_step: single ? "inspect again with offset: next_offset" : "inspect each with offset: its next_offset",
+        advice: ways.length === 0 ? undefined : ways.join(", or "),
+      },
+    );
   }
 
   /**
    * No text: the most recent checkpoint. Else the checkpoint named or identified by `text`; else the single current
    * checkpoint under the namespace `text/`; else the single best search match among checkpoints; else candidates
    * (several under the namespace, or the best search matches). A checkpoint the text did not name comes with a note.
+   * Within `budget`, previews are left out from the last pinned artifact back, then artifacts, then candidates, each
+   * counted in `omitted`; TOO_LARGE when the checkpoint itself does not fit.
    */
-  async resume(input: ResumeInput = {}): Promise<ResumeResult> {
+  async resume(input: ResumeInput = {}, budget?: ReplyBudget): Promise<ResumeResult> {
+    const reply = await this.resumeReply(input);
+    if ("candidates" in reply) {
+      return fitList(reply, "candidates", budget, "resume one by name or id, or raise max_tokens to see them");
+    }
+    const build = (artifacts: ArtifactPreview[], omitted: Omitted | undefined) =>
+      omitted === undefined ? { ...reply, artifacts } : { ...reply, artifacts, omitted };
+    return fitPreviews(reply.artifacts, build, budget);
+  }
+
+  private async resumeReply(input: ResumeInput): Promise<ResumeResult> {
     const args = checkObject("resume", input);
     const text = checkText("text", args.text, MAX_QUERY_TEXT_CHARS)?.trim() ?? "";
     if (text === "") return this.resumeLatest();
@@ -396,7 +432,8 @@ export class Workspace {
     for (const dep of pinned) {
       let preview: Excerpt;
       try {
-        preview = await this.excerpt(dep, 0, PREVIEW_BYTES);
+        const page = await this.page(dep, 0, PREVIEW_BYTES);
+        preview = "bytes" in page ? pageOf(page) : page;
       } catch (error) {
         // One damaged artifact must not hide the handoff: report it in place of its preview.
         if (!(error instanceof CairnError)) throw error;
@@ -451,13 +488,16 @@ export class Workspace {
   }
 
   /** Line edits from a base the caller holds whole to the current version of `ref`, or why it must be read. */
-  diff(input: DiffInput): Promise<DiffResult> {
-    return diffVersion({ catalog: this.catalog, blobs: this.blobs }, input);
+  diff(input: DiffInput, budget?: ReplyBudget): Promise<DiffResult> {
+    return diffVersion({ catalog: this.catalog, blobs: this.blobs }, input, budget);
   }
 
-  /** `ref`'s current version against a retained base: unchanged, a complete delta, or a pinned full page. */
-  sync(input: SyncInput): Promise<SyncResult> {
-    return syncVersion({ catalog: this.catalog, blobs: this.blobs }, input);
+  /**
+   * `ref`'s current version against a retained base: unchanged, a complete delta, or a pinned full page; within
+   * max_bytes and `budget`.
+   */
+  sync(input: SyncInput, budget?: ReplyBudget): Promise<SyncResult> {
+    return syncVersion({ catalog: this.catalog, blobs: this.blobs }, input, budget);
   }
 
   /** Copies a file (absolute path) into the workspace as a new version, streamed in its native format. */
@@ -682,7 +722,8 @@ export class Workspace {
     return found(refs, await this.catalog.get(refs));
   }
 
-  private async excerpt(record: VersionRecord, requested: number, excerptBytes: number): Promise<Excerpt> {
+  /** The page of text from `requested`: a window to cut (pageOf), or the fixed answer for binary content or the end. */
+  private async page(record: VersionRecord, requested: number, excerptBytes: number): Promise<Excerpt | PageWindow> {
     if (!isTextMediaType(record.media_type)) {
       const queryable = record.kind === "csv" || record.kind === "parquet" || record.kind === "json";
       return {
@@ -698,13 +739,7 @@ export class Workspace {
     const length = requested - readStart + excerptBytes + 3;
     const buffer = await this.reader().read(record, readStart, length);
     const start = alignBack(buffer, requested - readStart);
-    const end = windowEnd(buffer, start, excerptBytes);
-    const next = readStart + end;
-    return {
-      excerpt: decodeUtf8(buffer.subarray(start, end)),
-      offset: readStart + start,
-      next_offset: next >= record.bytes ? null : next,
-    };
+    return { bytes: buffer, base: readStart, start, end: windowEnd(buffer, start, excerptBytes), size: record.bytes };
   }
 }
 

@@ -41,6 +41,7 @@ describe("loadConfig", () => {
       max_file_bytes: 67108864,
       max_total_bytes: 268435456,
       binary_budget_bytes: 1048576,
+      tokenizer: "o200k_base",
     });
     expect(config.results).toEqual({
       enabled: true,
@@ -152,6 +153,13 @@ x = 1
   it("refuses head_chars + tail_chars over view_chars and an empty allow-list", () => {
     expect(problems("[output]\nhead_chars = 30000\n")[0]).toContain("head_chars + tail_chars");
     expect(problems('[cli]\nmode = "allowlist"\n')[0]).toContain("cli.allow");
+  });
+
+  it("takes the encoding max_tokens counts with, o200k_base or cl100k_base, and nothing else", () => {
+    expect(problems('[output]\ntokenizer = "cl100k_base"\n')).toEqual([]);
+    const [problem] = problems('[output]\ntokenizer = "gpt2"\n');
+    expect(problem).toContain("output.tokenizer");
+    expect(problem).toMatch(/o200k_base.*cl100k_base/);
   });
 
   it("takes --workspace over $CAIRN_HOME over the file over the default", () => {

@@ -95,8 +95,9 @@ describe("diff and sync over MCP", () => {
     });
     const tiny = await c.call("sync", { ref: "docs/lib", max_bytes: 50 });
     expect(tiny.isError).toBe(true);
-    expect(tiny.json.error.code).toBe("INVALID_ARGUMENT");
+    expect(tiny.json.error.code).toBe("TOO_LARGE");
     expect(tiny.json.error.message).toContain("raise max_bytes");
+    expect(tiny.json.error.data).toMatchObject({ max_bytes: 50, needed: expect.any(Number) });
   });
 
   it("syncs from a snippet a document built from an upstream server's replies", async () => {

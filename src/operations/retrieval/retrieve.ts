@@ -61,6 +61,7 @@ export const retrieve: OperationFactory = () =>
       scanned_bytes: z.number(),
     }),
     annotations: READ_ONLY,
+    maxTokens: {},
     tool: { profiles: ["agent", "full"] },
     snippet: { path: "workspace.retrieve" },
     cli: {
@@ -80,5 +81,5 @@ export const retrieve: OperationFactory = () =>
         return lines.join("\n");
       },
     },
-    handler: async (args, ctx) => retrieveWorkspace(await ctx.services.workspace(), args),
+    handler: async (args, ctx) => retrieveWorkspace(await ctx.services.workspace(), args, { budget: ctx.budget }),
   });

@@ -35,6 +35,7 @@ export const sync: OperationFactory = (config) =>
     }),
     output: SyncReply,
     annotations: READ_ONLY,
+    maxTokens: {},
     tool: { profiles: ["agent", "full"] },
     snippet: { path: "workspace.sync" },
     cli: {
@@ -49,5 +50,8 @@ export const sync: OperationFactory = (config) =>
       },
     },
     handler: async (args, ctx) =>
-      (await ctx.services.workspace()).sync({ ...args, max_bytes: args.max_bytes ?? defaultMaxBytes(config) }),
+      (await ctx.services.workspace()).sync(
+        { ...args, max_bytes: args.max_bytes ?? defaultMaxBytes(config) },
+        ctx.budget,
+      ),
   });

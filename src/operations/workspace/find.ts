@@ -26,6 +26,7 @@ export const find: OperationFactory = (config) =>
       note: z.string().optional().describe("why these results, when there were no words to search for"),
     }),
     annotations: READ_ONLY,
+    maxTokens: { trim: "results" },
     tool: { profiles: ["agent", "full"] },
     snippet: {
       path: "workspace.find",

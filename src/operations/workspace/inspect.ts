@@ -1,6 +1,7 @@
 // inspect: metadata, staleness and a page of text of one artifact or several from one snapshot.
 import { z } from "zod";
 import { WORKSPACE_LIMITS } from "../../workspace/limits.js";
+import { Omitted } from "../budget.js";
 import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
 import { Excerpt, FullMetadata, Ref } from "../shapes.js";
 import { describeVersion } from "./human.js";
@@ -8,6 +9,7 @@ import { describeVersion } from "./human.js";
 const { excerptBytes, inspectRefs } = WORKSPACE_LIMITS;
 
 const Inspected = FullMetadata.extend(Excerpt.partial().shape);
+const Shortened = Omitted.optional().describe("excerpt bytes left out to fit max_tokens");
 
 export const inspect: OperationFactory = () =>
   defineOperation({
@@ -26,8 +28,12 @@ export const inspect: OperationFactory = () =>
       offset: z.number().int().optional().describe("Byte offset: the previous next_offset."),
       full: z.boolean().optional().describe("Every metadata field (summary, source, checkpoint, SQL)."),
     }),
-    output: z.union([Inspected, z.object({ artifacts: z.array(Inspected) })]),
+    output: z.union([
+      Inspected.extend({ omitted: Shortened }),
+      z.object({ artifacts: z.array(Inspected), omitted: Shortened }),
+    ]),
     annotations: READ_ONLY,
+    maxTokens: {},
     tool: { profiles: ["agent", "full"] },
     snippet: { path: "workspace.inspect" },
     cli: {
@@ -40,5 +46,5 @@ export const inspect: OperationFactory = () =>
         return `${head}\n${typeof r.excerpt === "string" ? r.excerpt : (r.note ?? "")}${more}`;
       },
     },
-    handler: async (args, ctx) => (await ctx.services.workspace()).inspect(args),
+    handler: async (args, ctx) => (await ctx.services.workspace()).inspect(args, ctx.budget),
   });

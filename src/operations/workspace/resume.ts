@@ -1,5 +1,6 @@
 // resume: open a checkpoint (by name, id or namespace) with a preview of every artifact it pins.
 import { z } from "zod";
+import { Omitted } from "../budget.js";
 import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
 import { Checkpoint, Excerpt, Metadata } from "../shapes.js";
 import { describeVersion } from "./human.js";
@@ -15,8 +16,9 @@ const Resumed = z.object({
     stale: z.boolean(),
     stale_inputs: Metadata.shape.stale_inputs,
   }),
-  artifacts: z.array(Metadata.extend(Excerpt.shape).extend({ summary: z.string().nullable() })),
+  artifacts: z.array(Metadata.extend(Excerpt.partial().shape).extend({ summary: z.string().nullable() })),
   note: z.string().optional().describe("how the checkpoint was chosen when the text did not name it"),
+  omitted: Omitted.optional().describe("previews (from the last), then artifacts, left out to fit max_tokens"),
 });
 
 const Candidates = z.object({
@@ -31,6 +33,7 @@ const Candidates = z.object({
     }),
   ),
   message: z.string(),
+  omitted: Omitted.optional(),
 });
 
 export const resume: OperationFactory = () =>
@@ -46,6 +49,7 @@ export const resume: OperationFactory = () =>
     }),
     output: z.union([Resumed, Candidates]),
     annotations: READ_ONLY,
+    maxTokens: {},
     tool: { profiles: ["agent", "full"] },
     snippet: {
       path: "workspace.resume",
@@ -71,5 +75,5 @@ export const resume: OperationFactory = () =>
         return lines.join("\n");
       },
     },
-    handler: async (args, ctx) => (await ctx.services.workspace()).resume(args),
+    handler: async (args, ctx) => (await ctx.services.workspace()).resume(args, ctx.budget),
   });

@@ -1,10 +1,9 @@
 // retrieve's reply: shared artifacts, spans merged per version, and the queries' and reads' results pointing into
-// them, fitted to max_bytes. Room goes to the queries' hits, query by query, then to the reads; any value it settles
-// on was measured to fit, and a reply that moves nothing forward is an error.
-import { CairnError, ErrorCode } from "../../errors.js";
+// them, fitted to its budget (max_bytes, and max_tokens when given). Room goes to the queries' hits, query by query,
+// then to the reads; any value it settles on was measured to fit, and a reply that moves nothing forward is an error.
 import type { VersionRecord } from "../catalog/catalog.js";
 import { alignBack, windowEnd } from "../utf8.js";
-import { fits, type ReplyBudget, replyBytes } from "./budget.js";
+import { jsonBytes, largest, type ReplyBudget } from "./budget.js";
 import type { Position } from "./cursor.js";
 import { cursorAt, type LiteralQuery, type QueryPage } from "./query.js";
 import { type Found, skippedReason } from "./scan.js";
@@ -88,21 +87,12 @@ export function fitReply(runs: RunQuery[], reads: ReadPiece[], budget: ReplyBudg
   const shares: Shares = { hits: runs.map(() => 0), reads: reads.map(() => null) };
   const build = () => buildReply(runs, reads, shares, scanned);
   let reply = build();
-  if (!fits(reply, budget)) {
-    throw new CairnError(
-      ErrorCode.TOO_LARGE,
-      `max_bytes ${budget.maxBytes} cannot hold even this reply's metadata (${replyBytes(reply)} bytes): raise max_bytes, or ask for fewer queries and reads`,
-      { data: { max_bytes: budget.maxBytes, needed: replyBytes(reply) } },
-    );
+  if (!budget.fits(reply)) {
+    throw budget.tooSmall(reply, "even this reply's metadata", "ask for fewer queries and reads");
   }
-  let smallest = Number.POSITIVE_INFINITY;
-  const fitsNow = (): boolean => {
-    const candidate = build();
-    if (fits(candidate, budget)) return true;
-    smallest = Math.min(smallest, replyBytes(candidate));
-    return false;
-  };
+  const fitsNow = (): boolean => budget.fits(build());
   for (const [q, run] of runs.entries()) {
+    // None fits: largest answers 0, no hit.
     shares.hits[q] = largest(1, run.page.hits.length, (kept) => {
       shares.hits[q] = kept;
       return fitsNow();
@@ -113,45 +103,47 @@ export function fitReply(runs: RunQuery[], reads: ReadPiece[], budget: ReplyBudg
     const { bytes } = read.piece;
     // Whole code points only: a length inside one is cut back to its start.
     const length = (k: number) => (k === bytes.length ? k : alignBack(bytes, k));
-    const kept = largest(windowEnd(bytes, 0, 1), bytes.length, (k) => {
+    const least = windowEnd(bytes, 0, 1);
+    const kept = largest(least, bytes.length, (k) => {
       shares.reads[r] = length(k);
       return shares.reads[r] !== 0 && fitsNow();
     });
-    shares.reads[r] = kept === 0 ? null : length(kept);
+    shares.reads[r] = kept < least ? null : length(kept);
   }
   reply = build();
   if (!madeProgress(runs, reads, shares)) {
-    const needed = Number.isFinite(smallest) ? smallest : replyBytes(reply);
-    throw new CairnError(
-      ErrorCode.TOO_LARGE,
-      `max_bytes ${budget.maxBytes} leaves no room for the next hit or read (the smallest reply with one needs ${needed} bytes): raise max_bytes, or lower context_bytes or the bytes of the reads`,
-      { data: { max_bytes: budget.maxBytes, needed } },
+    throw budget.tooSmall(
+      leastStep(runs, reads, scanned) ?? reply,
+      "the next hit or read",
+      "lower context_bytes or the bytes of the reads",
     );
   }
   return reply;
 }
 
-/**
- * The largest value in [low, high] at which `fitsAt` holds, or 0 when none does: `high` first (everything fits),
- * then `low` (nothing does), then a binary search between. Any value it returns was seen to fit.
- */
-function largest(low: number, high: number, fitsAt: (value: number) => boolean): number {
-  if (high < low) return 0;
-  if (fitsAt(high)) return high;
-  if (high === low || !fitsAt(low)) return 0;
-  let best = low;
-  let bottom = low + 1;
-  let top = high - 1;
-  while (bottom <= top) {
-    const middle = Math.floor((bottom + top) / 2);
-    if (fitsAt(middle)) {
-      best = middle;
-      bottom = middle + 1;
-    } else {
-      top = middle - 1;
-    }
+/** The smallest reply (in JSON bytes) that moves one step: one hit of one query, or one code point of one read. */
+function leastStep(runs: RunQuery[], reads: ReadPiece[], scanned: number): RetrieveResult | undefined {
+  const none = (): Shares => ({ hits: runs.map(() => 0), reads: reads.map(() => null) });
+  const steps: Shares[] = [];
+  for (const [q, run] of runs.entries()) {
+    if (run.page.hits.length === 0) continue;
+    const shares = none();
+    shares.hits[q] = 1;
+    steps.push(shares);
   }
-  return best;
+  for (const [r, read] of reads.entries()) {
+    if (read.piece === null) continue;
+    const shares = none();
+    shares.reads[r] = windowEnd(read.piece.bytes, 0, 1);
+    steps.push(shares);
+  }
+  let least: { reply: RetrieveResult; bytes: number } | undefined;
+  for (const shares of steps) {
+    const reply = buildReply(runs, reads, shares, scanned);
+    const bytes = jsonBytes(reply);
+    if (least === undefined || bytes < least.bytes) least = { reply, bytes };
+  }
+  return least?.reply;
 }
 
 /** Whether the reply moves something forward: a hit, a read's bytes or end, or a query's cursor. */

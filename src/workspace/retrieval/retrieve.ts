@@ -6,7 +6,7 @@ import type { VersionRecord } from "../catalog/catalog.js";
 import { alignBack, windowEnd } from "../utf8.js";
 import { checkInteger, checkObject, checkRef } from "../validate.js";
 import type { Workspace } from "../workspace.js";
-import type { ReplyBudget } from "./budget.js";
+import { allBudgets, byteBudget, type ReplyBudget } from "./budget.js";
 import { RETRIEVAL_LIMITS } from "./limits.js";
 import { checkQuery, type LiteralQueryInput, runQuery, scopeOf, startOf, textVersion } from "./query.js";
 import { fitReply, type ReadPiece, type RetrieveResult, type RunQuery } from "./reply.js";
@@ -37,15 +37,22 @@ interface CheckedRead {
   bytes: number;
 }
 
+/** How retrieve works and what else bounds its reply. */
+export interface RetrieveOptions extends RetrievalOptions {
+  /** A limit besides `max_bytes` (max_tokens, counted by the caller's layer). */
+  budget?: ReplyBudget | undefined;
+}
+
 /**
- * One reply to several queries and reads, from one catalog snapshot, at most `max_bytes` of compact JSON.
+ * One reply to several queries and reads, from one catalog snapshot, at most `max_bytes` of compact JSON and within
+ * `options.budget`.
  * Throws for bad arguments and cursors (as search), NOT_FOUND for refs that name nothing, INVALID_ARGUMENT for a
- * read of binary or non-UTF-8 bytes, and TOO_LARGE when max_bytes leaves no room for any progress.
+ * read of binary or non-UTF-8 bytes, and TOO_LARGE when the budget leaves no room for any progress.
  */
 export async function retrieve(
   workspace: Workspace,
   input: RetrieveInput,
-  options: RetrievalOptions = {},
+  options: RetrieveOptions = {},
 ): Promise<RetrieveResult> {
   const args = checkObject("retrieve", input);
   const queries = listOf(args.queries, "queries", maxQueries).map((q, i) => checkQuery(q, `queries[${i}].`));
@@ -53,9 +60,10 @@ export async function retrieve(
   if (queries.length + reads.length === 0) {
     throw new CairnError(ErrorCode.INVALID_ARGUMENT, "retrieve needs queries, reads or both");
   }
-  const budget: ReplyBudget = {
-    maxBytes: checkInteger("max_bytes", args.max_bytes, 1, maxBytes.max) ?? maxBytes.default,
-  };
+  const budget = allBudgets(
+    byteBudget(checkInteger("max_bytes", args.max_bytes, 1, maxBytes.max) ?? maxBytes.default),
+    options.budget,
+  );
 
   const refs = [...new Set([...reads.map((r) => r.ref), ...queries.flatMap((q) => q.refs ?? [])])];
   const snapshot = await workspace.snapshot(refs, { current: queries.some((q) => q.refs === undefined) });

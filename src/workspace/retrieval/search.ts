@@ -4,7 +4,7 @@ import { CairnError, ErrorCode } from "../../errors.js";
 import type { VersionRecord } from "../catalog/catalog.js";
 import { decodeUtf8 } from "../utf8.js";
 import type { Workspace } from "../workspace.js";
-import { replyBytes } from "./budget.js";
+import { jsonBytes } from "./budget.js";
 import { RETRIEVAL_LIMITS } from "./limits.js";
 import { checkQuery, cursorAt, type LiteralQueryInput, runQuery, scopeOf, startOf } from "./query.js";
 import { type Found, narrow, type RetrievalOptions, type Skipped, skippedReason, WorkMeter } from "./scan.js";
@@ -70,12 +70,12 @@ export async function search(
     { reader: workspace.reader(), work, windowBytes: options.windowBytes },
     (found) => {
       let hit = searchHit(found);
-      let size = replyBytes(hit);
+      let size = jsonBytes(hit);
       // A lone hit over the bound (context of escaped control characters) loses context until it fits.
       for (let context = query.contextBytes; size > RETRIEVAL_LIMITS.hitBytes && hitBytes === 0 && context > 0; ) {
         context = Math.floor(context / 2);
         hit = searchHit(narrow(found, context));
-        size = replyBytes(hit);
+        size = jsonBytes(hit);
       }
       if (hitBytes + size > RETRIEVAL_LIMITS.hitBytes) return undefined;
       hitBytes += size;

@@ -10,8 +10,8 @@ import { type Catalog, isArtifactId, type VersionRecord } from "../catalog/catal
 import { type CompactMetadata, compactMetadata } from "../metadata.js";
 import { alignBack, decodeUtf8, windowEnd } from "../utf8.js";
 import { checkInteger, checkObject, checkRef } from "../validate.js";
+import { allBudgets, byteBudget, fitted, jsonBytes, type ReplyBudget } from "./budget.js";
 import { diffLines, type LineEdit } from "./line-diff.js";
-import { byteBudget, jsonBytes, type ReplyBudget } from "./reply-budget.js";
 
 export const SYNC_LIMITS = {
   /** Bytes of each text diff and sync read whole. */
@@ -74,14 +74,14 @@ interface Store {
 }
 
 /** Line edits from the base to the current version of `ref`, or `requires_read` with the reason. */
-export async function diffVersion(store: Store, input: DiffInput): Promise<DiffResult> {
+export async function diffVersion(store: Store, input: DiffInput, limit?: ReplyBudget): Promise<DiffResult> {
   const args = checkObject("diff", input);
   const ref = checkRef(args.ref);
   const base = checkBase(args.base);
   if (base === undefined) {
     throw new CairnError(ErrorCode.INVALID_ARGUMENT, "diff needs base: the ws_ id or version number you hold whole");
   }
-  const budget = byteBudget(checkMaxBytes(args.max_bytes));
+  const budget = allBudgets(byteBudget(checkMaxBytes(args.max_bytes)), limit);
   const current = await currentVersion(store.catalog, ref);
   const meta = compactMetadata(current);
   const requiresRead = (reason: ReadReason) => fitted(budget, { ...meta, requires_read: true as const, reason });
@@ -99,13 +99,14 @@ export async function diffVersion(store: Store, input: DiffInput): Promise<DiffR
 /**
  * One call to bring a retained copy up to date: `unchanged`, the complete `delta`, or a `full` page of the current
  * version (also when the base is missing or unusable, or the delta would not fit or be larger than a full read).
- * Further pages (`offset` > 0) name the first page's artifact_id, so they stay on that version.
+ * Further pages (`offset` > 0) name the first page's artifact_id, so they stay on that version. `limit` bounds the
+ * reply besides max_bytes (max_tokens, counted by the caller's layer).
  */
-export async function syncVersion(store: Store, input: SyncInput): Promise<SyncResult> {
+export async function syncVersion(store: Store, input: SyncInput, limit?: ReplyBudget): Promise<SyncResult> {
   const args = checkObject("sync", input);
   const ref = checkRef(args.ref);
   const base = checkBase(args.base);
-  const budget = byteBudget(checkMaxBytes(args.max_bytes));
+  const budget = allBudgets(byteBudget(checkMaxBytes(args.max_bytes)), limit);
   const offset = checkInteger("offset", args.offset, 0, Number.MAX_SAFE_INTEGER) ?? 0;
   if (offset > 0) {
     if (!isArtifactId(ref) || base !== undefined) {
@@ -225,11 +226,6 @@ function fullPage(
     else high = mid - 1;
   }
   return page(endAt(low));
-}
-
-function fitted<T>(budget: ReplyBudget, reply: T): T {
-  if (!budget.fits(reply)) throw budget.tooSmall(reply);
-  return reply;
 }
 
 // JSON.stringify's escapes: \" \\ and \b \t \n \f \r take 2 bytes, other controls 6 (\u00XX); all else is as is.

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../../src/log.js";
 import type { CompactMetadata } from "../../../src/workspace/metadata.js";
-import { jsonBytes } from "../../../src/workspace/retrieval/reply-budget.js";
+import { jsonBytes } from "../../../src/workspace/retrieval/budget.js";
 import type { SyncResult } from "../../../src/workspace/retrieval/sync.js";
 import { openWorkspace, type Workspace } from "../../../src/workspace/workspace.js";
 import { caught as failure } from "../../helpers/caught.js";
@@ -194,7 +194,7 @@ describe("sync", () => {
     const { name } = await versions("x\n", "y\n");
     for (const args of [{}, { base: 2 }, { base: 1 }]) {
       const error = await failure(ws.sync({ ref: name, max_bytes: 100, ...args }));
-      expect(error.code).toBe("INVALID_ARGUMENT");
+      expect(error.code).toBe("TOO_LARGE");
       expect(error.message).toMatch(/max_bytes 100 cannot hold this reply \(at least \d+ bytes\): raise max_bytes/);
     }
   });
