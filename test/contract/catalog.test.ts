@@ -324,37 +324,46 @@ for (const [label, create] of implementations) {
       const b = await catalog.insertVersion(version("rank/b", { bytes: 40 }));
       const chunk = (start: number, end: number, text: string) => ({ start, end, text });
       expect(
-        await catalog.addChunks({
-          artifact_id: a.artifact_id,
-          from: 0,
-          chunks: [chunk(0, 10, "harbor tide"), chunk(10, 20, "mountain pass")],
-          state: { state: "pending" },
-        }),
-      ).toBe(true);
+        await catalog.addChunks([
+          {
+            artifact_id: a.artifact_id,
+            from: 0,
+            chunks: [chunk(0, 10, "harbor tide"), chunk(10, 20, "mountain pass")],
+            state: { state: "pending" },
+          },
+        ]),
+      ).toEqual([true]);
       // Another indexer already moved the version past 0: nothing is written twice.
       expect(
-        await catalog.addChunks({
-          artifact_id: a.artifact_id,
-          from: 0,
-          chunks: [chunk(0, 10, "harbor tide")],
-          state: { state: "pending" },
-        }),
-      ).toBe(false);
+        await catalog.addChunks([
+          {
+            artifact_id: a.artifact_id,
+            from: 0,
+            chunks: [chunk(0, 10, "harbor tide")],
+            state: { state: "pending" },
+          },
+        ]),
+      ).toEqual([false]);
       expect(await catalog.chunkBacklog({ artifactIds: [a.artifact_id], limit: 1 })).toMatchObject([
         { indexed_bytes: 20 },
       ]);
-      await catalog.addChunks({
-        artifact_id: a.artifact_id,
-        from: 20,
-        chunks: [chunk(20, 30, "harbor harbor tide")],
-        state: { state: "indexed" },
-      });
-      await catalog.addChunks({
-        artifact_id: b.artifact_id,
-        from: 0,
-        chunks: [chunk(0, 40, "a tide table for the harbor of a mountain town, printed yearly")],
-        state: { state: "skipped", reason: "not valid UTF-8 after 40" },
-      });
+      // One write for several versions; a stale batch among them is left out alone.
+      const written = await catalog.addChunks([
+        {
+          artifact_id: a.artifact_id,
+          from: 20,
+          chunks: [chunk(20, 30, "harbor harbor tide")],
+          state: { state: "indexed" },
+        },
+        { artifact_id: b.artifact_id, from: 5, chunks: [chunk(5, 10, "stale")], state: { state: "pending" } },
+        {
+          artifact_id: b.artifact_id,
+          from: 0,
+          chunks: [chunk(0, 40, "a tide table for the harbor of a mountain town, printed yearly")],
+          state: { state: "skipped", reason: "not valid UTF-8 after 40" },
+        },
+      ]);
+      expect(written).toEqual([true, false, true]);
       expect(await catalog.chunkBacklog({ limit: 10 })).toEqual([]);
 
       const ranked = await catalog.searchChunks("Harbor tide", { limit: 10, listed: 10 });
@@ -382,12 +391,14 @@ for (const [label, create] of implementations) {
       const catalog = await create();
       const a = await catalog.insertVersion(version("wait/a", { bytes: 50 }));
       const b = await catalog.insertVersion(version("wait/b", { bytes: 60 }));
-      await catalog.addChunks({
-        artifact_id: a.artifact_id,
-        from: 0,
-        chunks: [{ start: 0, end: 20, text: "first words" }],
-        state: { state: "pending" },
-      });
+      await catalog.addChunks([
+        {
+          artifact_id: a.artifact_id,
+          from: 0,
+          chunks: [{ start: 0, end: 20, text: "first words" }],
+          state: { state: "pending" },
+        },
+      ]);
       const all = await catalog.searchChunks("words", { limit: 5, listed: 1 });
       expect(all.hits.map((h) => h.record.name)).toEqual(["wait/a"]);
       expect(all.pending).toEqual([expect.objectContaining({ name: "wait/a", indexed_bytes: 20, bytes: 50 })]);
@@ -401,14 +412,16 @@ for (const [label, create] of implementations) {
       const catalog = await create();
       const old = await catalog.insertVersion(version("gone/a", { bytes: 40 }));
       const chunks = Array.from({ length: 4 }, (_, i) => ({ start: i * 10, end: i * 10 + 10, text: `zebra ${i}` }));
-      await catalog.addChunks({ artifact_id: old.artifact_id, from: 0, chunks, state: { state: "indexed" } });
+      await catalog.addChunks([{ artifact_id: old.artifact_id, from: 0, chunks, state: { state: "indexed" } }]);
       const other = await catalog.insertVersion(version("gone/b", { bytes: 10 }));
-      await catalog.addChunks({
-        artifact_id: other.artifact_id,
-        from: 0,
-        chunks: [{ start: 0, end: 10, text: "zebra crossing" }],
-        state: { state: "indexed" },
-      });
+      await catalog.addChunks([
+        {
+          artifact_id: other.artifact_id,
+          from: 0,
+          chunks: [{ start: 0, end: 10, text: "zebra crossing" }],
+          state: { state: "indexed" },
+        },
+      ]);
       expect((await catalog.searchChunks("zebra", { limit: 10, listed: 10 })).hits).toHaveLength(5);
       expect(await catalog.dropStaleChunks(100)).toBe(0);
 

@@ -49,11 +49,7 @@ describe("context over MCP", () => {
     const tools = (await c.client.listTools()).tools;
     const context = tools.find((t) => t.name === "context");
     expect(context?.description).toContain("BM25");
-    expect(Object.keys((context?.inputSchema as { properties: object }).properties)).toEqual([
-      "query",
-      "refs",
-      "limit",
-    ]);
+    expect(Object.keys((context?.inputSchema.properties ?? {}) as object)).toEqual(["query", "refs", "limit"]);
   });
 
   it("ranks chunks of 4 MB of lib files, each cited by id and the exact bytes of its range", async () => {

@@ -244,10 +244,10 @@ export interface Catalog {
    */
   chunkBacklog(options: { artifactIds?: readonly string[]; limit: number }): Promise<ChunkProgress[]>;
   /**
-   * Adds a batch of chunks and moves the version's progress, in one write. Returns false and writes nothing when the
-   * version is no longer current and pending or its progress is not `batch.from` (another indexer was first).
+   * Adds batches of chunks and moves each version's progress, all in one write. A batch whose version is no longer
+   * pending or whose progress is not `batch.from` (another indexer was first) is left out: its answer is false.
    */
-  addChunks(batch: ChunkBatch): Promise<boolean>;
+  addChunks(batches: readonly ChunkBatch[]): Promise<boolean[]>;
   /**
    * Removes up to `limit` chunks of versions that are no longer current (superseded or removed), and the records of
    * those left with none. Returns how many rows it removed: 0 once nothing is left to remove.

@@ -565,39 +565,37 @@ export class SqliteCatalog implements Catalog {
     return rows.map(progressOf);
   }
 
-  addChunks(batch: ChunkBatch): Promise<boolean> {
-    return this.exclusive(() =>
-      this.db
-        .transaction(() => {
-          const row = this.q("SELECT state, indexed_bytes FROM chunk_versions WHERE version_id = ?").get(
-            batch.artifact_id,
-          ) as { state: string; indexed_bytes: number } | undefined;
-          if (row === undefined || row.state !== "pending" || row.indexed_bytes !== batch.from) return false;
-          const addRange = this.q("INSERT INTO chunks (version_id, start_byte, end_byte) VALUES (?, ?, ?)");
-          const addText = this.q("INSERT INTO chunk_text (rowid, text) VALUES (CAST(? AS INTEGER), ?)");
-          let at = batch.from;
-          for (const chunk of batch.chunks) {
-            if (chunk.start !== at || chunk.end <= chunk.start) {
-              throw new CairnError(
-                ErrorCode.INTERNAL,
-                `chunks of ${batch.artifact_id} must follow each other from byte ${batch.from}: report this`,
-              );
-            }
-            const { lastInsertRowid } = addRange.run(batch.artifact_id, chunk.start, chunk.end);
-            addText.run(lastInsertRowid, chunk.text);
-            at = chunk.end;
-          }
-          const reason = batch.state.state === "skipped" ? batch.state.reason : null;
-          this.q("UPDATE chunk_versions SET state = ?, indexed_bytes = ?, reason = ? WHERE version_id = ?").run(
-            batch.state.state,
-            at,
-            reason,
-            batch.artifact_id,
-          );
-          return true;
-        })
-        .immediate(),
+  addChunks(batches: readonly ChunkBatch[]): Promise<boolean[]> {
+    return this.exclusive(() => this.db.transaction(() => batches.map((batch) => this.addChunksTx(batch))).immediate());
+  }
+
+  private addChunksTx(batch: ChunkBatch): boolean {
+    const row = this.q("SELECT state, indexed_bytes FROM chunk_versions WHERE version_id = ?").get(batch.artifact_id) as
+      | { state: string; indexed_bytes: number }
+      | undefined;
+    if (row === undefined || row.state !== "pending" || row.indexed_bytes !== batch.from) return false;
+    const addRange = this.q("INSERT INTO chunks (version_id, start_byte, end_byte) VALUES (?, ?, ?)");
+    const addText = this.q("INSERT INTO chunk_text (rowid, text) VALUES (CAST(? AS INTEGER), ?)");
+    let at = batch.from;
+    for (const chunk of batch.chunks) {
+      if (chunk.start !== at || chunk.end <= chunk.start) {
+        throw new CairnError(
+          ErrorCode.INTERNAL,
+          `chunks of ${batch.artifact_id} must follow each other from byte ${batch.from}: report this`,
+        );
+      }
+      const { lastInsertRowid } = addRange.run(batch.artifact_id, chunk.start, chunk.end);
+      addText.run(lastInsertRowid, chunk.text);
+      at = chunk.end;
+    }
+    const reason = batch.state.state === "skipped" ? batch.state.reason : null;
+    this.q("UPDATE chunk_versions SET state = ?, indexed_bytes = ?, reason = ? WHERE version_id = ?").run(
+      batch.state.state,
+      at,
+      reason,
+      batch.artifact_id,
     );
+    return true;
   }
 
   async dropStaleChunks(limit: number): Promise<number> {

@@ -1,5 +1,5 @@
 // Builds the context index: reads the catalog's backlog of text versions window by window, cuts chunks and hands them
-// to the catalog, one bounded step at a time (256 KiB of text, one write per version touched). Steps run in the
+// to the catalog, one bounded step at a time (256 KiB of text or 256 versions, one write). Steps run in the
 // background after a save and on demand before context ranks; never inside a save.
 import { isUtf8 } from "node:buffer";
 import { CairnError } from "../../errors.js";
@@ -21,11 +21,13 @@ export const INDEX_LIMITS = {
   /** Chunks of superseded versions one step drops. */
   dropChunks: 4096,
   /** Versions one step asks the catalog for. */
-  backlog: 16,
+  backlog: 256,
 } as const;
 
 /** A dropped chunk counts as this many bytes of a step's work. */
 const DROP_COST = 16;
+/** A version counts as at least this many bytes: reading a blob costs a file open and, up to 4 MiB, a hash. */
+const VERSION_COST = 1024;
 
 export interface ChunkIndexerOptions {
   /** Steps through the backlog after each save and at start, until it is empty. @default true */
@@ -112,24 +114,31 @@ export class ChunkIndexer {
     }
   }
 
-  /** One step: drops chunks of superseded versions, then chunks up to `budget` bytes. Returns the work done. */
+  /**
+   * One step: drops chunks of superseded versions, then chunks about `budget` bytes of the backlog and writes them in
+   * one transaction (another process's indexer that got to a version first keeps it). Returns the work done.
+   */
   private step(budget: number, artifactIds: readonly string[] | undefined, reader: VersionReader): Promise<number> {
     const run = this.lock.then(async () => {
       if (this.stopped) return 0;
       let work = (await this.catalog.dropStaleChunks(INDEX_LIMITS.dropChunks)) * DROP_COST;
       const backlog = await this.catalog.chunkBacklog({ artifactIds, limit: INDEX_LIMITS.backlog });
+      const batches: ChunkBatch[] = [];
       for (const version of backlog) {
         if (work >= budget || this.stopped) break;
-        work += await this.indexVersion(version, budget - work, reader);
+        const batch = await this.batchOf(version, budget - work, reader);
+        batches.push(batch);
+        work += Math.max(VERSION_COST, (batch.chunks.at(-1)?.end ?? batch.from) - batch.from);
       }
+      if (batches.length > 0) await this.catalog.addChunks(batches);
       return work;
     });
     this.lock = run.catch(() => {});
     return run;
   }
 
-  /** Chunks about `room` bytes of one version from where it stands; returns the bytes covered (at least 1). */
-  private async indexVersion(version: ChunkProgress, room: number, reader: VersionReader): Promise<number> {
+  /** The chunks of about `room` bytes of one version from where it stands, and where that leaves the version. */
+  private async batchOf(version: ChunkProgress, room: number, reader: VersionReader): Promise<ChunkBatch> {
     const from = version.indexed_bytes;
     const limit = Math.min(version.bytes, this.versionBytes);
     // A chunk needs 2 KiB of look-ahead (and the byte after it) unless the window reaches the version's end.
@@ -140,7 +149,7 @@ export class ChunkIndexer {
       window = readEnd > from ? await reader.read(version, from, readEnd - from) : new Uint8Array(0);
     } catch (error) {
       if (!(error instanceof CairnError)) throw error;
-      return this.finish(version, [], {
+      return batch(version, [], {
         state: "skipped",
         reason: `its bytes cannot be read (${error.code}): inspect it; indexed up to byte ${from}`,
       });
@@ -149,7 +158,7 @@ export class ChunkIndexer {
     for (const range of chunkRanges(window, from, atEnd)) {
       const bytes = window.subarray(range.start - from, range.end - from);
       if (!isUtf8(bytes)) {
-        return this.finish(version, chunks, {
+        return batch(version, chunks, {
           state: "skipped",
           reason: `bytes after offset ${range.start} are not valid UTF-8: indexed up to ${range.start}`,
         });
@@ -157,24 +166,17 @@ export class ChunkIndexer {
       chunks.push({ ...range, text: decodeUtf8(bytes) });
     }
     const end = chunks.at(-1)?.end ?? from;
-    if (end === version.bytes) return this.finish(version, chunks, { state: "indexed" });
+    if (end === version.bytes) return batch(version, chunks, { state: "indexed" });
     if (chunks.length === 0) {
-      return this.finish(version, chunks, {
+      return batch(version, chunks, {
         state: "skipped",
         reason: `the index reads the first ${this.versionBytes} bytes of a version: indexed up to ${end}; search reads the rest`,
       });
     }
-    return this.finish(version, chunks, { state: "pending" });
+    return batch(version, chunks, { state: "pending" });
   }
+}
 
-  private async finish(
-    version: ChunkProgress,
-    chunks: ChunkBatch["chunks"],
-    state: ChunkBatch["state"],
-  ): Promise<number> {
-    const from = version.indexed_bytes;
-    // False when another process got there first: its chunks stand, and the backlog moves on either way.
-    await this.catalog.addChunks({ artifact_id: version.artifact_id, from, chunks, state });
-    return (chunks.at(-1)?.end ?? from) - from + 1;
-  }
+function batch(version: ChunkProgress, chunks: ChunkBatch["chunks"], state: ChunkBatch["state"]): ChunkBatch {
+  return { artifact_id: version.artifact_id, from: version.indexed_bytes, chunks, state };
 }
