@@ -6,6 +6,7 @@ import { executeCode } from "./codemode/execute-code.js";
 import { readOutput } from "./codemode/read-output.js";
 import { searchTools } from "./codemode/search-tools.js";
 import type { Operation, OperationFactory } from "./operation.js";
+import { context } from "./retrieval/context.js";
 import { diff } from "./retrieval/diff.js";
 import { retrieve } from "./retrieval/retrieve.js";
 import { search } from "./retrieval/search.js";
@@ -42,6 +43,7 @@ const FACTORIES: readonly OperationFactory[] = [
   retrieve,
   diff,
   sync,
+  context,
   importFile,
   deleteVersions,
   exportFile,

@@ -25,6 +25,8 @@ import { WORKSPACE_LIMITS } from "./limits.js";
 import { inferType } from "./media.js";
 import { type CompactMetadata, compactMetadata, listedArtifact, metadata } from "./metadata.js";
 import { fitList, type Omitted, type ReplyBudget } from "./retrieval/budget.js";
+import { type ContextInput, type ContextOptions, type ContextResult, contextOf } from "./retrieval/context.js";
+import { ChunkIndexer } from "./retrieval/context-index.js";
 import {
   type DiffInput,
   type DiffResult,
@@ -86,6 +88,8 @@ import { VersionReader } from "./version-reader.js";
 interface WorkspaceOptions {
   /** Bytes of each text version indexed for `find`. @default 65536 */
   indexBytes?: number;
+  /** Chunks new text versions for `context` in the background, a bounded step at a time. @default true */
+  chunkInBackground?: boolean;
   logger?: Logger;
 }
 
@@ -139,6 +143,7 @@ export async function openWorkspace(dir: string, options: WorkspaceOptions = {})
 export class Workspace {
   private readonly indexBytes: number;
   private readonly log: Logger;
+  private readonly chunks: ChunkIndexer;
 
   constructor(
     private readonly catalog: Catalog,
@@ -147,6 +152,12 @@ export class Workspace {
   ) {
     this.indexBytes = checkInteger("indexBytes", options.indexBytes, 0, 64 * 1024 * 1024) ?? 65_536;
     this.log = options.logger ?? createLogger("workspace");
+    this.chunks = new ChunkIndexer(catalog, blobs, {
+      background: options.chunkInBackground ?? true,
+      log: this.log,
+    });
+    // Versions saved by other processes, or before the chunk index existed, are waiting in the backlog.
+    this.chunks.kick();
   }
 
   /** Saves a new version of `name`; returns its compact metadata. */
@@ -500,6 +511,19 @@ export class Workspace {
     return syncVersion({ catalog: this.catalog, blobs: this.blobs }, input, budget);
   }
 
+  /**
+   * Chunks of current text versions ranked for `input.query` (BM25), cited by id and byte range, after indexing a
+   * bounded part of the backlog; says which versions are still pending.
+   */
+  context(input: ContextInput, options?: ContextOptions): Promise<ContextResult> {
+    return contextOf({ catalog: this.catalog, blobs: this.blobs, indexer: this.chunks }, input, options);
+  }
+
+  /** Resolves once background indexing for `context` has nothing left to do. */
+  chunksIndexed(): Promise<void> {
+    return this.chunks.idle();
+  }
+
   /** Copies a file (absolute path) into the workspace as a new version, streamed in its native format. */
   async import(input: ImportInput, options: ImportOptions = {}): Promise<CompactMetadata> {
     const args = checkObject("import", input);
@@ -578,10 +602,13 @@ export class Workspace {
       lease = await this.catalog.leaseBlob(staged.sha256);
       await staged.commit();
       published = true;
-      return await this.catalog.insertVersion(
+      const record = await this.catalog.insertVersion(
         { ...fields, bytes: staged.bytes, sha256: staged.sha256, index_text: indexText(staged) },
         { expectedVersion, leaseToken: lease },
       );
+      // The save is done; its chunks come after, in the background.
+      this.chunks.kick();
+      return record;
     } catch (error) {
       if (!published) await staged.discard();
       if (lease !== undefined) await this.catalog.releaseLease(lease).catch(() => {});
@@ -669,6 +696,7 @@ export class Workspace {
   }
 
   async close(): Promise<void> {
+    await this.chunks.stop();
     await this.catalog.close();
   }
 

@@ -300,6 +300,148 @@ for (const [label, create] of implementations) {
       await catalog.close();
     });
 
+    it("keeps a backlog of text versions to chunk, oldest first, in a scope, binary ones never in it", async () => {
+      const catalog = await create();
+      const a = await catalog.insertVersion(version("chunk/a", { bytes: 100 }));
+      await catalog.insertVersion(version("chunk/bin", { media_type: "application/octet-stream" }));
+      const b = await catalog.insertVersion(version("chunk/b", { kind: "json", media_type: "application/json" }));
+      const backlog = await catalog.chunkBacklog({ limit: 10 });
+      expect(backlog.map((p) => [p.artifact_id, p.name, p.indexed_bytes])).toEqual([
+        [a.artifact_id, "chunk/a", 0],
+        [b.artifact_id, "chunk/b", 0],
+      ]);
+      expect(backlog[0]).toMatchObject({ version: 1, bytes: 100, sha256: a.sha256 });
+      expect((await catalog.chunkBacklog({ limit: 1 })).map((p) => p.name)).toEqual(["chunk/a"]);
+      expect((await catalog.chunkBacklog({ artifactIds: [b.artifact_id], limit: 10 })).map((p) => p.name)).toEqual([
+        "chunk/b",
+      ]);
+      await catalog.close();
+    });
+
+    it("adds chunks only from where a version's indexing stands, and ranks them by BM25 in their scope", async () => {
+      const catalog = await create();
+      const a = await catalog.insertVersion(version("rank/a", { bytes: 30 }));
+      const b = await catalog.insertVersion(version("rank/b", { bytes: 40 }));
+      const chunk = (start: number, end: number, text: string) => ({ start, end, text });
+      expect(
+        await catalog.addChunks([
+          {
+            artifact_id: a.artifact_id,
+            from: 0,
+            chunks: [chunk(0, 10, "harbor tide"), chunk(10, 20, "mountain pass")],
+            state: { state: "pending" },
+          },
+        ]),
+      ).toEqual([true]);
+      // Another indexer already moved the version past 0: nothing is written twice.
+      expect(
+        await catalog.addChunks([
+          {
+            artifact_id: a.artifact_id,
+            from: 0,
+            chunks: [chunk(0, 10, "harbor tide")],
+            state: { state: "pending" },
+          },
+        ]),
+      ).toEqual([false]);
+      expect(await catalog.chunkBacklog({ artifactIds: [a.artifact_id], limit: 1 })).toMatchObject([
+        { indexed_bytes: 20 },
+      ]);
+      // One write for several versions; a stale batch among them is left out alone.
+      const written = await catalog.addChunks([
+        {
+          artifact_id: a.artifact_id,
+          from: 20,
+          chunks: [chunk(20, 30, "harbor harbor tide")],
+          state: { state: "indexed" },
+        },
+        { artifact_id: b.artifact_id, from: 5, chunks: [chunk(5, 10, "stale")], state: { state: "pending" } },
+        {
+          artifact_id: b.artifact_id,
+          from: 0,
+          chunks: [chunk(0, 40, "a tide table for the harbor of a mountain town, printed yearly")],
+          state: { state: "skipped", reason: "not valid UTF-8 after 40" },
+        },
+      ]);
+      expect(written).toEqual([true, false, true]);
+      expect(await catalog.chunkBacklog({ limit: 10 })).toEqual([]);
+
+      const ranked = await catalog.searchChunks("Harbor tide", { limit: 10, listed: 10 });
+      expect(ranked.hits.map((h) => [h.record.name, h.start, h.end])).toEqual([
+        ["rank/a", 20, 30],
+        ["rank/a", 0, 10],
+        ["rank/b", 0, 40],
+      ]);
+      expect(ranked).toMatchObject({ more: false, pending: [], pending_count: 0 });
+      expect(ranked.skipped).toEqual([
+        expect.objectContaining({ artifact_id: b.artifact_id, indexed_bytes: 40, reason: "not valid UTF-8 after 40" }),
+      ]);
+      const top = await catalog.searchChunks("harbor", { limit: 1, listed: 10 });
+      expect(top.hits.map((h) => h.start)).toEqual([20]);
+      expect(top.more).toBe(true);
+      const scoped = await catalog.searchChunks("mountain", { artifactIds: [b.artifact_id], limit: 10, listed: 10 });
+      expect(scoped.hits.map((h) => h.record.artifact_id)).toEqual([b.artifact_id]);
+      // No whole word matches: prefixes rank instead; no word at all ranks nothing.
+      expect((await catalog.searchChunks("mount", { limit: 10, listed: 10 })).hits).toHaveLength(2);
+      expect((await catalog.searchChunks('*** OR NEAR(" ', { limit: 10, listed: 10 })).hits).toEqual([]);
+      await catalog.close();
+    });
+
+    it("tells a search which versions of its scope are still pending, from the same snapshot", async () => {
+      const catalog = await create();
+      const a = await catalog.insertVersion(version("wait/a", { bytes: 50 }));
+      const b = await catalog.insertVersion(version("wait/b", { bytes: 60 }));
+      await catalog.addChunks([
+        {
+          artifact_id: a.artifact_id,
+          from: 0,
+          chunks: [{ start: 0, end: 20, text: "first words" }],
+          state: { state: "pending" },
+        },
+      ]);
+      const all = await catalog.searchChunks("words", { limit: 5, listed: 1 });
+      expect(all.hits.map((h) => h.record.name)).toEqual(["wait/a"]);
+      expect(all.pending).toEqual([expect.objectContaining({ name: "wait/a", indexed_bytes: 20, bytes: 50 })]);
+      expect(all.pending_count).toBe(2);
+      const one = await catalog.searchChunks("words", { artifactIds: [b.artifact_id], limit: 5, listed: 10 });
+      expect(one).toMatchObject({ hits: [], pending_count: 1, pending: [{ artifact_id: b.artifact_id }] });
+      await catalog.close();
+    });
+
+    it("ranks a superseded or deleted version's chunks no more, and drops them in bounded steps", async () => {
+      const catalog = await create();
+      const old = await catalog.insertVersion(version("gone/a", { bytes: 40 }));
+      const chunks = Array.from({ length: 4 }, (_, i) => ({ start: i * 10, end: i * 10 + 10, text: `zebra ${i}` }));
+      await catalog.addChunks([{ artifact_id: old.artifact_id, from: 0, chunks, state: { state: "indexed" } }]);
+      const other = await catalog.insertVersion(version("gone/b", { bytes: 10 }));
+      await catalog.addChunks([
+        {
+          artifact_id: other.artifact_id,
+          from: 0,
+          chunks: [{ start: 0, end: 10, text: "zebra crossing" }],
+          state: { state: "indexed" },
+        },
+      ]);
+      expect((await catalog.searchChunks("zebra", { limit: 10, listed: 10 })).hits).toHaveLength(5);
+      expect(await catalog.dropStaleChunks(100)).toBe(0);
+
+      const current = await catalog.insertVersion(version("gone/a", { bytes: 5 }), { expectedVersion: 1 });
+      expect((await catalog.searchChunks("zebra", { limit: 10, listed: 10 })).hits.map((h) => h.record.name)).toEqual([
+        "gone/b",
+      ]);
+      // The new version waits in the backlog; the old one's chunks leave a few at a time, then its record.
+      expect((await catalog.chunkBacklog({ limit: 10 })).map((p) => p.artifact_id)).toEqual([current.artifact_id]);
+      expect(await catalog.dropStaleChunks(3)).toBe(3);
+      expect(await catalog.dropStaleChunks(3)).toBe(2); // the last chunk and the version's record
+      expect(await catalog.dropStaleChunks(3)).toBe(0);
+
+      await catalog.deleteName("gone/b", 1);
+      expect((await catalog.searchChunks("zebra", { limit: 10, listed: 10 })).hits).toEqual([]);
+      expect(await catalog.dropStaleChunks(100)).toBe(2);
+      expect(await catalog.dropStaleChunks(100)).toBe(0);
+      await catalog.close();
+    });
+
     it("releases a lease in the transaction that commits the version", async () => {
       const catalog = await create();
       const sha = "e".repeat(64);

@@ -173,6 +173,8 @@ describe("each handler's answer matches its declared output", () => {
       ],
       max_bytes: 4096,
     });
+    expect(await call("context", { query: "hello again", limit: 1 })).toMatchObject({ index_complete: true });
+    await call("context", { query: "hello", refs: ["notes/a", "cp/one"] });
     await call("export", { ref: "notes/a", path: join(dir, "out.txt") });
     await call("delete", { ref: note.artifact_id });
     await call("prune", { dry_run: true });

@@ -53,6 +53,34 @@ describe("SqliteCatalog", () => {
     db.close();
   });
 
+  it("puts the current text versions of a catalog made before the chunk index in its backlog", async () => {
+    const path = join(root, "before-chunks.db");
+    const db = new Database(path);
+    const [first] = MIGRATIONS;
+    db.exec(
+      "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+    );
+    db.exec(first?.sql as string);
+    db.prepare("INSERT INTO schema_migrations VALUES (1, 'initial', '')").run();
+    const add = db.prepare(
+      `INSERT INTO versions (id, name, version, kind, media_type, bytes, sha256, created_at)
+       VALUES (?, ?, ?, 'note', ?, 10, 'x', '')`,
+    );
+    const id = (n: number) => `ws_${String(n).padStart(32, "0")}`;
+    add.run(id(1), "notes/a", 1, "text/plain");
+    add.run(id(2), "notes/a", 2, "text/markdown; charset=utf-8");
+    add.run(id(3), "data/blob", 1, "application/octet-stream");
+    add.run(id(4), "data/rows", 1, "application/json");
+    const point = db.prepare("INSERT INTO names (name, current_id) VALUES (?, ?)");
+    point.run("notes/a", id(2));
+    point.run("data/blob", id(3));
+    point.run("data/rows", id(4));
+    db.close();
+    const catalog = await createSqliteCatalog(path);
+    expect((await catalog.chunkBacklog({ limit: 10 })).map((p) => p.artifact_id)).toEqual([id(2), id(4)]);
+    await catalog.close();
+  });
+
   it("is the only source file that imports better-sqlite3, and only lazily", () => {
     const files = readdirSync(join(process.cwd(), "src"), { recursive: true, encoding: "utf8" })
       .filter((f) => f.endsWith(".ts"))

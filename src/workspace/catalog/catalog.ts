@@ -142,6 +142,62 @@ export interface BlobCollection {
   pending: { sha256: string; reason: string }[];
 }
 
+/** Where the chunk index stands for one current text version (see `Catalog.chunkBacklog`). */
+export interface ChunkProgress {
+  artifact_id: string;
+  name: string;
+  version: number;
+  sha256: string;
+  bytes: number;
+  /** Bytes [0, indexed_bytes) are chunked and ranked; indexing goes on from here. */
+  indexed_bytes: number;
+}
+
+/** A current text version whose indexing stopped before its end, and why. */
+export interface ChunkSkip extends ChunkProgress {
+  reason: string;
+}
+
+/** Consecutive chunks of one version, from where its indexing stands. */
+export interface ChunkBatch {
+  artifact_id: string;
+  /** The version's indexed_bytes this batch continues from; another value means another indexer got there first. */
+  from: number;
+  /** Byte ranges [start, end), each starting where the previous one ended (the first at `from`), with their text. */
+  chunks: { start: number; end: number; text: string }[];
+  /** How the version ends after this batch: still `pending`, `indexed` to its end, or `skipped` with the reason. */
+  state: { state: "pending" } | { state: "indexed" } | { state: "skipped"; reason: string };
+}
+
+export interface ChunkSearchOptions {
+  /** Only these versions (ids); every current text version when absent. */
+  artifactIds?: readonly string[];
+  /** Chunks in the answer. */
+  limit: number;
+  /** Pending and skipped versions of the scope listed (the rest are counted). */
+  listed: number;
+}
+
+/** A chunk of a current version, best first. */
+export interface ChunkHit {
+  record: VersionRecord;
+  /** UTF-8 byte range of the chunk in the version, [start, end). */
+  start: number;
+  end: number;
+}
+
+/** A ranked chunk search and, from the same snapshot, how far the index covers its scope. */
+export interface ChunkSearch {
+  hits: ChunkHit[];
+  /** More chunks matched than `limit`. */
+  more: boolean;
+  /** Versions of the scope not indexed to their end yet, oldest first (at most `listed`). */
+  pending: ChunkProgress[];
+  pending_count: number;
+  /** Versions of the scope whose indexing stopped for good before their end (at most `listed`). */
+  skipped: ChunkSkip[];
+}
+
 /**
  * The durable index of the workspace.
  *
@@ -152,7 +208,7 @@ export interface BlobCollection {
  * - Version numbers of a name never repeat, even after the name is deleted and recreated.
  * - A version another version pins cannot be removed (`PINNED`, naming the blockers).
  * - `stale` and `stale_inputs` are computed transitively at read time; every read of several refs is one snapshot.
- * - `search` and `list` only ever return current versions.
+ * - `search`, `list` and `searchChunks` only ever return current versions.
  * - `list` pages are keyed on the order versions were written, not on offsets: a save made while a client pages
  *   appears on a new first page and never shifts or repeats the pages after it.
  */
@@ -182,6 +238,26 @@ export interface Catalog {
   deleteName(name: string, expectedVersion?: number): Promise<RemovedVersion[]>;
   /** Removes superseded, unpinned versions beyond the newest `keep` of each name, repeated to a fixed point. */
   prune(options: { keep: number; dryRun: boolean }): Promise<RemovedVersion[]>;
+  /**
+   * Current text versions the chunk index has not finished (in `artifactIds` when given), oldest first. Every text
+   * version joins this backlog when it is inserted; a superseded or removed one leaves the index.
+   */
+  chunkBacklog(options: { artifactIds?: readonly string[]; limit: number }): Promise<ChunkProgress[]>;
+  /**
+   * Adds batches of chunks and moves each version's progress, all in one write. A batch whose version is no longer
+   * pending or whose progress is not `batch.from` (another indexer was first) is left out: its answer is false.
+   */
+  addChunks(batches: readonly ChunkBatch[]): Promise<boolean[]>;
+  /**
+   * Removes up to `limit` chunks of versions that are no longer current (superseded or removed), and the records of
+   * those left with none. Returns how many rows it removed: 0 once nothing is left to remove.
+   */
+  dropStaleChunks(limit: number): Promise<number>;
+  /**
+   * Chunks of current versions ranked by BM25 against any word of `text` (words as `search` takes them; prefixes when
+   * no whole word matches), best first, with the index's coverage of the scope from the same snapshot.
+   */
+  searchChunks(text: string, options: ChunkSearchOptions): Promise<ChunkSearch>;
   /** Protects a blob from collection until released or committed with a version (expires after a few hours). */
   leaseBlob(sha256: string): Promise<string>;
   releaseLease(token: string): Promise<void>;

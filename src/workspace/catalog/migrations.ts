@@ -77,4 +77,38 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: "chunk index",
+    sql: `
+      -- Where indexing stands for each text version: pending until indexed to its end or skipped for good; obsolete
+      -- once superseded or removed, until its chunks are dropped. No foreign key: a removed version's row outlives it.
+      CREATE TABLE chunk_versions (
+        version_id TEXT PRIMARY KEY,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'indexed', 'skipped', 'obsolete')),
+        indexed_bytes INTEGER NOT NULL DEFAULT 0 CHECK (indexed_bytes >= 0),
+        reason TEXT
+      );
+      CREATE INDEX chunk_versions_state ON chunk_versions (state);
+
+      -- Byte ranges [start_byte, end_byte) of a version; the text lives in its blob, only its terms in chunk_text.
+      CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        version_id TEXT NOT NULL,
+        start_byte INTEGER NOT NULL,
+        end_byte INTEGER NOT NULL
+      );
+      CREATE INDEX chunks_version ON chunks (version_id);
+
+      -- rowid = chunks.id. Contentless: ranking needs the terms, not a second copy of the text.
+      CREATE VIRTUAL TABLE chunk_text USING fts5 (
+        text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2'
+      );
+
+      -- Current text versions of an existing workspace join the backlog (cairn_is_text is registered at open).
+      INSERT INTO chunk_versions (version_id, state)
+        SELECT v.id, 'pending' FROM names n JOIN versions v ON v.id = n.current_id
+        WHERE cairn_is_text(v.media_type) ORDER BY v.seq;
+    `,
+  },
 ];

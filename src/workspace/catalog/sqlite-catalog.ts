@@ -3,12 +3,18 @@
 
 import type BetterSqlite3 from "better-sqlite3";
 import { CairnError, ErrorCode } from "../../errors.js";
+import { isTextMediaType } from "../../media-type.js";
 import {
   type ArtifactKind,
   type BlobCollection,
   type Catalog,
   type CatalogSnapshot,
   type CheckpointFields,
+  type ChunkBatch,
+  type ChunkProgress,
+  type ChunkSearch,
+  type ChunkSearchOptions,
+  type ChunkSkip,
   type InsertOptions,
   isArtifactId,
   type ListOptions,
@@ -47,6 +53,10 @@ export async function createSqliteCatalog(path: string, options: SqliteCatalogOp
     // FULL makes each commit durable on power loss, not only on a process crash.
     db.pragma(`synchronous = ${options.durability === "normal" ? "NORMAL" : "FULL"}`);
     db.pragma("foreign_keys = ON");
+    // The chunk index's migration asks which existing versions are text, by the same rule as everything else.
+    db.function("cairn_is_text", { deterministic: true }, (mediaType: unknown) =>
+      isTextMediaType(String(mediaType)) ? 1 : 0,
+    );
     migrate(db);
   } catch (error) {
     db.close();
@@ -146,6 +156,38 @@ const LIST_NAMESPACES = `
 /** A cursor is the write order (`seq`) of the last version listed, in base 36. */
 const CURSOR = /^[0-9a-z]{1,11}$/;
 
+// The chunk index. A null @ids means every current text version; otherwise a JSON array of version ids.
+const CHUNK_SCOPE = "(@ids IS NULL OR s.version_id IN (SELECT value FROM json_each(@ids)))";
+const CHUNK_PROGRESS = `
+  SELECT s.version_id AS artifact_id, v.name, v.version, v.sha256, v.bytes, s.indexed_bytes, s.reason
+  FROM chunk_versions s JOIN versions v ON v.id = s.version_id
+  WHERE s.state = @state AND ${CHUNK_SCOPE} ORDER BY s.rowid LIMIT @limit`;
+const CHUNK_COUNT = `SELECT count(*) FROM chunk_versions s WHERE s.state = @state AND ${CHUNK_SCOPE}`;
+// Ranking drives from the FTS match; superseded versions' chunks wait in the index until dropped, so they are
+// filtered here, by their version's state.
+const TOP_CHUNKS = `
+  SELECT c.version_id, c.start_byte, c.end_byte
+  FROM chunk_text JOIN chunks c ON c.id = chunk_text.rowid JOIN chunk_versions s ON s.version_id = c.version_id
+  WHERE chunk_text MATCH @query AND s.state <> 'obsolete' AND ${CHUNK_SCOPE}
+  ORDER BY bm25(chunk_text), c.id LIMIT @limit`;
+/** Versions one dropStaleChunks looks at. */
+const STALE_VERSIONS_A_STEP = 64;
+
+interface ChunkProgressRow {
+  artifact_id: string;
+  name: string;
+  version: number;
+  sha256: string;
+  bytes: number;
+  indexed_bytes: number;
+  reason: string | null;
+}
+
+function progressOf(row: ChunkProgressRow): ChunkProgress {
+  const { reason: _, ...progress } = row;
+  return progress;
+}
+
 /** Thrown inside a transaction to roll a dry run back. */
 class DryRun extends Error {
   constructor(readonly removed: RemovedVersion[]) {
@@ -232,7 +274,14 @@ export class SqliteCatalog implements Catalog {
     this.q(
       "INSERT INTO names (name, current_id) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET current_id = excluded.current_id",
     ).run(input.name, id);
-    if (current !== undefined) this.q("DELETE FROM search WHERE rowid = ?").run(current.seq);
+    if (current !== undefined) {
+      this.q("DELETE FROM search WHERE rowid = ?").run(current.seq);
+      // Its chunks stop ranking now and leave the index at the next dropStaleChunks: a save never waits for that.
+      this.q("UPDATE chunk_versions SET state = 'obsolete' WHERE version_id = ?").run(current.id);
+    }
+    if (isTextMediaType(input.media_type)) {
+      this.q("INSERT INTO chunk_versions (version_id, state) VALUES (?, 'pending')").run(id);
+    }
     this.q("INSERT INTO search (rowid, name, summary, source, body) VALUES (?, ?, ?, ?, ?)").run(
       lastInsertRowid,
       input.name,
@@ -472,6 +521,8 @@ export class SqliteCatalog implements Catalog {
   private removeRows(rows: VersionRow[]): RemovedVersion[] {
     const dropDependencies = this.q("DELETE FROM dependencies WHERE version_id = ?");
     const dropVersion = this.q("DELETE FROM versions WHERE id = ?");
+    const unindex = this.q("UPDATE chunk_versions SET state = 'obsolete' WHERE version_id = ?");
+    for (const row of rows) unindex.run(row.id);
     for (const row of rows) dropDependencies.run(row.id);
     for (const row of rows) dropVersion.run(row.id);
     return rows.map((r) => ({ artifact_id: r.id, name: r.name, version: r.version, sha256: r.sha256, bytes: r.bytes }));
@@ -506,6 +557,115 @@ export class SqliteCatalog implements Catalog {
         throw error;
       }
     });
+  }
+
+  async chunkBacklog(options: { artifactIds?: readonly string[]; limit: number }): Promise<ChunkProgress[]> {
+    const ids = options.artifactIds === undefined ? null : JSON.stringify(options.artifactIds);
+    const rows = this.q(CHUNK_PROGRESS).all({ state: "pending", ids, limit: options.limit }) as ChunkProgressRow[];
+    return rows.map(progressOf);
+  }
+
+  addChunks(batches: readonly ChunkBatch[]): Promise<boolean[]> {
+    return this.exclusive(() => this.db.transaction(() => batches.map((batch) => this.addChunksTx(batch))).immediate());
+  }
+
+  private addChunksTx(batch: ChunkBatch): boolean {
+    const row = this.q("SELECT state, indexed_bytes FROM chunk_versions WHERE version_id = ?").get(batch.artifact_id) as
+      | { state: string; indexed_bytes: number }
+      | undefined;
+    if (row === undefined || row.state !== "pending" || row.indexed_bytes !== batch.from) return false;
+    const addRange = this.q("INSERT INTO chunks (version_id, start_byte, end_byte) VALUES (?, ?, ?)");
+    const addText = this.q("INSERT INTO chunk_text (rowid, text) VALUES (CAST(? AS INTEGER), ?)");
+    let at = batch.from;
+    for (const chunk of batch.chunks) {
+      if (chunk.start !== at || chunk.end <= chunk.start) {
+        throw new CairnError(
+          ErrorCode.INTERNAL,
+          `chunks of ${batch.artifact_id} must follow each other from byte ${batch.from}: report this`,
+        );
+      }
+      const { lastInsertRowid } = addRange.run(batch.artifact_id, chunk.start, chunk.end);
+      addText.run(lastInsertRowid, chunk.text);
+      at = chunk.end;
+    }
+    const reason = batch.state.state === "skipped" ? batch.state.reason : null;
+    this.q("UPDATE chunk_versions SET state = ?, indexed_bytes = ?, reason = ? WHERE version_id = ?").run(
+      batch.state.state,
+      at,
+      reason,
+      batch.artifact_id,
+    );
+    return true;
+  }
+
+  async dropStaleChunks(limit: number): Promise<number> {
+    // Most steps find nothing to drop: find that out without taking the write lock.
+    if (this.q("SELECT 1 FROM chunk_versions WHERE state = 'obsolete' LIMIT 1", true).get() === undefined) return 0;
+    return this.exclusive(() =>
+      this.db
+        .transaction(() => {
+          const versions = this.q("SELECT version_id FROM chunk_versions WHERE state = 'obsolete' LIMIT ?", true).all(
+            STALE_VERSIONS_A_STEP,
+          ) as string[];
+          // As in SNIPPET: an integer rowid, so FTS5 seeks to it.
+          const dropText = this.q("DELETE FROM chunk_text WHERE rowid = CAST(? AS INTEGER)");
+          const dropRange = this.q("DELETE FROM chunks WHERE id = ?");
+          let removed = 0;
+          for (const id of versions) {
+            const room = limit - removed;
+            if (room <= 0) break;
+            const chunks = this.q("SELECT id FROM chunks WHERE version_id = ? LIMIT ?", true).all(id, room) as number[];
+            for (const chunk of chunks) {
+              dropText.run(chunk);
+              dropRange.run(chunk);
+            }
+            removed += chunks.length;
+            if (chunks.length < room) {
+              this.q("DELETE FROM chunk_versions WHERE version_id = ?").run(id);
+              removed++;
+            }
+          }
+          return removed;
+        })
+        .immediate(),
+    );
+  }
+
+  async searchChunks(text: string, options: ChunkSearchOptions): Promise<ChunkSearch> {
+    const words = [...new Set((text.match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => w.toLowerCase()))].slice(0, 32);
+    const exact = words.map((w) => `"${w}"`);
+    // Any word ranks (BM25 rewards chunks that hold more of them); prefixes only when no whole word is found.
+    const attempts = words.length === 0 ? [] : [exact.join(" OR "), exact.map((w) => `${w}*`).join(" OR ")];
+    const ids = options.artifactIds === undefined ? null : JSON.stringify(options.artifactIds);
+    return this.db.transaction(() => {
+      let rows: { version_id: string; start_byte: number; end_byte: number }[] = [];
+      for (const query of attempts) {
+        rows = this.q(TOP_CHUNKS).all({ query, ids, limit: options.limit + 1 }) as typeof rows;
+        if (rows.length > 0) break;
+      }
+      const records = new Map<string, VersionRecord>();
+      const recordOf = (id: string): VersionRecord => {
+        let record = records.get(id);
+        if (record === undefined) {
+          record = this.recordOf(this.rowById(id) as VersionRow);
+          records.set(id, record);
+        }
+        return record;
+      };
+      const listed = (state: string) =>
+        this.q(CHUNK_PROGRESS).all({ state, ids, limit: options.listed }) as ChunkProgressRow[];
+      return {
+        hits: rows.slice(0, options.limit).map((row) => ({
+          record: recordOf(row.version_id),
+          start: row.start_byte,
+          end: row.end_byte,
+        })),
+        more: rows.length > options.limit,
+        pending: listed("pending").map(progressOf),
+        pending_count: this.q(CHUNK_COUNT, true).get({ state: "pending", ids }) as number,
+        skipped: listed("skipped").map((row): ChunkSkip => ({ ...progressOf(row), reason: row.reason ?? "" })),
+      };
+    })();
   }
 
   leaseBlob(sha256: string): Promise<string> {
