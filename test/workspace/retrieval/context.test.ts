@@ -100,7 +100,8 @@ describe("context over TypeScript's lib files", () => {
     expect(tight.chunks).toEqual(roomy.chunks.slice(0, 3));
     expect(tight).toMatchObject({ truncated: true, complete: false });
     const error = await failure(ws.context({ query: "addEventListener" }, { budget: contextBudget(20) }));
-    expect(error.code).toBe("INVALID_ARGUMENT");
+    // An impossible budget is TOO_LARGE, like every reply budget (decision 0193).
+    expect(error.code).toBe("TOO_LARGE");
   });
 
   it("refuses what it cannot rank, naming what to pass instead", async () => {
