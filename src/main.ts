@@ -6,7 +6,6 @@ import { EXIT_FAILURE, EXIT_USAGE, ExitError } from "./cli/common.js";
 import { registerDemo } from "./cli/demo.js";
 import { registerDoctor } from "./cli/doctor.js";
 import { registerHostConfig } from "./cli/host-config.js";
-import { registerOperationCommands } from "./cli/operation-commands.js";
 import { registerRun } from "./cli/run.js";
 import { registerServe } from "./cli/serve.js";
 import { registerTools } from "./cli/tools.js";
@@ -24,11 +23,14 @@ const program = new Command("cairn")
   .showHelpAfterError()
   .exitOverride();
 
+// The workspace commands are built from the operation table (zod and every operation's module): `--version` alone
+// needs none of them.
+const versionOnly = process.argv.length === 3 && (process.argv[2] === "--version" || process.argv[2] === "-V");
 registerServe(program);
 registerRun(program);
 registerTools(program);
 registerBench(program);
-registerOperationCommands(program);
+if (!versionOnly) (await import("./cli/operation-commands.js")).registerOperationCommands(program);
 registerHostConfig(program);
 registerDoctor(program);
 registerDemo(program);

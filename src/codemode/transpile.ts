@@ -1,6 +1,6 @@
 // Turns a snippet (JavaScript or TypeScript, top-level await and return) into the body the executors run, and maps
 // line numbers of the result back to the snippet. A snippet that is one expression returns its value.
-import { transform } from "esbuild";
+import type { transform as Transform } from "esbuild";
 import { CairnError, ErrorCode } from "../errors.js";
 
 /** Largest snippet accepted. Code is for logic, not for carrying data: data goes through inputs or handles. */
@@ -47,7 +47,15 @@ function mayBeExpression(source: string): boolean {
 
 type Attempt = { ok: true; snippet: TranspiledSnippet } | { ok: false; error: CairnError };
 
+let esbuild: Promise<typeof Transform> | undefined;
+/** esbuild loads with the first snippet, not with the server. */
+function loadTransform(): Promise<typeof Transform> {
+  esbuild ??= import("esbuild").then((module) => module.transform);
+  return esbuild;
+}
+
 async function tryTransform(wrapped: string, headerLines: number, source: string): Promise<Attempt> {
+  const transform = await loadTransform();
   try {
     const result = await transform(wrapped, {
       loader: "ts",

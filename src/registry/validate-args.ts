@@ -1,17 +1,30 @@
 // Checks a snippet's arguments against a tool's inputSchema before the call leaves Cairn (ajv, all errors at once).
 // A schema ajv cannot compile is logged and skipped: the upstream then judges the arguments itself.
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Ajv2019 } from "ajv/dist/2019.js";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import type { Ajv2019 } from "ajv/dist/2019.js";
+import type { Ajv2020 } from "ajv/dist/2020.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
 import type { Capability, JsonSchema } from "./capability.js";
 
-// ajv-formats is CommonJS with `exports.default`; under NodeNext the default import is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (
-  ajv: Ajv,
-) => Ajv;
+/**
+ * ajv and ajv-formats, required on the first check rather than with the server: a server with no upstream never
+ * validates, and ajv's load is a noticeable part of the start. They are CommonJS, so the load stays synchronous.
+ */
+function loadAjv() {
+  const require = createRequire(import.meta.url);
+  const ajv = require("ajv") as { Ajv: new (settings: object) => Ajv };
+  const formats = require("ajv-formats") as { default?: unknown };
+  return {
+    Ajv: ajv.Ajv,
+    Ajv2019: (require("ajv/dist/2019.js") as { Ajv2019: new (settings: object) => Ajv2019 }).Ajv2019,
+    Ajv2020: (require("ajv/dist/2020.js") as { Ajv2020: new (settings: object) => Ajv2020 }).Ajv2020,
+    // ajv-formats is CommonJS with `exports.default`.
+    addFormats: (formats.default ?? formats) as (ajv: Ajv) => Ajv,
+  };
+}
+let ajvModules: ReturnType<typeof loadAjv> | undefined;
 
 /** Checks arguments against input schemas. */
 export interface ArgsValidator {
@@ -41,6 +54,8 @@ export function createArgsValidator(options: ArgsValidatorOptions = {}): ArgsVal
   const engine = (dialect: Dialect): Ajv => {
     let ajv = engines.get(dialect);
     if (!ajv) {
+      ajvModules ??= loadAjv();
+      const { Ajv, Ajv2019, Ajv2020, addFormats } = ajvModules;
       // strict: false because upstream schemas carry unknown keywords and formats; verbose for the "got" type.
       const settings = { allErrors: true, strict: false, verbose: true, validateFormats: true };
       ajv =
