@@ -37,7 +37,11 @@ interface ActiveRun {
   runId: number;
   request: ExecutionRequest;
   cancelFlag: Int32Array;
-  controller: AbortController;
+  /**
+   * One signal per host call still answering, each aborted when the run ends: a run's calls share no signal, so a
+   * Promise.all of many calls hangs no pile of listeners on one (MaxListenersExceededWarning past ten).
+   */
+  calls: Set<AbortController>;
   started: number;
   watchdog: NodeJS.Timeout;
   resolve(result: ExecutionResult): void;
@@ -118,7 +122,7 @@ export class WorkerHost {
         runId,
         request,
         cancelFlag,
-        controller: new AbortController(),
+        calls: new Set(),
         started,
         cancelledByCaller: false,
         answers: [],
@@ -181,13 +185,16 @@ export class WorkerHost {
       return;
     }
     const { callId, name, argsJson, bytes } = message;
+    const call = new AbortController();
+    active.calls.add(call);
     let answer: Promise<HostPayload>;
     try {
-      answer = active.request.onHostCall(name, { json: argsJson, bytes }, active.controller.signal);
+      answer = active.request.onHostCall(name, { json: argsJson, bytes }, call.signal);
     } catch (error) {
       answer = Promise.reject(error);
     }
     const queue = (result: CallResultMessage) => {
+      active.calls.delete(call);
       active.answers.push(result);
       this.sendAnswer(active);
     };
@@ -222,7 +229,8 @@ export class WorkerHost {
     active.answers.length = 0;
     clearTimeout(active.watchdog);
     // Host calls still in flight belong to a run that is over: stop them.
-    active.controller.abort();
+    for (const call of active.calls) call.abort();
+    active.calls.clear();
     active.resolve(result);
   }
 

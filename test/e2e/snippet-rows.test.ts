@@ -159,6 +159,36 @@ describe("rows in snippets over MCP", () => {
     expect(r.json.value.entities).toBe(r.json.value.rows);
   });
 
+  // Broke: every host call of a run listened on the run's one signal, so thirty queries at once printed
+  // MaxListenersExceededWarning on the server's stderr (a fix for upstream calls only had left the others).
+  it("runs thirty whole-row reads and queries at once without a listener warning", async () => {
+    let stderr = "";
+    const hear = (chunk: Buffer) => {
+      stderr += chunk.toString();
+    };
+    c.transport.stderr?.on("data", hear);
+    try {
+      const r = await c.run(`
+        const reads = Array.from({ length: 30 }, () => workspace.read("data/airports", { as: "rows" }));
+        const queries = Array.from({ length: 30 }, (_, i) =>
+          workspace.query({ inputs: ["data/airports"], sql: "SELECT count(*) AS n FROM input1 WHERE latitude > ?", parameters: [i], into: i % 2 ? "result" : undefined }));
+        const kept = await Promise.all([...reads, ...queries]);
+        return [kept.length, kept[0].length, kept[30].rows[0].n];
+      `);
+      expect(r.isError, r.text).toBe(false);
+      expect(r.json.value[0]).toBe(60);
+      expect(r.json.value[1]).toBeGreaterThan(3000);
+      // The next run and a neighbour tool still answer.
+      expect((await c.run("return 1 + 1")).json.value).toBe(2);
+      expect((await c.call("query", { inputs: ["data/airports"], sql: "SELECT 1 AS one" })).json.rows).toEqual([
+        { one: 1 },
+      ]);
+    } finally {
+      c.transport.stderr?.off("data", hear);
+    }
+    expect(stderr).not.toContain("MaxListenersExceededWarning");
+  });
+
   it("keeps the query tool's schema to the preview: rows and into are for snippets", async () => {
     const { tools } = await c.client.listTools();
     const query = tools.find((t) => t.name === "query");
