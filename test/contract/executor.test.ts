@@ -328,6 +328,20 @@ describe.each(backends)("%s", (_name, create) => {
     expect(signals.slice(1).every((s) => s.aborted)).toBe(true);
   });
 
+  it("stops a run with MEMORY_LIMIT when the answers it does not take pass its memory on the host", async () => {
+    const big = json(JSON.stringify("x".repeat(4 * 1024 * 1024)));
+    const result = await runSnippet(executor, "for (let i = 0; i < 40; i++) echo(i).catch(() => {}); while (true) {}", {
+      limits: { memoryMb: 64, timeoutMs: 30_000 },
+      onHostCall: async () => big,
+    });
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("MEMORY_LIMIT");
+      expect(result.error.message).toContain("sandbox.memory_mb");
+    }
+    expect(value(await runSnippet(executor, "return 'next'"))).toBe("next");
+  });
+
   it("streams console lines while the run goes: the first at once, the last before the run settles", async () => {
     const streamed: string[] = [];
     let settled = false;
