@@ -368,6 +368,8 @@ export class UpstreamConnection {
         try {
           const tools = await this.listAllTools(client);
           if (this.client !== client) return;
+          // A listing is asked for on every unknown name: only a real change re-indexes and notifies the clients.
+          if (JSON.stringify(tools) === JSON.stringify(this.tools)) continue;
           this.tools = tools;
           this.context.changed(this.name);
         } catch (error) {

@@ -326,6 +326,26 @@ describe("UpstreamManager over stdio", () => {
     expect(manager.list()[0]?.tools.map((t) => t.name)).toContain("silent_tool");
   });
 
+  // Broke: every listing counted as a change. Each call to a name the server lacks (a typo in a snippet) re-indexed
+  // the server's whole catalog and, with gateway.direct, sent notifications/tools/list_changed to every client.
+  it("tells listeners of a listing only when the tools changed", async () => {
+    manager = createUpstreamManager({
+      odd: stdio([fixture("odd-names.mjs")]),
+      neighbour: stdio([fixture("crashing.mjs")]),
+    });
+    await manager.start();
+    const changes: string[] = [];
+    manager.onChange((server) => changes.push(server));
+    for (let i = 0; i < 20; i++) {
+      expect((await caught(manager.callTool("odd", `missing_${i}`, {}))).code).toBe("TOOL_NOT_FOUND");
+    }
+    expect(changes).toEqual([]);
+    await manager.callTool("odd", "add_tool_silently", {});
+    expect(textOf(await manager.callTool("odd", "silent_tool", {}))).toBe("silent");
+    expect(changes).toEqual(["odd"]);
+    expect(textOf(await manager.callTool("neighbour", "pid", {}))).toMatch(/^\d+$/);
+  });
+
   it("follows notifications/tools/list_changed", async () => {
     manager = createUpstreamManager({ odd: stdio([fixture("odd-names.mjs")]) });
     await manager.start();
