@@ -1,7 +1,8 @@
 // Whole SQL results inside snippets, through the built server: every row of workspace.query (rows: "all"), rows kept
 // behind a res_ handle (into: "result"), the caps that refuse more, tables read as rows, and rows sent on to a real
 // upstream server (server-memory).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -187,6 +188,29 @@ describe("rows in snippets over MCP", () => {
       c.transport.stderr?.off("data", hear);
     }
     expect(stderr).not.toContain("MaxListenersExceededWarning");
+  });
+
+  // Broke: a server killed while a query wrote its rows (or a save_as its Parquet) left the scratch file forever:
+  // nothing removed it, at the next start or later.
+  it("removes the scratch files of a server that is gone at the first query, and only those", async () => {
+    const own = await connect();
+    try {
+      const gone = spawnSync(process.execPath, ["-e", ""]).pid as number;
+      const scratchDir = join(own.dir, "ws", "scratch");
+      mkdirSync(scratchDir, { recursive: true });
+      const left = [`rows-${gone}-0123456789abcdef.json`, `query-${gone}-0123456789abcdef.parquet`];
+      left.push(`.${left[1]}.a1b2c3.tmp`);
+      const kept = [`rows-${process.pid}-0123456789abcdef.json`, "notes.txt", "rows-x.json"];
+      for (const name of [...left, ...kept]) writeFileSync(join(scratchDir, name), "x".repeat(1000));
+      const r = await own.run(`
+        await workspace.save({ name: "t/csv", content: "a\\n1\\n2\\n", kind: "csv" });
+        return (await workspace.query({ inputs: ["t/csv"], sql: "SELECT sum(a) AS n FROM input1", rows: "all" })).rows;
+      `);
+      expect(r.json.value, r.text).toEqual([{ n: 3 }]);
+      expect(readdirSync(scratchDir).sort()).toEqual([...kept].sort());
+    } finally {
+      await own.close();
+    }
   });
 
   it("keeps the query tool's schema to the preview: rows and into are for snippets", async () => {
