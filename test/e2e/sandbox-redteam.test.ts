@@ -107,6 +107,35 @@ describe("execute_code red-team over MCP", () => {
     }
   });
 
+  // Broke: the name of a call did not count against the memory in flight, only its arguments. Three hundred calls
+  // through one 16 MB member name of a server still starting held a copy each on the server, which died out of memory.
+  it("counts the names of calls in flight, so one giant member name called many times stops the run", async () => {
+    const servers = join(import.meta.dirname, "../fixtures/servers");
+    const own = await connect(
+      `[sandbox]\nmemory_mb = 64\ntimeout_ms = 40000\n` +
+        `[servers.slow]\ncommand = "${process.execPath}"\nargs = ["${join(servers, "slow-start.mjs")}", "600000"]\nstartup_timeout_ms = 600000\n` +
+        `[servers.hung]\ncommand = "${process.execPath}"\nargs = ["${join(servers, "hanging.mjs")}", "--never-initialize"]\nstartup_timeout_ms = 600000\n`,
+    );
+    try {
+      const pid = own.transport.pid as number;
+      await own.run("return 0");
+      const before = statusMib(pid, "VmRSS");
+      resetPeak(pid);
+      for (const server of ["slow", "hung"]) {
+        const reply = await own.run(
+          // The server is named out of pieces, so the run does not wait for it to start first.
+          `const f = globalThis[${JSON.stringify([...server])}.join("")]["x".repeat(10e6)]; for (let i = 0; i < 400; i++) f({}).catch(() => {}); await new Promise((r) => setTimeout(r, 10000))`,
+        );
+        expect(reply.json.error.code, reply.text).toBe("MEMORY_LIMIT");
+        expect(reply.json.error.message).toContain("in flight");
+      }
+      expect(statusMib(pid, "VmHWM") - before).toBeLessThan(400);
+      expect((await own.run("return 'alive'")).json.value).toBe("alive");
+    } finally {
+      await own.close();
+    }
+  });
+
   it("stops a save of one 16 MiB array listed 60 times before the server holds the copies", async () => {
     const pid = cairn.transport.pid as number;
     await cairn.run("return 0");
