@@ -1,9 +1,13 @@
 // Reads a host's config file: the document, its table of servers, and the entry Cairn registered there. Never
 // writes; a file that does not parse is a CONFIG_INVALID naming the file and the parser's words.
-import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, realpathSync } from "node:fs";
 import { parse as parseToml } from "smol-toml";
+import { groupDigits } from "../digits.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { HOSTS, type HostName, SERVER_KEY, type ServerEntry } from "./hosts.js";
+
+/** A host's config file is a few kilobytes: a bigger one is not read. */
+const MAX_HOST_FILE_BYTES = 16 * 1024 * 1024;
 
 export type Table = Record<string, unknown>;
 
@@ -97,12 +101,36 @@ export function followLink(file: string): string {
   }
 }
 
+/**
+ * The text of `file`, or undefined when it does not exist. Throws CONFIG_INVALID for what is not a regular file (a
+ * named pipe would block the read, a device never end it) or is over MAX_HOST_FILE_BYTES.
+ */
 export function readIfExists(file: string): string | undefined {
+  let fd: number;
   try {
-    return readFileSync(file, "utf8");
+    // Non-blocking, so that opening a named pipe with no writer returns at once.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) {
+      throw new CairnError(
+        ErrorCode.CONFIG_INVALID,
+        `${file} is not a regular file (a directory, a pipe or a device): move it away and run again; nothing was changed`,
+      );
+    }
+    if (info.size > MAX_HOST_FILE_BYTES) {
+      throw new CairnError(
+        ErrorCode.CONFIG_INVALID,
+        `${file} is ${groupDigits(info.size)} bytes, more than a host's config file holds (${MAX_HOST_FILE_BYTES / 1024 / 1024} MiB): move it away and run again; nothing was changed`,
+      );
+    }
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -14,8 +14,9 @@ export interface HostPayload {
 }
 
 /**
- * Answers one host call made by a snippet. `args.json` is the JSON array of the call's arguments; `signal` is aborted
- * when the run ends (finished, failed, cancelled or timed out), so work still in flight for it can stop. The answer
+ * Answers one host call made by a snippet. `args.json` is the JSON array of the call's arguments; `signal` is this
+ * call's own (no two calls share one), aborted when the run ends (finished, failed, cancelled or timed out), so work
+ * still in flight for it can stop. The answer
  * rejects with anything thrown; the snippet receives it as an error with its name, code and message.
  */
 export type HostCallHandler = (name: string, args: HostPayload, signal: AbortSignal) => Promise<HostPayload>;

@@ -173,8 +173,9 @@ export async function runInQuickJs(
           return undefined;
         }
         // Arguments of calls still in flight live outside the sandbox: they count against the same limit, so a
-        // Promise.all of a thousand calls with a big argument cannot hold a thousand copies on the host.
-        let size = args.json.length;
+        // Promise.all of a thousand calls with a big argument cannot hold a thousand copies on the host. So does the
+        // name: one giant member name (server["x".repeat(1e7)]) is copied out for every call.
+        let size = name.length + args.json.length;
         for (const b of args.bytes) size += b.byteLength;
         if (inflightBytes + size > limits.memoryMb * MIB) {
           stopWith(inflightStop());
@@ -349,7 +350,7 @@ function installNative(
         const b = boundary as Boundary;
         name = ctx.getString(nameHandle);
         const json = b.readText(argsHandle);
-        args = { json, bytes: b.readBytesList(bytesHandle, hooks.argumentsBudget(json.length)) };
+        args = { json, bytes: b.readBytesList(bytesHandle, hooks.argumentsBudget(name.length + json.length)) };
       } catch (error) {
         // The arguments could not be read out of a full sandbox, or their bytes would pass the memory limit on the
         // host: the run stops; the promise never settles.

@@ -7,6 +7,8 @@ import { isCairnError } from "../errors.js";
 import type { ExecutionError, ExecutionRequest, ExecutionResult, HostPayload } from "./executor.js";
 import type { CallResultMessage, FromWorker, ToWorker } from "./worker-protocol.js";
 
+const MIB = 1024 * 1024;
+
 /** Time a worker gets past a run's deadline to report it before the watchdog terminates the worker. */
 const WATCHDOG_GRACE_MS = 2000;
 
@@ -37,7 +39,11 @@ interface ActiveRun {
   runId: number;
   request: ExecutionRequest;
   cancelFlag: Int32Array;
-  controller: AbortController;
+  /**
+   * One signal per host call still answering, each aborted when the run ends: a run's calls share no signal, so a
+   * Promise.all of many calls hangs no pile of listeners on one (MaxListenersExceededWarning past ten).
+   */
+  calls: Set<AbortController>;
   started: number;
   watchdog: NodeJS.Timeout;
   resolve(result: ExecutionResult): void;
@@ -45,6 +51,16 @@ interface ActiveRun {
   /** Call results ready but not sent: one is on the channel at a time (see AnswerTakenMessage). */
   answers: CallResultMessage[];
   answerInTransit: boolean;
+  /**
+   * Bytes of the answers the worker has not taken yet (queued here or on the channel). They count against the run's
+   * memory_mb: a snippet that sends many calls and then computes without awaiting would otherwise make the host hold
+   * every answer until its deadline.
+   */
+  waitingBytes: number;
+  /** Bytes of the answer on the channel, taken off `waitingBytes` once the worker has it. */
+  inTransitBytes: number;
+  /** Why the host stopped the run (answers past its memory): reported instead of the CANCELLED the worker sees. */
+  stoppedBy?: ExecutionError;
 }
 
 let nextRunId = 1;
@@ -118,11 +134,13 @@ export class WorkerHost {
         runId,
         request,
         cancelFlag,
-        controller: new AbortController(),
+        calls: new Set(),
         started,
         cancelledByCaller: false,
         answers: [],
         answerInTransit: false,
+        waitingBytes: 0,
+        inTransitBytes: 0,
         resolve,
         watchdog: setTimeout(() => this.onWatchdog(runId), request.limits.timeoutMs + this.graceMs),
       };
@@ -163,12 +181,16 @@ export class WorkerHost {
     const active = this.runs.get(message.runId);
     if (!active) return;
     if (message.type === "done") {
-      this.finish(message.runId, message.result);
+      const { result } = message;
+      const stoppedBy = active.stoppedBy;
+      this.finish(message.runId, stoppedBy && !result.ok ? { ...result, error: stoppedBy } : result);
       if (message.retire) this.onRetire?.(this);
       return;
     }
     if (message.type === "answer-taken") {
       active.answerInTransit = false;
+      active.waitingBytes -= active.inTransitBytes;
+      active.inTransitBytes = 0;
       this.sendAnswer(active);
       return;
     }
@@ -181,13 +203,24 @@ export class WorkerHost {
       return;
     }
     const { callId, name, argsJson, bytes } = message;
+    const call = new AbortController();
+    active.calls.add(call);
     let answer: Promise<HostPayload>;
     try {
-      answer = active.request.onHostCall(name, { json: argsJson, bytes }, active.controller.signal);
+      answer = active.request.onHostCall(name, { json: argsJson, bytes }, call.signal);
     } catch (error) {
       answer = Promise.reject(error);
     }
     const queue = (result: CallResultMessage) => {
+      active.calls.delete(call);
+      if (this.runs.get(active.runId) !== active || active.stoppedBy) return;
+      const size = answerBytes(result);
+      const budget = active.request.limits.memoryMb * MIB;
+      if (active.waitingBytes + size > budget) {
+        this.stopForMemory(active, budget);
+        return;
+      }
+      active.waitingBytes += size;
       active.answers.push(result);
       this.sendAnswer(active);
     };
@@ -212,7 +245,25 @@ export class WorkerHost {
     const next = active.answers.shift();
     if (!next) return;
     active.answerInTransit = true;
+    active.inTransitBytes = answerBytes(next);
     this.post(next);
+  }
+
+  /**
+   * Answers waiting for the worker would pass the run's memory: the run stops with MEMORY_LIMIT (the worker stops
+   * it as a cancel, whose result the host then reports as this), its waiting answers are dropped and its calls end.
+   */
+  private stopForMemory(active: ActiveRun, budget: number): void {
+    active.stoppedBy = {
+      name: "SandboxError",
+      code: "MEMORY_LIMIT",
+      message: `answers waiting for the snippet hold more than ${budget / MIB} MiB (sandbox.memory_mb): await the calls as they answer, or in smaller batches`,
+    };
+    active.answers.length = 0;
+    for (const call of active.calls) call.abort();
+    Atomics.store(active.cancelFlag, 0, 1);
+    this.post({ type: "cancel", runId: active.runId });
+    if (this.terminateOnCancel) this.onWatchdog(active.runId);
   }
 
   private finish(runId: number, result: ExecutionResult): void {
@@ -222,7 +273,8 @@ export class WorkerHost {
     active.answers.length = 0;
     clearTimeout(active.watchdog);
     // Host calls still in flight belong to a run that is over: stop them.
-    active.controller.abort();
+    for (const call of active.calls) call.abort();
+    active.calls.clear();
     active.resolve(result);
   }
 
@@ -230,17 +282,19 @@ export class WorkerHost {
     const active = this.runs.get(runId);
     if (!active) return;
     // The worker did not report within the grace period: it is stuck in engine code. Kill it; the pool replaces it.
-    const error: ExecutionError = active.cancelledByCaller
-      ? {
-          name: "SandboxError",
-          code: "CANCELLED",
-          message: "the run was cancelled by the client; nothing of it keeps running: run it again for its result",
-        }
-      : {
-          name: "SandboxError",
-          code: "TIMEOUT",
-          message: `the snippet ran past its ${active.request.limits.timeoutMs} ms deadline (sandbox.timeout_ms or the call's timeout_ms) and was stopped`,
-        };
+    const error: ExecutionError = active.stoppedBy
+      ? active.stoppedBy
+      : active.cancelledByCaller
+        ? {
+            name: "SandboxError",
+            code: "CANCELLED",
+            message: "the run was cancelled by the client; nothing of it keeps running: run it again for its result",
+          }
+        : {
+            name: "SandboxError",
+            code: "TIMEOUT",
+            message: `the snippet ran past its ${active.request.limits.timeoutMs} ms deadline (sandbox.timeout_ms or the call's timeout_ms) and was stopped`,
+          };
     this.finish(runId, failure(error, Date.now() - active.started));
     this.die({ name: "SandboxError", code: "RUNTIME", message: "the sandbox worker was stopped" });
     void this.worker.terminate();
@@ -252,6 +306,13 @@ export class WorkerHost {
     for (const [runId, active] of this.runs) this.finish(runId, failure(error, Date.now() - active.started));
     this.onDeath?.(this);
   }
+}
+
+/** What an answer holds on the host: its JSON text (a character a byte, as V8 keeps ASCII) and its byte arrays. */
+function answerBytes(answer: CallResultMessage): number {
+  let size = answer.text.length;
+  for (const bytes of answer.bytes) size += bytes.byteLength;
+  return size;
 }
 
 function failure(error: ExecutionError, ms: number): ExecutionResult {

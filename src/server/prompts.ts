@@ -92,7 +92,8 @@ function checkpointText({ checkpoint: cp, artifacts, note }: CheckpointReply, ct
   if (artifacts.length > 0) {
     lines.push("", `It pins ${artifacts.length} artifact version(s):`);
     for (const a of artifacts) {
-      const about = a.summary === null ? "" : `: ${a.summary}`;
+      // A summary is an earlier session's text too: quoted, so its own lines cannot read as this prompt's.
+      const about = a.summary === null ? "" : `: ${quoted(a.summary)}`;
       lines.push(`- ${a.name} v${a.version} (${a.artifact_id}, ${a.kind}, ${a.bytes} bytes)${about}`);
     }
     lines.push(
@@ -164,6 +165,11 @@ function call(ctx: PromptContext, operation: string, args: object): string {
 /** `query`, or `workspace.query in execute_code`. */
 function named(ctx: PromptContext, operation: string): string {
   return ctx.hasTool(operation) ? operation : `workspace.${operation} in execute_code`;
+}
+
+/** `text` as a JSON string on one line: JSON escapes line feeds and returns, and here line separators too. */
+function quoted(text: string): string {
+  return JSON.stringify(text).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 /** A Markdown code fence longer than any backtick run inside, so recalled text cannot close it early. */

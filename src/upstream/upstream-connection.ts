@@ -25,6 +25,12 @@ const CLIENT_INFO = { name: "cairn", version: "0.1.0" };
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** `max_concurrency` of a server that does not set it. */
 export const DEFAULT_MAX_CONCURRENCY = 4;
+/**
+ * Tools one listing keeps at most, over all its pages; with MAX_LIST_PAGES and the server's max_reply_bytes (over the
+ * tools of all pages, as for one reply) it bounds a tools/list that a server pages forever.
+ */
+export const MAX_LISTED_TOOLS = 10_000;
+const MAX_LIST_PAGES = 1000;
 const STDERR_TAIL_LINES = 20;
 const MAX_STDERR_LINE = 8192;
 
@@ -321,16 +327,32 @@ export class UpstreamConnection {
     });
   }
 
+  /** Every page of the server's tools, up to MAX_LISTED_TOOLS, MAX_LIST_PAGES and max_reply_bytes of tools. */
   private async listAllTools(client: Client): Promise<Tool[]> {
     const tools: Tool[] = [];
+    const maxBytes = this.config.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES;
+    let bytes = 0;
     let cursor: string | undefined;
-    do {
+    for (let pages = 0; pages < MAX_LIST_PAGES; pages++) {
       const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
         timeout: this.startupTimeoutMs,
       });
-      tools.push(...page.tools);
+      for (const tool of page.tools) {
+        bytes += JSON.stringify(tool).length;
+        if (tools.length >= MAX_LISTED_TOOLS || bytes > maxBytes) return this.cutList(tools);
+        tools.push(tool);
+      }
       cursor = page.nextCursor;
-    } while (cursor !== undefined);
+      if (cursor === undefined) return tools;
+    }
+    return this.cutList(tools);
+  }
+
+  /** A listing that passed a bound keeps what it holds: the rest of the server's tools are not callable. */
+  private cutList(tools: Tool[]): Tool[] {
+    this.context.log.warn(
+      `server "${this.name}" lists more than ${MAX_LISTED_TOOLS} tools, ${MAX_LIST_PAGES} pages or max_reply_bytes of tools: the first ${tools.length} are kept`,
+    );
     return tools;
   }
 
@@ -346,6 +368,8 @@ export class UpstreamConnection {
         try {
           const tools = await this.listAllTools(client);
           if (this.client !== client) return;
+          // A listing is asked for on every unknown name: only a real change re-indexes and notifies the clients.
+          if (JSON.stringify(tools) === JSON.stringify(this.tools)) continue;
           this.tools = tools;
           this.context.changed(this.name);
         } catch (error) {

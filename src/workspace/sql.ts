@@ -2,7 +2,7 @@
 // allow_historical, save_as stores the full result as a Parquet version that pins its inputs, refresh re-runs it (a
 // whole chain with cascade), and a whole result can be read as rows through a bounded scratch file.
 import { randomBytes } from "node:crypto";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { WorkspaceConfig } from "../config/schema.js";
 import { groupDigits } from "../digits.js";
@@ -98,6 +98,8 @@ export class WorkspaceSql {
     private readonly scratchDir: string,
   ) {}
 
+  private scratchReady: Promise<string> | undefined;
+
   /** Runs one read-only statement over the inputs; with save_as the full result becomes a version of that name. */
   async query(input: SqlQueryInput, signal?: AbortSignal): Promise<SqlQueryReply> {
     return (await this.run(input, {}, signal)).reply;
@@ -114,8 +116,7 @@ export class WorkspaceSql {
     read: (file: RowsFileInfo) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<{ reply: SqlQueryReply; rows: T }> {
-    await mkdir(this.scratchDir, { recursive: true, mode: 0o700 });
-    const path = join(this.scratchDir, `rows-${process.pid}-${randomBytes(8).toString("hex")}.json`);
+    const path = join(await this.scratch(), `rows-${process.pid}-${randomBytes(8).toString("hex")}.json`);
     let saved: CompactMetadata | undefined;
     try {
       const { reply, rowsFile } = await this.run(input, { rowsTo: { path, ...limits } }, signal);
@@ -306,8 +307,42 @@ export class WorkspaceSql {
   }
 
   private async scratchFile(): Promise<string> {
-    await mkdir(this.scratchDir, { recursive: true, mode: 0o700 });
-    return join(this.scratchDir, `query-${process.pid}-${randomBytes(8).toString("hex")}.parquet`);
+    return join(await this.scratch(), `query-${process.pid}-${randomBytes(8).toString("hex")}.parquet`);
+  }
+
+  /**
+   * The scratch directory, made on first use; that first use also removes what a Cairn process that is gone left
+   * there (a server killed while a query wrote its rows or a save_as its Parquet cannot remove its own files).
+   */
+  private scratch(): Promise<string> {
+    this.scratchReady ??= (async () => {
+      await mkdir(this.scratchDir, { recursive: true, mode: 0o700 });
+      for (const name of await readdir(this.scratchDir)) {
+        const pid = Number(SCRATCH_NAME.exec(name)?.[1]);
+        if (Number.isInteger(pid) && pid !== process.pid && !isRunning(pid)) {
+          await rm(join(this.scratchDir, name), { force: true }).catch(() => {});
+        }
+      }
+      return this.scratchDir;
+    })().catch((error: unknown) => {
+      // A directory that could not be made now may be made by the next call.
+      this.scratchReady = undefined;
+      throw error;
+    });
+    return this.scratchReady;
+  }
+}
+
+/** The scratch files Cairn writes (`rows-PID-…`, `query-PID-…` and the engine's `.query-PID-….tmp`): PID is group 1. */
+const SCRATCH_NAME = /^\.?(?:rows|query)-(\d+)-/;
+
+/** Whether a process `pid` runs (one of another user counts: it cannot be signalled, but it is there). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

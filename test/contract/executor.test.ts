@@ -307,6 +307,41 @@ describe.each(backends)("%s", (_name, create) => {
     expect(value(await runSnippet(executor, "return 'next'"))).toBe("next");
   });
 
+  it("gives each of fifty parallel host calls its own signal, and aborts those still pending when the run ends", async () => {
+    const signals: AbortSignal[] = [];
+    const result = await runSnippet(
+      executor,
+      "const calls = Array.from({ length: 50 }, (_, i) => echo(i)); await calls[0]; return 'done'",
+      {
+        limits: { maxToolCalls: 100 },
+        onHostCall: async (_name, args, callSignal) => {
+          signals.push(callSignal);
+          // The first answers; the others wait until the run is over.
+          if (signals.length === 1) return args;
+          return new Promise((_, reject) => callSignal.addEventListener("abort", () => reject(new Error("over"))));
+        },
+      },
+    );
+    expect(value(result)).toBe("done");
+    expect(signals).toHaveLength(50);
+    expect(new Set(signals).size).toBe(50);
+    expect(signals.slice(1).every((s) => s.aborted)).toBe(true);
+  });
+
+  it("stops a run with MEMORY_LIMIT when the answers it does not take pass its memory on the host", async () => {
+    const big = json(JSON.stringify("x".repeat(4 * 1024 * 1024)));
+    const result = await runSnippet(executor, "for (let i = 0; i < 40; i++) echo(i).catch(() => {}); while (true) {}", {
+      limits: { memoryMb: 64, timeoutMs: 30_000 },
+      onHostCall: async () => big,
+    });
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("MEMORY_LIMIT");
+      expect(result.error.message).toContain("sandbox.memory_mb");
+    }
+    expect(value(await runSnippet(executor, "return 'next'"))).toBe("next");
+  });
+
   it("streams console lines while the run goes: the first at once, the last before the run settles", async () => {
     const streamed: string[] = [];
     let settled = false;

@@ -2,6 +2,7 @@
 // limit, tampers with the lists that carry bytes, or lists one big byte array many times. Built `cairn serve` over
 // stdio with the official SDK client; the server's memory is read from /proc.
 import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Connected, connect } from "../helpers/mcp-client.js";
 
@@ -72,6 +73,67 @@ describe("execute_code red-team over MCP", () => {
     );
     expect(reply.json.error.code).toBe("MEMORY_LIMIT");
     expect(statusMib(pid, "VmHWM") - before).toBeLessThan(250);
+  });
+
+  // Broke: answers waiting for a busy snippet were held on the server without limit. A snippet that sent 900 calls
+  // for 8 MB replies and then looped held 3.9 GB on the server within a minute, and the server died out of memory.
+  it("stops a run whose answers pile up on the server while it does not take them", async () => {
+    const fixture = join(import.meta.dirname, "../fixtures/servers/big-replies.mjs");
+    const own = await connect(
+      `[sandbox]\nmemory_mb = 64\ntimeout_ms = 40000\n[servers.big]\ncommand = "${process.execPath}"\nargs = ["${fixture}"]\n`,
+    );
+    try {
+      const pid = own.transport.pid as number;
+      await own.run("return await big.pid({})");
+      const before = statusMib(pid, "VmRSS");
+      resetPeak(pid);
+      const loops = [
+        // Upstream replies of 4 MB, then a loop that never awaits.
+        "for (let i = 0; i < 200; i++) big.sized({ bytes: 4e6 }).catch(() => {}); while (true) {}",
+        // The same with a program loop that catches what it can.
+        "for (let i = 0; i < 200; i++) big.sized({ bytes: 4e6 }).catch(() => {}); for (;;) { try { JSON.stringify({}) } catch {} }",
+      ];
+      for (const code of loops) {
+        const reply = await own.run(code);
+        expect(reply.json.error.code, reply.text).toBe("MEMORY_LIMIT");
+        expect(reply.json.error.message).toContain("sandbox.memory_mb");
+      }
+      expect(statusMib(pid, "VmHWM") - before).toBeLessThan(400);
+      // The server, the session and the upstream still answer.
+      expect((await own.run("return (await big.sized({ bytes: 10 })).length")).json.value).toBe(10);
+      expect((await cairn.run("return 'alive'")).json.value).toBe("alive");
+    } finally {
+      await own.close();
+    }
+  });
+
+  // Broke: the name of a call did not count against the memory in flight, only its arguments. Three hundred calls
+  // through one 16 MB member name of a server still starting held a copy each on the server, which died out of memory.
+  it("counts the names of calls in flight, so one giant member name called many times stops the run", async () => {
+    const servers = join(import.meta.dirname, "../fixtures/servers");
+    const own = await connect(
+      `[sandbox]\nmemory_mb = 64\ntimeout_ms = 40000\n` +
+        `[servers.slow]\ncommand = "${process.execPath}"\nargs = ["${join(servers, "slow-start.mjs")}", "600000"]\nstartup_timeout_ms = 600000\n` +
+        `[servers.hung]\ncommand = "${process.execPath}"\nargs = ["${join(servers, "hanging.mjs")}", "--never-initialize"]\nstartup_timeout_ms = 600000\n`,
+    );
+    try {
+      const pid = own.transport.pid as number;
+      await own.run("return 0");
+      const before = statusMib(pid, "VmRSS");
+      resetPeak(pid);
+      for (const server of ["slow", "hung"]) {
+        const reply = await own.run(
+          // The server is named out of pieces, so the run does not wait for it to start first.
+          `const f = globalThis[${JSON.stringify([...server])}.join("")]["x".repeat(10e6)]; for (let i = 0; i < 400; i++) f({}).catch(() => {}); await new Promise((r) => setTimeout(r, 10000))`,
+        );
+        expect(reply.json.error.code, reply.text).toBe("MEMORY_LIMIT");
+        expect(reply.json.error.message).toContain("in flight");
+      }
+      expect(statusMib(pid, "VmHWM") - before).toBeLessThan(400);
+      expect((await own.run("return 'alive'")).json.value).toBe("alive");
+    } finally {
+      await own.close();
+    }
   });
 
   it("stops a save of one 16 MiB array listed 60 times before the server holds the copies", async () => {

@@ -1,7 +1,8 @@
 // Whole SQL results inside snippets, through the built server: every row of workspace.query (rows: "all"), rows kept
 // behind a res_ handle (into: "result"), the caps that refuse more, tables read as rows, and rows sent on to a real
 // upstream server (server-memory).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -157,6 +158,59 @@ describe("rows in snippets over MCP", () => {
     expect(r.isError, r.text).toBe(false);
     expect(r.json.value.rows).toBeGreaterThan(5);
     expect(r.json.value.entities).toBe(r.json.value.rows);
+  });
+
+  // Broke: every host call of a run listened on the run's one signal, so thirty queries at once printed
+  // MaxListenersExceededWarning on the server's stderr (a fix for upstream calls only had left the others).
+  it("runs thirty whole-row reads and queries at once without a listener warning", async () => {
+    let stderr = "";
+    const hear = (chunk: Buffer) => {
+      stderr += chunk.toString();
+    };
+    c.transport.stderr?.on("data", hear);
+    try {
+      const r = await c.run(`
+        const reads = Array.from({ length: 30 }, () => workspace.read("data/airports", { as: "rows" }));
+        const queries = Array.from({ length: 30 }, (_, i) =>
+          workspace.query({ inputs: ["data/airports"], sql: "SELECT count(*) AS n FROM input1 WHERE latitude > ?", parameters: [i], into: i % 2 ? "result" : undefined }));
+        const kept = await Promise.all([...reads, ...queries]);
+        return [kept.length, kept[0].length, kept[30].rows[0].n];
+      `);
+      expect(r.isError, r.text).toBe(false);
+      expect(r.json.value[0]).toBe(60);
+      expect(r.json.value[1]).toBeGreaterThan(3000);
+      // The next run and a neighbour tool still answer.
+      expect((await c.run("return 1 + 1")).json.value).toBe(2);
+      expect((await c.call("query", { inputs: ["data/airports"], sql: "SELECT 1 AS one" })).json.rows).toEqual([
+        { one: 1 },
+      ]);
+    } finally {
+      c.transport.stderr?.off("data", hear);
+    }
+    expect(stderr).not.toContain("MaxListenersExceededWarning");
+  });
+
+  // Broke: a server killed while a query wrote its rows (or a save_as its Parquet) left the scratch file forever:
+  // nothing removed it, at the next start or later.
+  it("removes the scratch files of a server that is gone at the first query, and only those", async () => {
+    const own = await connect();
+    try {
+      const gone = spawnSync(process.execPath, ["-e", ""]).pid as number;
+      const scratchDir = join(own.dir, "ws", "scratch");
+      mkdirSync(scratchDir, { recursive: true });
+      const left = [`rows-${gone}-0123456789abcdef.json`, `query-${gone}-0123456789abcdef.parquet`];
+      left.push(`.${left[1]}.a1b2c3.tmp`);
+      const kept = [`rows-${process.pid}-0123456789abcdef.json`, "notes.txt", "rows-x.json"];
+      for (const name of [...left, ...kept]) writeFileSync(join(scratchDir, name), "x".repeat(1000));
+      const r = await own.run(`
+        await workspace.save({ name: "t/csv", content: "a\\n1\\n2\\n", kind: "csv" });
+        return (await workspace.query({ inputs: ["t/csv"], sql: "SELECT sum(a) AS n FROM input1", rows: "all" })).rows;
+      `);
+      expect(r.json.value, r.text).toEqual([{ n: 3 }]);
+      expect(readdirSync(scratchDir).sort()).toEqual([...kept].sort());
+    } finally {
+      await own.close();
+    }
   });
 
   it("keeps the query tool's schema to the preview: rows and into are for snippets", async () => {

@@ -1,12 +1,13 @@
 // The built `cairn doctor` against real host files under a temp HOME: it starts the entry the host's file holds (the
 // built server, with server-everything as a real upstream), and fails with the fixing command when the file is
 // missing, the entry is stale, the server cannot start or an upstream cannot.
-import { renameSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { lstatSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAIN } from "../helpers/mcp-client.js";
-import { cairn, cairnAsync, FILES, newHome, write } from "./home.js";
+import { cairn, cairnAsync, env, FILES, newHome, write } from "./home.js";
 
 const require = createRequire(import.meta.url);
 const everything = require.resolve("@modelcontextprotocol/server-everything/dist/index.js");
@@ -162,5 +163,50 @@ describe("cairn doctor HOST", () => {
     );
     // The server it started is the host's: without --config it sees no upstream, whatever is in this directory.
     expect(r.stdout).toMatch(/^ok +upstreams: none: the entry pins no --config/m);
+  });
+});
+
+// Broke: the host's file was read whatever it was. A named pipe there blocked doctor and host-config forever, a
+// symlink to /dev/zero read without end, and a directory answered "EISDIR: illegal operation on a directory, read".
+describe("hostile host files", () => {
+  /** The built CLI, killed if it does not answer within a minute (a blocked read would never answer). */
+  const bounded = (home: string, args: string[]) => {
+    const r = spawnSync(process.execPath, [MAIN, ...args], {
+      cwd: home,
+      env: env(home),
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    return { code: r.status, signal: r.signal, out: r.stdout + r.stderr };
+  };
+  const files: [string, (file: string) => void, RegExp][] = [
+    ["a named pipe", (file) => spawnSync("mkfifo", [file]), /is not a regular file/],
+    ["a symlink to /dev/zero", (file) => symlinkSync("/dev/zero", file), /is not a regular file/],
+    ["a directory", (file) => mkdirSync(file), /is not a regular file/],
+    [
+      "a 20 MiB file",
+      (file) => writeFileSync(file, JSON.stringify({ mcpServers: {}, pad: "x".repeat(20 << 20) })),
+      /is \d[\d,]* bytes, more than/,
+    ],
+  ];
+  it.each(files)("refuses %s in doctor and host-config --install, and changes nothing", (_, make, said) => {
+    const home = newHome();
+    const file = join(home, FILES.cursor);
+    mkdirSync(dirname(file), { recursive: true });
+    make(file);
+    const kind = lstatSync(file).mode;
+    const doctor = bounded(home, ["doctor", "cursor"]);
+    expect(doctor.signal).toBeNull();
+    expect(doctor.code).toBe(1);
+    expect(doctor.out).toMatch(said);
+    expect(doctor.out).toMatch(/^FAIL +host file: /m);
+    expect(doctor.out).toContain("fix: ");
+    const install = bounded(home, ["host-config", "cursor", "--install", "--force"]);
+    expect(install.signal).toBeNull();
+    expect(install.code).not.toBe(0);
+    expect(install.out).toMatch(said);
+    expect(lstatSync(file).mode).toBe(kind);
+    // Another host's file is read and written as before.
+    expect(bounded(home, ["host-config", "codex", "--install"]).code).toBe(0);
   });
 });

@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/schema.js";
 import { CairnError } from "../../src/errors.js";
 import { createLogger } from "../../src/log.js";
+import { MAX_LISTED_TOOLS } from "../../src/upstream/upstream-connection.js";
 import { createUpstreamManager, type UpstreamManager } from "../../src/upstream/upstream-manager.js";
 import { caught } from "../helpers/caught.js";
 
@@ -325,6 +326,26 @@ describe("UpstreamManager over stdio", () => {
     expect(manager.list()[0]?.tools.map((t) => t.name)).toContain("silent_tool");
   });
 
+  // Broke: every listing counted as a change. Each call to a name the server lacks (a typo in a snippet) re-indexed
+  // the server's whole catalog and, with gateway.direct, sent notifications/tools/list_changed to every client.
+  it("tells listeners of a listing only when the tools changed", async () => {
+    manager = createUpstreamManager({
+      odd: stdio([fixture("odd-names.mjs")]),
+      neighbour: stdio([fixture("crashing.mjs")]),
+    });
+    await manager.start();
+    const changes: string[] = [];
+    manager.onChange((server) => changes.push(server));
+    for (let i = 0; i < 20; i++) {
+      expect((await caught(manager.callTool("odd", `missing_${i}`, {}))).code).toBe("TOOL_NOT_FOUND");
+    }
+    expect(changes).toEqual([]);
+    await manager.callTool("odd", "add_tool_silently", {});
+    expect(textOf(await manager.callTool("odd", "silent_tool", {}))).toBe("silent");
+    expect(changes).toEqual(["odd"]);
+    expect(textOf(await manager.callTool("neighbour", "pid", {}))).toMatch(/^\d+$/);
+  });
+
   it("follows notifications/tools/list_changed", async () => {
     manager = createUpstreamManager({ odd: stdio([fixture("odd-names.mjs")]) });
     await manager.start();
@@ -342,6 +363,37 @@ describe("UpstreamManager over stdio", () => {
     manager = createUpstreamManager({ many: stdio([fixture("many-tools.mjs"), "3000"]) });
     await manager.start();
     expect(manager.list()[0]?.tools).toHaveLength(3000);
+  });
+
+  // Broke: tools/list was paged until the server stopped sending a nextCursor. A server that never stops filled
+  // Cairn's heap: 2 GB within its startup deadline, and after one call to an unknown name (a listing with no
+  // deadline) the process died out of memory within a minute. One page of 150,000 tools overflowed the stack.
+  it("stops listing a server whose tools/list pages never end, and keeps it and its neighbours usable", async () => {
+    manager = createUpstreamManager({
+      start: stdio([fixture("endless-tools.mjs"), "--from-start"], { startup_timeout_ms: 600_000 }),
+      empty: stdio([fixture("endless-tools.mjs"), "--empty-pages"], { startup_timeout_ms: 600_000 }),
+      later: stdio([fixture("endless-tools.mjs"), "--after-first"]),
+      small: stdio([fixture("endless-tools.mjs"), "--from-start"], { max_reply_bytes: 512 * 1024 }),
+      wide: stdio([fixture("endless-tools.mjs"), "--one-page"]),
+      neighbour: stdio([fixture("crashing.mjs")]),
+    });
+    await manager.start();
+    const tools = () => Object.fromEntries(manager?.list().map((s) => [s.server, s.tools.length]) ?? []);
+    expect(manager.list().map((s) => s.status)).toEqual(["ready", "ready", "ready", "ready", "ready", "ready"]);
+    expect(tools().later).toBe(1);
+    // A call to a name the list lacks lists again: that listing stops too.
+    expect((await caught(manager.callTool("later", "missing", {}))).code).toBe("TOOL_NOT_FOUND");
+    const counts = tools();
+    for (const server of ["start", "empty", "later", "wide"]) {
+      expect(counts[server]).toBeGreaterThan(0);
+      expect(counts[server]).toBeLessThanOrEqual(MAX_LISTED_TOOLS);
+    }
+    // The tools of all pages are held to max_reply_bytes, as one reply is.
+    expect(counts.small).toBeLessThan(2000);
+    for (const server of ["start", "empty", "later", "small", "wide"]) {
+      expect(textOf(await manager.callTool(server, "ok", {}))).toBe("ok");
+    }
+    expect(textOf(await manager.callTool("neighbour", "pid", {}))).toMatch(/^\d+$/);
   });
 });
 
