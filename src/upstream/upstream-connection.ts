@@ -1,8 +1,8 @@
 // The lifecycle of one upstream MCP server: spawn or reach it, initialize and list its tools under one deadline
 // (startup_timeout_ms), follow list_changed, call its tools at most max_concurrency at once, close it. A failure
 // leaves it "unavailable"; the next call connects again.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   type CallToolResult,
   type Progress,
@@ -15,7 +15,7 @@ import type { Logger } from "../log.js";
 import { namespaceExpression } from "../registry/identifiers.js";
 import { createSlots, type Slots } from "../slots.js";
 import { createBoundedFetch, type OnDiscarded } from "./bounded-fetch.js";
-import { BoundedStdioClientTransport } from "./bounded-stdio-transport.js";
+import type { BoundedStdioClientTransport } from "./bounded-stdio-transport.js";
 import { followSignal, untilAborted } from "./call-signal.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-limit.js";
 import { callError, describeConnectError } from "./upstream-errors.js";
@@ -210,8 +210,10 @@ export class UpstreamConnection {
     this.status = "unavailable";
     this.cause = "Cairn closed the connection";
     if (!client) return;
+    // A client exists, so the client side is loaded.
+    const { StreamableHTTPClientTransport: HttpTransport } = await loadClientSide();
     const transport = client.transport;
-    if (transport instanceof StreamableHTTPClientTransport) {
+    if (transport instanceof HttpTransport) {
       await transport.terminateSession().catch(() => {});
     }
     await client.close().catch((error: unknown) => {
@@ -222,8 +224,10 @@ export class UpstreamConnection {
   private async connectOnce(): Promise<void> {
     const { log } = this.context;
     const connectTimeoutMs = this.startupTimeoutMs;
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
-    const transport = this.openTransport();
+    const sdk = await loadClientSide();
+    if (this.context.closed()) throw new Error("the server is shutting down");
+    const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
+    const transport = this.openTransport(sdk);
     this.attempt = client;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -277,7 +281,7 @@ export class UpstreamConnection {
   }
 
   /** A stdio child (its stderr to the log) or a Streamable HTTP client, both bounded by `max_reply_bytes`. */
-  private openTransport(): BoundedStdioClientTransport | StreamableHTTPClientTransport {
+  private openTransport(sdk: ClientSide): BoundedStdioClientTransport | StreamableHTTPClientTransport {
     const { config } = this;
     const maxReplyBytes = config.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES;
     const onDiscarded: OnDiscarded = ({ bytes, answered }) =>
@@ -286,12 +290,12 @@ export class UpstreamConnection {
         ...(answered === undefined ? { answered: "no request id found" } : { request_id: answered }),
       });
     if (!isStdioServer(config)) {
-      return new StreamableHTTPClientTransport(new URL(config.url), {
+      return new sdk.StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
         fetch: createBoundedFetch(maxReplyBytes, onDiscarded),
       });
     }
-    const transport = new BoundedStdioClientTransport(
+    const transport = new sdk.BoundedStdioClientTransport(
       {
         command: config.command,
         args: config.args,
@@ -423,4 +427,27 @@ export class UpstreamConnection {
     }
     return this.unavailable();
   }
+}
+
+/** The client side of the MCP SDK (client, both transports and ajv with them), loaded with the first connection. */
+interface ClientSide {
+  Client: typeof Client;
+  StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
+  BoundedStdioClientTransport: typeof BoundedStdioClientTransport;
+}
+let clientSide: Promise<ClientSide> | undefined;
+function loadClientSide(): Promise<ClientSide> {
+  clientSide ??= Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+    import("./bounded-stdio-transport.js"),
+  ]).then(([client, http, stdio]) => ({
+    Client: client.Client,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    BoundedStdioClientTransport: stdio.BoundedStdioClientTransport,
+  }));
+  clientSide.catch(() => {
+    clientSide = undefined;
+  });
+  return clientSide;
 }
