@@ -114,7 +114,7 @@ function parseServer(name: string, table: unknown, written: unknown, problems: s
     return undefined;
   }
   if (RESERVED_NAMESPACES.has(name)) {
-    problems.push(`${at}: "${name}" is reserved by Cairn; choose another name`);
+    problems.push(`${at}: "${name}" is reserved: snippets already have a global of that name; choose another name`);
     return undefined;
   }
   if (!isRecord(table)) {

@@ -7,7 +7,10 @@ const MIB = 1024 * 1024;
 
 const int = (min: number, max: number, description: string) => z.number().int().min(min).max(max).describe(description);
 
-/** Identifiers that snippets already use as globals; a server cannot take one as its namespace. */
+/**
+ * Identifiers that snippets already use as globals; a server cannot take one as its namespace. Cairn's own, then
+ * JavaScript's as the sandbox holds them (a server named JSON would have tools no snippet could reach as JSON.tool).
+ */
 export const RESERVED_NAMESPACES = new Set([
   "cairn",
   "cli",
@@ -24,6 +27,15 @@ export const RESERVED_NAMESPACES = new Set([
   "setTimeout",
   "clearTimeout",
   "sleep",
+  ...["CairnError", "ToolCallError", "ToolNotFoundError", "ResultStoreError", "ArtifactStoreError", "PolicyError"],
+  ...["SandboxError", "WorkspaceError", "QueryError", "ArgumentError"],
+  ...["Object", "Function", "Array", "Number", "Boolean", "String", "Symbol", "BigInt", "Date", "RegExp", "JSON"],
+  ...["Math", "Promise", "Proxy", "Reflect", "Map", "Set", "WeakMap", "WeakSet", "ArrayBuffer", "SharedArrayBuffer"],
+  ...["DataView", "Error", "AggregateError", "EvalError", "InternalError", "RangeError", "ReferenceError"],
+  ...["SyntaxError", "TypeError", "URIError", "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array"],
+  ...["Uint16Array", "Int32Array", "Uint32Array", "BigInt64Array", "BigUint64Array", "Float32Array", "Float64Array"],
+  ...["Infinity", "NaN", "undefined", "eval", "isFinite", "isNaN", "parseFloat", "parseInt", "decodeURI"],
+  ...["decodeURIComponent", "encodeURI", "encodeURIComponent", "escape", "unescape"],
 ]);
 
 export const SERVER_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;

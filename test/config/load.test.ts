@@ -4,6 +4,9 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig, parseConfig } from "../../src/config/load.js";
+import { RESERVED_NAMESPACES, SERVER_NAME_PATTERN } from "../../src/config/schema.js";
+import { QuickJsExecutor } from "../../src/sandbox/quickjs-executor.js";
+import { runSnippet, value } from "../helpers/run-snippet.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cairn-config-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -148,6 +151,41 @@ x = 1
     expect(problems('[servers.workspace]\ncommand = "x"\n')[0]).toContain("reserved");
     expect(problems('[servers."bad.name"]\ncommand = "x"\n')[0]).toContain("must start with a letter");
     expect(problems('[servers.a]\nurl = "ftp://h"\n')[0]).toContain("servers.a.url");
+  });
+
+  // Broke: a server named as a global of the sandbox (JSON, Promise, Map) was accepted, but its namespace can never
+  // exist: describe_tools showed "await JSON.list_users({})" and the call failed with "TypeError: not a function".
+  it.each([
+    "JSON",
+    "Math",
+    "Promise",
+    "Map",
+    "Object",
+    "Reflect",
+    "Proxy",
+    "escape",
+    "isNaN",
+    "CairnError",
+    "SandboxError",
+  ])("refuses a server named %s, a global of every snippet, and names the fix", (name) => {
+    const said = problems(`[servers.${name}]\ncommand = "x"\n[servers.fine]\ncommand = "y"\n`);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain(`servers.${name}`);
+    expect(said[0]).toContain("choose another name");
+  });
+
+  it("reserves every global a real sandbox holds that could be a server name", async () => {
+    const executor = new QuickJsExecutor({ maxWorkers: 1 });
+    try {
+      const names = value(await runSnippet(executor, "return Object.getOwnPropertyNames(globalThis)")) as string[];
+      const free = names.filter(
+        (name) =>
+          SERVER_NAME_PATTERN.test(name) && !RESERVED_NAMESPACES.has(name) && !["echo", "math", "fail"].includes(name),
+      );
+      expect(free).toEqual([]);
+    } finally {
+      await executor.close();
+    }
   });
 
   it("refuses head_chars + tail_chars over view_chars and an empty allow-list", () => {
