@@ -240,3 +240,24 @@ export function table(rows) {
 export const ms = (x) => Math.round(x * 100) / 100;
 /** @param {number} bytes as MiB, rounded to 0.1 */
 export const mb = (bytes) => Math.round((bytes / 1048576) * 10) / 10;
+
+/**
+ * Replaces README.md's block between `<!-- NAME:start -->` and `<!-- NAME:end -->` with `lines`; leaves the file
+ * alone (and says so) when the markers are missing.
+ * @param {string} name
+ * @param {string[]} lines
+ */
+export function rewriteReadmeBlock(name, lines) {
+  const path = join(ROOT, "README.md");
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  const text = readFileSync(path, "utf8");
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) {
+    console.log(`README.md has no ${start} … ${end} block: not rewritten.`);
+    return;
+  }
+  writeFileSync(path, text.slice(0, from) + [start, ...lines, end].join("\n") + text.slice(to + end.length));
+  console.log(`README.md: the ${name} block is rewritten from these figures.`);
+}

@@ -8,15 +8,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { countTokens, requestTokens } from "../dist/tokens/count.js";
 import { openWorkspace } from "../dist/workspace/workspace.js";
-import { ms, progress, QUICK, ROOT, startCairn, startStdio, summary, table, timed } from "./lib.mjs";
+import {
+  ms,
+  progress,
+  QUICK,
+  ROOT,
+  rewriteReadmeBlock,
+  startCairn,
+  startStdio,
+  summary,
+  table,
+  timed,
+} from "./lib.mjs";
 
 /** @typedef {Awaited<ReturnType<typeof startStdio>>} Server */
 /** @typedef {{ tokens: number, calls: number, ms: number[] }} Meter */
 
 const LIB = join(ROOT, "node_modules", "typescript", "lib");
-const README = join(ROOT, "README.md");
-const START = "<!-- retrieval:start -->";
-const END = "<!-- retrieval:end -->";
 /** Goals: lookups at least this much cheaper than reading whole; a 1% edit synced in at most this share of a re-read. */
 const LOOKUP_SAVING_GOAL = 0.95;
 const SYNC_SHARE_GOAL = 0.03;
@@ -442,20 +450,12 @@ export default async function run() {
 }
 
 /**
- * Replaces the block between the markers in README.md; leaves the file alone when the markers are missing.
+ * The README's block of these figures.
  * @param {{ names: number, corpusBytes: number, lookupRows: { way: string, tokens: number, calls: number, ms: number }[], saving: number, edit: Awaited<ReturnType<typeof syncAfterEdit>>, scale: Awaited<ReturnType<typeof atScale>> }} f
  */
 function writeReadme(f) {
-  const text = readFileSync(README, "utf8");
-  const from = text.indexOf(START);
-  const to = text.indexOf(END);
-  if (from < 0 || to < from) {
-    console.log(`README.md has no ${START} … ${END} block: not rewritten.`);
-    return;
-  }
   const { edit, scale } = f;
   const lines = [
-    START,
     `| 20 lookups in TypeScript's lib files (${f.names} files, ${(f.corpusBytes / 1e6).toFixed(1)} MB) | tokens | calls | time |`,
     "|---|---:|---:|---:|",
     ...f.lookupRows.map((r) => `| ${r.way} | ${fmt(r.tokens)} | ${r.calls} | ${msText(r.ms)} |`),
@@ -473,8 +473,6 @@ function writeReadme(f) {
     `| \`find\`, the first 64 KiB of each | ${msText(scale.find.median_ms)} | ${msText(scale.find.p95_ms)} |`,
     "",
     `Goals: the lookups with \`search\` + \`retrieve\` at least ${pct(LOOKUP_SAVING_GOAL)}% cheaper than reading each file whole once: ${pct(f.saving)}% (${f.saving >= LOOKUP_SAVING_GOAL ? "PASS" : "FAIL"}); a 1% edit synced in at most ${pct(SYNC_SHARE_GOAL)}% of the cheaper full re-read: ${pct(edit.share)}% (${edit.share <= SYNC_SHARE_GOAL ? "PASS" : "FAIL"}).`,
-    END,
   ];
-  writeFileSync(README, text.slice(0, from) + lines.join("\n") + text.slice(to + END.length));
-  console.log("README.md: the retrieval tables are rewritten from these figures.");
+  rewriteReadmeBlock("retrieval", lines);
 }

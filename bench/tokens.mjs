@@ -1,10 +1,6 @@
-// Token economy: the demo's two-session task at several data sizes, through Cairn and with direct tool calls, in
-// o200k_base tokens (definitions, requests, replies), plus the crossover for small tasks. Rewrites README's table.
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { runCrossover } from "../dist/demo/crossover.js";
 import { runWorkflow } from "../dist/demo/workflow.js";
-import { progress, QUICK, ROOT, table } from "./lib.mjs";
+import { progress, QUICK, rewriteReadmeBlock, table } from "./lib.mjs";
 
 /** @import { CrossoverResult } from "../src/demo/crossover.js" */
 
@@ -27,9 +23,6 @@ const LOOKUP_GOAL = 1.3;
 const PROFILES = ["minimal", "agent", "full"];
 const SIZES = QUICK ? [1_000, 5_000] : [1_000, 10_000, 100_000];
 const CROSSOVER_ROWS = QUICK ? 2_000 : 10_000;
-const README = join(ROOT, "README.md");
-const START = "<!-- tokens:start -->";
-const END = "<!-- tokens:end -->";
 
 /** @param {number} n */
 const fmt = (n) => n.toLocaleString("en-US");
@@ -123,20 +116,12 @@ export default async function run() {
 }
 
 /**
- * Replaces the block between the markers in README.md; leaves the file alone when the markers are missing.
+ * The README's block of these figures.
  * @param {SizeFigures[]} sizes
  * @param {Record<Profile, CrossoverResult>} crossovers
  */
 function writeReadme(sizes, crossovers) {
-  const text = readFileSync(README, "utf8");
-  const from = text.indexOf(START);
-  const to = text.indexOf(END);
-  if (from < 0 || to < from) {
-    console.log(`README.md has no ${START} … ${END} block: not rewritten.`);
-    return;
-  }
   const lines = [
-    START,
     "| flights | Cairn | direct calls | saving | tool calls (Cairn / direct) |",
     "|---:|---:|---:|---:|---:|",
     ...sizes.map(
@@ -150,8 +135,6 @@ function writeReadme(sizes, crossovers) {
       (r, i) =>
         `| ${r.task} | ${PROFILES.map((p) => fmt(crossovers[p].rows[i]?.cairn ?? NaN)).join(" | ")} | ${fmt(r.direct)} |`,
     ),
-    END,
   ];
-  writeFileSync(README, text.slice(0, from) + lines.join("\n") + text.slice(to + END.length));
-  console.log("README.md: the token tables are rewritten from these figures.");
+  rewriteReadmeBlock("tokens", lines);
 }

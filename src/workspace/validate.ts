@@ -9,6 +9,7 @@ import {
   type CheckpointFields,
   isArtifactId,
   MAX_DEPENDENCIES,
+  type VersionRecord,
 } from "./catalog/catalog.js";
 import { SQL_LIMITS, WORKSPACE_LIMITS } from "./limits.js";
 
@@ -258,4 +259,17 @@ export function importFailed(path: string, reason: string, cause?: unknown): Cai
     data: { path },
     ...(cause === undefined ? {} : { cause }),
   });
+}
+
+/** The records of `refs`, or NOT_FOUND naming every ref that resolved to nothing. */
+export function requireFound(refs: string[], records: (VersionRecord | undefined)[]): VersionRecord[] {
+  const missing = refs.filter((_, i) => records[i] === undefined);
+  if (missing.length > 0) {
+    throw new CairnError(
+      ErrorCode.NOT_FOUND,
+      `not found: ${missing.join(", ")}: use find to look up names, or inspect a name for its current id`,
+      { data: { missing } },
+    );
+  }
+  return records as VersionRecord[];
 }

@@ -80,6 +80,7 @@ import {
   MAX_LABEL_CHARS,
   MAX_QUERY_TEXT_CHARS,
   MAX_TEXT_CONTENT_BYTES,
+  requireFound,
   tooLargeBytes,
   tooLargeText,
 } from "./validate.js";
@@ -737,7 +738,7 @@ export class Workspace {
     options: { current: boolean },
   ): Promise<{ refs: VersionRecord[]; current: VersionRecord[] }> {
     const { resolved, current } = await this.catalog.snapshot(refs, options);
-    return { refs: found(refs, resolved), current };
+    return { refs: requireFound(refs, resolved), current };
   }
 
   /** A reader of version bytes for one call, checked as inspect's pages are (see VersionReader). */
@@ -747,7 +748,7 @@ export class Workspace {
 
   /** Resolves refs in one snapshot; NOT_FOUND names every ref that resolves to nothing. */
   private async resolveAll(refs: string[]): Promise<VersionRecord[]> {
-    return found(refs, await this.catalog.get(refs));
+    return requireFound(refs, await this.catalog.get(refs));
   }
 
   /** The page of text from `requested`: a window to cut (pageOf), or the fixed answer for binary content or the end. */
@@ -769,19 +770,6 @@ export class Workspace {
     const start = alignBack(buffer, requested - readStart);
     return { bytes: buffer, base: readStart, start, end: windowEnd(buffer, start, excerptBytes), size: record.bytes };
   }
-}
-
-/** The records of `refs`, or NOT_FOUND naming every ref that resolved to nothing. */
-function found(refs: string[], records: (VersionRecord | undefined)[]): VersionRecord[] {
-  const missing = refs.filter((_, i) => records[i] === undefined);
-  if (missing.length > 0) {
-    throw new CairnError(
-      ErrorCode.NOT_FOUND,
-      `not found: ${missing.join(", ")}: use find to look up names, or inspect a name for its current id`,
-      { data: { missing } },
-    );
-  }
-  return records as VersionRecord[];
 }
 
 async function readHead(path: string, bytes: number): Promise<Uint8Array> {

@@ -6,7 +6,7 @@ import { isTextMediaType } from "../../media-type.js";
 import type { BlobStore } from "../blobs/blob-store.js";
 import type { Catalog, ChunkProgress, ChunkSearch } from "../catalog/catalog.js";
 import { decodeUtf8Strict } from "../utf8.js";
-import { checkInteger, checkObject, checkRef, checkWellFormed } from "../validate.js";
+import { checkInteger, checkObject, checkRef, checkWellFormed, requireFound } from "../validate.js";
 import { VersionReader } from "../version-reader.js";
 import { contextBudget, type ReplyBudget } from "./context-budget.js";
 import type { ChunkIndexer } from "./context-index.js";
@@ -156,18 +156,9 @@ function checkRefs(value: unknown): string[] | undefined {
 
 /** The ids of the versions refs name: each current and text, or the error that says what to pass instead. */
 async function scopeOf(catalog: Catalog, refs: string[]): Promise<string[]> {
-  const records = await catalog.get(refs);
-  const missing = refs.filter((_, i) => records[i] === undefined);
-  if (missing.length > 0) {
-    throw new CairnError(
-      ErrorCode.NOT_FOUND,
-      `not found: ${missing.join(", ")}: use find to look up names, or inspect a name for its current id`,
-      { data: { missing } },
-    );
-  }
+  const records = requireFound(refs, await catalog.get(refs));
   const ids = new Set<string>();
   for (const [i, record] of records.entries()) {
-    if (record === undefined) continue;
     const label = `refs[${i}]: ${record.name} v${record.version}`;
     if (!isTextMediaType(record.media_type)) {
       throw new CairnError(
