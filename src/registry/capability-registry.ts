@@ -153,13 +153,20 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
       // Edit distance costs the product of the lengths, for every capability: a giant name gets no suggestion.
       if (wanted === "" || wanted.length > MAX_SUGGEST_CHARS) return [];
       const wantedTokens = new Set(tokenize(wanted));
+      const dot = wanted.indexOf(".");
+      const wantedServer = dot > 0 ? wanted.slice(0, dot + 1) : undefined;
       const scored: { name: string; score: number }[] = [];
       for (const [name, spelling] of spellings) {
+        // Within the same namespace only the tool part is compared: a shared "cli." must not make rm look like jq.
         // A bare tool name ("list_issues") is compared with the tool part, so the missing namespace costs nothing.
-        const editScore = Math.max(
-          similarity(wanted, spelling.name),
-          spelling.tool === undefined ? 0 : similarity(wanted, spelling.tool),
-        );
+        const sameServer =
+          wantedServer !== undefined && spelling.tool !== undefined && spelling.name.startsWith(wantedServer);
+        const editScore = sameServer
+          ? similarity(wanted.slice(dot + 1), spelling.tool as string)
+          : Math.max(
+              similarity(wanted, spelling.name),
+              spelling.tool === undefined ? 0 : similarity(wanted, spelling.tool),
+            );
         const overlap = jaccard(wantedTokens, spelling.tokens);
         const score = Math.max(editScore, 0.5 * editScore + 0.5 * overlap);
         if (score >= 0.5) scored.push({ name, score });

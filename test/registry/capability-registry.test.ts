@@ -98,6 +98,20 @@ describe("CapabilityRegistry", () => {
     expect(registry.suggest("zzzz_qqqq")).toEqual([]);
   });
 
+  it("compares only the tool part within one namespace: a shared prefix is no likeness", () => {
+    const cap = (server: string, tool: string) => ({
+      name: `${server}.${tool}`,
+      server,
+      tool,
+      description: tool,
+      inputSchema: { type: "object" },
+    });
+    const registry = createCapabilityRegistry([cap("cli", "jq"), cap("cli", "git"), cap("everything", "get-sum")]);
+    expect(registry.suggest("cli.rm")).toEqual([]);
+    expect(registry.suggest("cli.gitt")).toEqual(["cli.git"]);
+    expect(registry.suggest("everything.getsum")).toEqual(["everything.get-sum"]);
+  });
+
   it("resolves an alias to its capability, and forgets it with the capability", () => {
     const schema = { type: "object" };
     const registry = createCapabilityRegistry([
