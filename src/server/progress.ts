@@ -92,8 +92,9 @@ export class ProgressReporter implements RunObserver {
     // MCP asks that progress increase with every notification: two reports in one millisecond still do.
     this.lastProgress = Math.max(this.lastProgress + 1, elapsed);
     const calls = this.hostCalls === 0 ? "" : `, ${this.hostCalls} host call${this.hostCalls === 1 ? "" : "s"}`;
-    const latest = this.line === undefined ? "" : `: ${cut(this.line)}`;
-    const message = redactSecrets(`running ${(elapsed / 1000).toFixed(1)} s${calls}${latest}`);
+    // Redacted before the cut: a cut through a secret would leave a piece that no longer matches it.
+    const latest = this.line === undefined ? "" : `: ${cut(redactSecrets(this.line))}`;
+    const message = `running ${(elapsed / 1000).toFixed(1)} s${calls}${latest}`;
     this.arm(PROGRESS_HEARTBEAT_MS);
     // A session that went away cannot hear more: stop rather than fail again every interval.
     this.send({ progressToken: this.token, progress: this.lastProgress, message }).catch(() => this.close());

@@ -110,4 +110,18 @@ describe("ProgressReporter", () => {
     expect(message.length).toBeLessThan(300);
     expect(message.endsWith("…")).toBe(true);
   });
+
+  it("redacts a secret the cut would split, at every position around the cut", () => {
+    const secret = "k9-progress-secret-split-by-the-cut";
+    registerSecret(secret);
+    for (let at = 200; at <= 270; at++) {
+      sent.length = 0;
+      reporter.close();
+      reporter = open();
+      reporter.log(`${"y".repeat(at)}${secret}${"z".repeat(400)}`);
+      const message = sent[0]?.message ?? "";
+      // No prefix of the secret long enough to be recognised leaks either.
+      expect(message, `at ${at}`).not.toContain(secret.slice(0, 12));
+    }
+  });
 });
