@@ -10,6 +10,8 @@ import { checkInteger, checkObject, checkRef, checkWellFormed, requireFound } fr
 import { VersionReader } from "../version-reader.js";
 import { contextBudget, type ReplyBudget } from "./context-budget.js";
 import type { ChunkIndexer } from "./context-index.js";
+// A version of the scope whose indexing stopped for good at `offset`: the same shape search reports.
+import type { SkippedVersion } from "./search.js";
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -56,15 +58,6 @@ export interface PendingVersion {
   version: number;
   indexed_bytes: number;
   bytes: number;
-}
-
-/** A version of the scope whose indexing stopped for good at `offset`. */
-export interface SkippedVersion {
-  artifact_id: string;
-  name: string;
-  version: number;
-  offset: number;
-  reason: string;
 }
 
 export interface ContextResult {
