@@ -1,5 +1,6 @@
 // Composition root: config -> executor -> bindings -> tools -> sessions. The ONE place that picks backends; every
 // command of the CLI builds the app here and talks to it, never to the parts directly.
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { createCliRunner } from "./cli-programs/cli-runner.js";
 import { Bindings } from "./codemode/bindings.js";
@@ -106,6 +107,37 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
         new WorkspaceSql(ws, queryEngine, config.workspace, join(loaded.workspaceDir, "scratch")),
     ),
   );
+  const tasks = lazy(() =>
+    Promise.all([workspace(), sql(), import("./tasks/tasks.js")]).then(
+      ([ws, workspaceSql, { TaskService }]) =>
+        new TaskService({
+          workspace: ws,
+          sql: workspaceSql,
+          actor: localActor(),
+          // Each code step runs in a fresh sandbox with a session of its own, closed after it.
+          runSnippet: async (code, inputs, signal) => {
+            const session = new Session(`task-step-${process.pid}-${Date.now()}`, config);
+            try {
+              const reply = await runner.run(session, { code, inputs }, signal);
+              const parsed = JSON.parse(reply.text) as {
+                ok: boolean;
+                value?: unknown;
+                error?: { code?: string; message?: string };
+              };
+              return parsed.ok
+                ? { ok: true, value: parsed.value }
+                : {
+                    ok: false,
+                    code: parsed.error?.code ?? "RUNTIME",
+                    message: parsed.error?.message ?? "the code step failed",
+                  };
+            } finally {
+              await session.close();
+            }
+          },
+        }),
+    ),
+  );
   const table = operationTable(config);
   const registry = createCapabilityRegistry([
     ...operationCapabilities(table),
@@ -135,6 +167,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     config,
     workspace,
     sql,
+    tasks,
     get runner() {
       return runner;
     },
@@ -308,6 +341,15 @@ function hiddenCapabilities(): Capability[] {
  * A value made once, on first use. A failed attempt (an unwritable directory, say) is reported to its caller and tried
  * again on the next use instead of being remembered. `current()` is the value if it was made, without making it.
  */
+/** Who this process acts as, for the records of definitions and approvals. */
+function localActor(): string {
+  try {
+    return userInfo().username || "local";
+  } catch {
+    return "local";
+  }
+}
+
 function lazy<T>(make: () => Promise<T>): (() => Promise<T>) & { current(): Promise<T | undefined> } {
   let made: Promise<T> | undefined;
   const get = () => {

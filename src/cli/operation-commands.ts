@@ -97,7 +97,7 @@ function defineCommand(program: Command, operation: Operation): void {
 /** What a budget left out (`omitted: {results: 3, next_step}`), as the summary's last line; empty when nothing was. */
 function omittedLine(output: unknown): string {
   const omitted = (output as { omitted?: Record<string, unknown> } | null)?.omitted;
-  if (omitted === undefined || omitted === null || typeof omitted !== "object") return "";
+  if (omitted === undefined || omitted === null || typeof omitted !== "object" || Array.isArray(omitted)) return "";
   const { next_step, ...counts } = omitted;
   const what = Object.entries(counts).map(([key, count]) => `${count} ${key.replace(/_/g, " ")}`);
   return `\n[omitted to fit --max-tokens: ${what.join(", ")}${typeof next_step === "string" ? `; ${next_step}` : ""}]`;

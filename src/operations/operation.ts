@@ -7,6 +7,7 @@ import type { Profile } from "../config/profiles.js";
 import type { Config } from "../config/schema.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
 import type { Session } from "../session/session.js";
+import type { TaskService } from "../tasks/tasks.js";
 import type { ReplyBudget } from "../workspace/retrieval/budget.js";
 import type { WorkspaceSql } from "../workspace/sql.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -17,6 +18,8 @@ export interface OperationServices {
   readonly config: Config;
   workspace(): Promise<Workspace>;
   sql(): Promise<WorkspaceSql>;
+  /** Durable tasks over the workspace. */
+  tasks(): Promise<TaskService>;
   readonly runner: CodeRunner;
   readonly registry: CapabilityRegistry;
   /**

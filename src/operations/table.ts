@@ -14,6 +14,10 @@ import { sync } from "./retrieval/sync.js";
 import { describe } from "./sql/describe.js";
 import { query } from "./sql/query.js";
 import { refresh } from "./sql/refresh.js";
+import { approve } from "./tasks/approve.js";
+import { taskDefine } from "./tasks/task-define.js";
+import { taskRun } from "./tasks/task-run.js";
+import { taskStatus } from "./tasks/task-status.js";
 import { deleteVersions } from "./workspace/delete.js";
 import { exportFile } from "./workspace/export.js";
 import { find } from "./workspace/find.js";
@@ -44,6 +48,10 @@ const FACTORIES: readonly OperationFactory[] = [
   diff,
   sync,
   context,
+  taskDefine,
+  taskRun,
+  taskStatus,
+  approve,
   importFile,
   deleteVersions,
   exportFile,

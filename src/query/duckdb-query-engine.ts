@@ -38,6 +38,7 @@ import {
   sniffCsvQuery,
   sqlList,
   sqlString,
+  typedCsvReader,
 } from "./sql-text.js";
 import { missingTableMessage } from "./table-hint.js";
 import { createEngineTempDir } from "./temp-dir.js";
@@ -649,7 +650,14 @@ async function reuseKey(inputs: QueryInput[]): Promise<string> {
   const parts = await Promise.all(
     inputs.map(async (input) => {
       const info = await stat(input.path);
-      return [input.path, input.format, info.size, info.mtimeMs, info.ino].join("\0");
+      return [
+        input.path,
+        input.format,
+        info.size,
+        info.mtimeMs,
+        info.ino,
+        JSON.stringify(input.columnTypes ?? null),
+      ].join("\0");
     }),
   );
   return parts.join("\n");
@@ -660,6 +668,10 @@ async function reuseKey(inputs: QueryInput[]): Promise<string> {
  * binding a query does not sniff it again (each sniff of a large CSV costs tens of milliseconds).
  */
 async function createInputView(connection: DuckDBConnection, name: string, input: QueryInput): Promise<void> {
+  if (input.columnTypes !== undefined) {
+    await connection.run(`CREATE VIEW ${name} AS SELECT * FROM ${typedCsvReader(input.path, input.columnTypes)}`);
+    return;
+  }
   if (input.format === "csv") {
     const explicit = await sniffedCsvReader(connection, input.path).catch(() => undefined);
     if (explicit !== undefined) {

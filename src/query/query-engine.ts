@@ -11,6 +11,11 @@ export interface QueryInput {
   format: QueryInputFormat;
   /** What error messages call the input besides `inputN` (an artifact's `name vN`); never a path. */
   label?: string;
+  /**
+   * CSV only: SQL types for named columns (`{amount: "DECIMAL(18,2)"}`), over the types DuckDB would detect. A column
+   * the file lacks or a type DuckDB does not know fails the query (QUERY_FAILED).
+   */
+  columnTypes?: Record<string, string>;
 }
 
 /** The budgets one query runs under. */

@@ -50,7 +50,7 @@ async function checkInputs(inputs: unknown): Promise<QueryInput[]> {
   const checked: QueryInput[] = [];
   for (const [i, input] of inputs.entries()) {
     const field = `inputs[${i}] (input${i + 1})`;
-    const { path, format, label } = (input ?? {}) as Partial<QueryInput>;
+    const { path, format, label, columnTypes } = (input ?? {}) as Partial<QueryInput>;
     assertAbsoluteFilePath(path, `${field}.path`);
     if (typeof format !== "string" || !FORMATS.has(format)) {
       throw invalid(`${field}.format must be "csv", "parquet" or "json"`);
@@ -59,11 +59,37 @@ async function checkInputs(inputs: unknown): Promise<QueryInput[]> {
     if (!info?.isFile()) {
       throw invalid(`${field} is not a readable file: check that the artifact's content still exists`);
     }
-    checked.push(
-      typeof label === "string" ? { path, format, label: label.slice(0, MAX_LABEL_CHARS) } : { path, format },
-    );
+    const one: QueryInput = { path, format };
+    if (typeof label === "string") one.label = label.slice(0, MAX_LABEL_CHARS);
+    if (columnTypes !== undefined) one.columnTypes = checkColumnTypes(columnTypes, format, field);
+    checked.push(one);
   }
   return checked;
+}
+
+/** At most this many typed columns per input; names and types are bounded like identifiers. */
+const MAX_TYPED_COLUMNS = 1000;
+/** A SQL type name as DuckDB spells it: `DECIMAL(18,2)`, `VARCHAR[]`, `TIMESTAMP WITH TIME ZONE`. */
+const SQL_TYPE = /^[A-Za-z][A-Za-z0-9_ ]{0,63}(\(\s*\d{1,3}\s*(,\s*\d{1,3}\s*)?\))?(\[\])*$/;
+
+function checkColumnTypes(value: unknown, format: string, field: string): Record<string, string> {
+  if (format !== "csv") throw invalid(`${field}.columnTypes applies to CSV inputs only`);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw invalid(`${field}.columnTypes must map column names to SQL types`);
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_TYPED_COLUMNS)
+    throw invalid(`${field}.columnTypes names more than ${MAX_TYPED_COLUMNS} columns`);
+  for (const [column, type] of entries) {
+    if (column.length === 0 || column.length > 256)
+      throw invalid(`${field}.columnTypes has an empty or over-long column name`);
+    if (typeof type !== "string" || !SQL_TYPE.test(type)) {
+      throw invalid(
+        `${field}.columnTypes.${column} must be a SQL type such as DECIMAL(18,2), BIGINT, DATE or VARCHAR (got ${JSON.stringify(type)})`,
+      );
+    }
+  }
+  return Object.fromEntries(entries) as Record<string, string>;
 }
 
 /** Validates a query request; the SQL's text is bounded here, its meaning is checked by the engine. */

@@ -24,6 +24,12 @@ export function detectingReader(input: QueryInput): string {
   return `${reader}(${sqlString(input.path)})`;
 }
 
+/** `read_csv` of `path` detecting the layout, with the named columns read as the given SQL types. */
+export function typedCsvReader(path: string, columnTypes: Record<string, string>): string {
+  const types = Object.entries(columnTypes).map(([column, type]) => `${sqlString(column)}: ${sqlString(type)}`);
+  return `read_csv(${sqlString(path)}, types = {${types.join(", ")}})`;
+}
+
 /** The query asking DuckDB's CSV sniffer about the file at `path`; `csvReader` reads its one row. */
 export function sniffCsvQuery(path: string): string {
   return `SELECT Delimiter, Quote, Escape, NewLineDelimiter, Comment, SkipRows, HasHeader, Columns, DateFormat,

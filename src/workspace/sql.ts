@@ -194,6 +194,61 @@ export class WorkspaceSql {
     }
   }
 
+  /**
+   * Runs one statement over exact files (a task step's pinned inputs): no refs, no staleness. With `save`, the full
+   * result is written to a fresh scratch Parquet file whose path is in the answer; the caller removes it.
+   */
+  async runFiles(
+    request: {
+      inputs: QueryInput[];
+      sql: string;
+      parameters?: unknown[] | undefined;
+      save: boolean;
+      previewRows: number;
+      /** Also write every row to a scratch JSON file (`rows_file`), bounded; the caller removes it. */
+      rows?: WholeRowsLimits;
+    },
+    signal?: AbortSignal,
+  ): Promise<QueryResult & { file?: string }> {
+    const scratch = request.save ? await this.scratchFile() : undefined;
+    const rowsTo =
+      request.rows === undefined
+        ? undefined
+        : {
+            path: join(await this.scratch(), `rows-${process.pid}-${randomBytes(8).toString("hex")}.json`),
+            ...request.rows,
+          };
+    try {
+      const result = await (await this.engine()).query({
+        inputs: request.inputs,
+        sql: request.sql,
+        ...(request.parameters === undefined ? {} : { parameters: request.parameters }),
+        limits: {
+          maxPreviewRows: request.previewRows,
+          maxPreviewBytes: this.config.max_preview_bytes,
+          timeoutMs: this.config.query_timeout_ms,
+        },
+        ...(scratch === undefined ? {} : { saveTo: scratch }),
+        ...(rowsTo === undefined ? {} : { rowsTo }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+      return scratch === undefined ? result : { ...result, file: scratch };
+    } catch (error) {
+      if (scratch !== undefined) await rm(scratch, { force: true });
+      throw error;
+    }
+  }
+
+  /** Exact column names and SQL types of exact files, no rows (a skill's source contract). */
+  async describeFiles(inputs: QueryInput[], signal?: AbortSignal) {
+    return (await this.engine()).describe({
+      inputs,
+      limit: 1000,
+      timeoutMs: this.config.query_timeout_ms,
+      ...(signal === undefined ? {} : { signal }),
+    });
+  }
+
   /** Exact column names and SQL types of each input, no rows, paged. */
   async describe(input: SqlDescribeInput, signal?: AbortSignal) {
     const refs = checkRefs(input.inputs);
@@ -380,7 +435,8 @@ function engineInput(located: { record: VersionRecord; path: string }, ref: stri
   return { path, format: formatOf(record, ref), label: `${record.name} v${record.version}` };
 }
 
-function formatOf(record: VersionRecord, ref: string): QueryInputFormat {
+/** The format query reads a version in; INVALID_ARGUMENT saying what to do for one it cannot read. */
+export function formatOf(record: VersionRecord, ref: string): QueryInputFormat {
   if (record.kind === "csv" || record.kind === "parquet" || record.kind === "json") return record.kind;
   if (/csv|tab-separated/.test(record.media_type)) return "csv";
   if (/parquet/.test(record.media_type)) return "parquet";

@@ -19,6 +19,7 @@ import {
   type VersionRecord,
 } from "./catalog/catalog.js";
 import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
+import type { TaskLedger } from "./catalog/task-ledger.js";
 import { fitPages, fitPreviews, type PageWindow, pageOf } from "./excerpt-fit.js";
 import { type WriteExportOptions, writeExport } from "./export-file.js";
 import { WORKSPACE_LIMITS } from "./limits.js";
@@ -739,6 +740,47 @@ export class Workspace {
   ): Promise<{ refs: VersionRecord[]; current: VersionRecord[] }> {
     const { resolved, current } = await this.catalog.snapshot(refs, options);
     return { refs: requireFound(refs, resolved), current };
+  }
+
+  /** The task ledger of this workspace's catalog (tasks/). */
+  get tasks(): TaskLedger {
+    return this.catalog.tasks;
+  }
+
+  /**
+   * Stores bytes that no version references yet (a task step's result) under a lease, so a prune running meanwhile
+   * cannot collect them; `release` ends the lease once a cache entry or version references the blob.
+   */
+  async putLeased(source: BlobSource): Promise<{ sha256: string; bytes: number; release(): Promise<void> }> {
+    const staged = await this.blobs.stage(source);
+    let token: string;
+    try {
+      token = await this.catalog.leaseBlob(staged.sha256);
+      await staged.commit();
+    } catch (error) {
+      await staged.discard();
+      throw error;
+    }
+    return {
+      sha256: staged.sha256,
+      bytes: staged.bytes,
+      release: () => this.catalog.releaseLease(token),
+    };
+  }
+
+  /** A local file holding a blob's bytes (size-checked), for engines that read files. */
+  blobPath(sha256: string, bytes: number): Promise<string> {
+    return this.blobs.localPath(sha256, bytes);
+  }
+
+  /** A blob's bytes, whole and hash-verified. */
+  readBlob(sha256: string, bytes: number): Promise<Uint8Array> {
+    return this.blobs.read(sha256, bytes);
+  }
+
+  /** Whether the blob store holds `sha256`. */
+  hasBlob(sha256: string): Promise<boolean> {
+    return this.blobs.has(sha256);
   }
 
   /** A reader of version bytes for one call, checked as inspect's pages are (see VersionReader). */

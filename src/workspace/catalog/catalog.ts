@@ -2,6 +2,7 @@
 // Backend-neutral on purpose (SQLite today, PostgreSQL later): no SQL, no handles, no engine types cross it.
 
 import { randomBytes } from "node:crypto";
+import type { TaskLedger } from "./task-ledger.js";
 
 /** The kinds SPEC.md names. */
 export const ARTIFACT_KINDS = ["note", "code", "document", "csv", "parquet", "json", "checkpoint", "file"] as const;
@@ -213,6 +214,8 @@ export interface ChunkSearch {
  *   appears on a new first page and never shifts or repeats the pages after it.
  */
 export interface Catalog {
+  /** Durable tasks, their runs, the step-result cache and approvals, in the same store and transactions. */
+  readonly tasks: TaskLedger;
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
   /** Resolves refs (ids or names) in one snapshot; `undefined` for a ref that names nothing. */
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;

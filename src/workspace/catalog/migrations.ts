@@ -111,4 +111,111 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE cairn_is_text(v.media_type) ORDER BY v.seq;
     `,
   },
+  {
+    version: 3,
+    name: "durable tasks",
+    sql: `
+      -- A task: its current definition version and the counters that never repeat (definition versions, run
+      -- generations), and the run whose brief is published (the newest generation that finished).
+      CREATE TABLE tasks (
+        name TEXT PRIMARY KEY,
+        current_version INTEGER NOT NULL,
+        last_generation INTEGER NOT NULL DEFAULT 0,
+        published_run TEXT,
+        published_generation INTEGER NOT NULL DEFAULT 0,
+        latest_success TEXT
+      ) WITHOUT ROWID;
+
+      CREATE TABLE task_definitions (
+        name TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        definition TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        actor TEXT,
+        PRIMARY KEY (name, version)
+      ) WITHOUT ROWID;
+
+      -- One attempt: the definition and source snapshot it pinned, what its steps produced so far, its brief.
+      -- owner_* and heartbeat_at tell a live attempt from one whose process died (then it is interrupted).
+      CREATE TABLE task_runs (
+        id TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL UNIQUE,
+        task TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        definition_version INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        snapshot TEXT NOT NULL,
+        progress TEXT NOT NULL DEFAULT '{}',
+        brief TEXT,
+        error TEXT,
+        run_artifact TEXT,
+        published INTEGER NOT NULL DEFAULT 0,
+        owner_host TEXT NOT NULL,
+        owner_pid INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT
+      ) WITHOUT ROWID;
+      CREATE INDEX task_runs_task ON task_runs (task, seq);
+
+      -- Reusable step results by cache key. The blob is referenced (collectBlobs keeps it) while the entry lives;
+      -- evicting an entry never removes a version, so results a published run pins stay.
+      CREATE TABLE step_cache (
+        key TEXT PRIMARY KEY,
+        sha256 TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        media_type TEXT NOT NULL,
+        meta TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        used_at INTEGER NOT NULL,
+        hits INTEGER NOT NULL DEFAULT 0
+      ) WITHOUT ROWID;
+      CREATE INDEX step_cache_used ON step_cache (used_at);
+      CREATE INDEX step_cache_sha256 ON step_cache (sha256);
+
+      -- Who computes a key now. A lease expires unless renewed, and one whose process on this host is gone is taken over.
+      CREATE TABLE step_leases (
+        key TEXT PRIMARY KEY,
+        token TEXT NOT NULL,
+        owner_host TEXT NOT NULL,
+        owner_pid INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+
+      -- Approvals of exact versions; a revocation ends one, and both stay as history.
+      CREATE TABLE approvals (
+        id INTEGER PRIMARY KEY,
+        artifact_id TEXT NOT NULL,
+        approver TEXT NOT NULL,
+        approved_at TEXT NOT NULL,
+        revoked_at TEXT,
+        revoked_by TEXT
+      );
+      CREATE INDEX approvals_artifact ON approvals (artifact_id);
+
+      CREATE TABLE task_schedules (
+        task TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        schedule TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        next_due INTEGER,
+        last_run TEXT,
+        last_checked INTEGER
+      ) WITHOUT ROWID;
+
+      CREATE TABLE skills (
+        name TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        skill TEXT NOT NULL,
+        description TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (name, version)
+      ) WITHOUT ROWID;
+      CREATE TABLE skill_names (
+        name TEXT PRIMARY KEY,
+        current_version INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -30,6 +30,8 @@ import {
   type VersionRecord,
 } from "./catalog.js";
 import { MIGRATIONS } from "./migrations.js";
+import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
+import type { TaskLedger } from "./task-ledger.js";
 
 export interface SqliteCatalogOptions {
   /** How long a writer waits for another process's write lock before failing. @default 10000 */
@@ -200,10 +202,24 @@ export class SqliteCatalog implements Catalog {
   private gate: Promise<unknown> = Promise.resolve();
   private closed = false;
 
+  readonly tasks: TaskLedger;
+
   constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly leaseTtlMs: number,
-  ) {}
+  ) {
+    this.tasks = new SqliteTaskLedger({
+      db,
+      q: (source, pluck) => this.q(source, pluck),
+      exclusive: (work) => this.exclusive(work),
+      insertTx: (version, options) => this.insertTx(version, options),
+      resolveDependencies: (refs) => this.resolveDependencies(refs),
+      current: (name) => {
+        const row = this.rowByName(name);
+        return row === undefined ? undefined : this.recordOf(row);
+      },
+    });
+  }
 
   /** Prepared statements by SQL text: preparing costs more than running most of them. */
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
@@ -690,7 +706,11 @@ export class SqliteCatalog implements Catalog {
       db.exec("BEGIN IMMEDIATE");
       try {
         this.q("DELETE FROM blob_leases WHERE created_at < ?").run(Date.now() - this.leaseTtlMs);
-        const referenced = this.q("SELECT 1 FROM versions WHERE sha256 = ? LIMIT 1", true);
+        // A version references its blob, and so does a step-cache entry until it is evicted.
+        const referenced = this.q(
+          "SELECT 1 FROM versions WHERE sha256 = @sha UNION ALL SELECT 1 FROM step_cache WHERE sha256 = @sha LIMIT 1",
+          true,
+        );
         const leased = this.q("SELECT 1 FROM blob_leases WHERE sha256 = ? LIMIT 1", true);
         const clear = this.q("DELETE FROM cleanup_pending WHERE sha256 = ?");
         const record = this.q(
@@ -698,7 +718,7 @@ export class SqliteCatalog implements Catalog {
            ON CONFLICT (sha256) DO UPDATE SET reason = excluded.reason, recorded_at = excluded.recorded_at`,
         );
         for (const sha256 of new Set(candidates)) {
-          if (referenced.get(sha256) !== undefined || leased.get(sha256) !== undefined) {
+          if (referenced.get({ sha: sha256 }) !== undefined || leased.get(sha256) !== undefined) {
             clear.run(sha256);
             continue;
           }

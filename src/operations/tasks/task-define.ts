@@ -1,0 +1,37 @@
+// task_define: a durable task (sources, ordered SQL or code steps, conditions, approval gates, evidence searches),
+// checked whole and stored as the task's next definition version.
+import { z } from "zod";
+import { DefinitionInput, TASK_LIMITS } from "../../tasks/definition.js";
+import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
+
+export const taskDefine: OperationFactory = () =>
+  defineOperation({
+    name: "task_define",
+    title: "Define a task",
+    summary: `Saves a task: sources by alias, up to ${TASK_LIMITS.steps} ordered steps (SQL over input1..N or a snippet), conditions, approval gates, evidence searches; versioned.`,
+    description: `Save a task for task_run: ordered steps, each sql or code over its inputs; when gates a step on a condition (an earlier step's row_count or one-row column). Max ${TASK_LIMITS.steps} sources, steps, searches.`,
+    input: DefinitionInput,
+    output: z.object({
+      name: z.string(),
+      version: z.number().describe("definition version"),
+      sources: z.array(
+        z.object({
+          alias: z.string(),
+          name: z.string(),
+          version: z.number(),
+          artifact_id: z.string(),
+          follows: z.enum(["latest", "pinned"]),
+        }),
+      ),
+      steps: z.array(z.string()),
+      next_step: z.string(),
+    }),
+    annotations: WRITES,
+    tool: { profiles: ["agent", "full"] },
+    snippet: { path: "tasks.define" },
+    cli: {
+      args: ["name"],
+      human: (r) => `defined ${r.name} v${r.version}: ${r.steps.join(" -> ")}`,
+    },
+    handler: async (args, ctx) => (await ctx.services.tasks()).define(args),
+  });

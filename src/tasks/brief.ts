@@ -1,0 +1,132 @@
+// The brief: what a run found, self-contained (sources, step results with previews, artifact ids, citations, status,
+// and what was left out), and how it is cut to a caller's token budget without ever hiding that it was cut.
+import { CairnError, ErrorCode } from "../errors.js";
+import type { ReplyBudget } from "../workspace/retrieval/budget.js";
+
+export interface BriefColumn {
+  name: string;
+  type: string;
+}
+
+/** What a step result carries besides its bytes (kept with the run's progress and in the cache). */
+export interface ResultMeta {
+  row_count: number;
+  columns: BriefColumn[];
+  /** The first rows (at most TASK_LIMITS.previewRows). */
+  rows: unknown[];
+  truncated: boolean;
+  integer_string_columns?: string[] | undefined;
+}
+
+export type StepStatus = "computed" | "reused" | "skipped" | "waiting" | "failed";
+
+export interface BriefStep {
+  name: string;
+  status: StepStatus;
+  /** The published version of tasks/TASK/steps/NAME holding the result (absent until published). */
+  artifact_id?: string | undefined;
+  version?: number | undefined;
+  row_count?: number | undefined;
+  columns?: BriefColumn[] | undefined;
+  rows?: unknown[] | undefined;
+  truncated?: boolean | undefined;
+  /** Why it was skipped, waits, failed or was not reusable. */
+  reason?: string | undefined;
+}
+
+export interface BriefSource {
+  alias: string;
+  name: string;
+  version: number;
+  artifact_id: string;
+  /** Whether the name still points to this version. */
+  current: boolean;
+}
+
+export interface Citation {
+  search: string;
+  artifact_id: string;
+  name: string;
+  version: number;
+  /** UTF-8 byte range of `text` in the version. */
+  start: number;
+  end: number;
+  text: string;
+}
+
+export interface NeededApproval {
+  step: string;
+  artifact_id: string | null;
+  name: string;
+  version: number | null;
+}
+
+export type BriefStatus = "running" | "succeeded" | "failed" | "awaiting_approval" | "cancelled" | "interrupted";
+
+export interface Brief {
+  task: string;
+  run_id: string;
+  status: BriefStatus;
+  objective: string;
+  definition_version: number;
+  generation: number;
+  /** Every source is still the current version of its name. */
+  current: boolean;
+  sources: BriefSource[];
+  steps: BriefStep[];
+  citations: Citation[];
+  approvals_needed?: NeededApproval[] | undefined;
+  /** The run artifact (tasks/TASK/run): the computation snapshot, pinning sources and results. */
+  run_artifact: string | null;
+  published: boolean;
+  latest_success: string | null;
+  error?: { step: string | null; code: string; message: string } | undefined;
+  /** What the brief does not hold, each with how to get it. Never empty when brief_complete is false. */
+  omitted: string[];
+  brief_complete: boolean;
+  next_step?: string | undefined;
+}
+
+/** The brief within `budget`: citations' text, then preview rows (last step first) left out, each one said. */
+export function fitBrief(brief: Brief, budget: ReplyBudget | undefined): Brief {
+  if (budget === undefined || budget.fits(brief)) return brief;
+  const cut: Brief = structuredClone(brief);
+  const note = (text: string) => {
+    if (!cut.omitted.includes(text)) cut.omitted.push(text);
+    cut.brief_complete = false;
+  };
+  for (const citation of [...cut.citations].reverse()) {
+    if (budget.fits(cut)) return cut;
+    citation.text = "";
+    note("citation text (read each by artifact_id and byte range: retrieve {reads: [{ref, start, end}]})");
+  }
+  for (const step of [...cut.steps].reverse()) {
+    if (budget.fits(cut)) return cut;
+    if (step.rows === undefined || step.rows.length === 0) continue;
+    step.rows = [];
+    step.truncated = true;
+    note(`preview rows of step ${step.name} (query its artifact_id)`);
+  }
+  for (const step of [...cut.steps].reverse()) {
+    if (budget.fits(cut)) return cut;
+    if (step.columns === undefined) continue;
+    step.columns = undefined;
+    note(`columns of step ${step.name} (describe its artifact_id)`);
+  }
+  if (budget.fits(cut)) return cut;
+  throw budget.tooSmall(cut, "the brief", "call task_status later with a larger budget");
+}
+
+/** The error a failed run answers with: the step's own code, what failed, and how to go on. */
+export function runFailure(brief: Brief, cause: CairnError): CairnError {
+  const step = brief.error?.step;
+  return new CairnError(
+    cause.code,
+    `task ${brief.task} ${step === null || step === undefined ? "" : `step ${step} `}failed: ${cause.message}. Run ${brief.run_id} keeps what finished: fix the definition (task_define with expected_version ${brief.definition_version}) and task_run again (finished steps are reused), or task_run {resume_from: "${brief.run_id}"} to retry it on the same sources`,
+    { data: { ...cause.data, run_id: brief.run_id, step: step ?? null }, cause },
+  );
+}
+
+export function internal(message: string): CairnError {
+  return new CairnError(ErrorCode.INTERNAL, message);
+}

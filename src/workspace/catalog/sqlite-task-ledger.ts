@@ -1,0 +1,475 @@
+// The TaskLedger on the SQLite catalog's connection: each method one transaction (writes BEGIN IMMEDIATE, behind the
+// catalog's write gate), publication in the same transaction as the versions it makes.
+
+import type BetterSqlite3 from "better-sqlite3";
+import { CairnError, ErrorCode } from "../../errors.js";
+import type { InsertOptions, NewVersion, VersionRecord } from "./catalog.js";
+import type {
+  Approval,
+  CacheBounds,
+  CacheEntry,
+  FinishedRun,
+  LeaseAnswer,
+  Owner,
+  Publication,
+  RunRecord,
+  RunState,
+  TaskDefinitionRecord,
+  TaskLedger,
+  TaskRecord,
+} from "./task-ledger.js";
+
+/** What the ledger borrows from the catalog it is part of. */
+export interface LedgerHost {
+  db: BetterSqlite3.Database;
+  q(source: string, pluck?: boolean): BetterSqlite3.Statement;
+  exclusive<T>(work: () => T | Promise<T>): Promise<T>;
+  /** Inside a write transaction: inserts a version (expected version checked). */
+  insertTx(version: NewVersion, options: InsertOptions): VersionRecord;
+  /** Inside a transaction: refs to ids, NOT_FOUND for any missing. */
+  resolveDependencies(refs: readonly string[]): string[];
+  /** Inside a transaction: the current version of a name. */
+  current(name: string): VersionRecord | undefined;
+}
+
+interface TaskRow {
+  name: string;
+  current_version: number;
+  last_generation: number;
+  published_run: string | null;
+  published_generation: number;
+  latest_success: string | null;
+}
+
+interface DefinitionRow {
+  name: string;
+  version: number;
+  definition: string;
+  created_at: string;
+  actor: string | null;
+}
+
+interface RunRow {
+  id: string;
+  seq: number;
+  task: string;
+  generation: number;
+  definition_version: number;
+  state: string;
+  snapshot: string;
+  progress: string;
+  brief: string | null;
+  error: string | null;
+  run_artifact: string | null;
+  published: number;
+  owner_host: string;
+  owner_pid: number;
+  heartbeat_at: number;
+  started_at: string;
+  finished_at: string | null;
+}
+
+export class SqliteTaskLedger implements TaskLedger {
+  constructor(private readonly host: LedgerHost) {}
+
+  private write<T>(work: () => T): Promise<T> {
+    return this.host.exclusive(() => this.host.db.transaction(work).immediate());
+  }
+
+  private read<T>(work: () => T): Promise<T> {
+    return Promise.resolve(this.host.db.transaction(work)());
+  }
+
+  defineTask(
+    name: string,
+    definition: unknown,
+    options: { expectedVersion?: number | undefined; actor?: string | undefined },
+  ): Promise<TaskDefinitionRecord> {
+    return this.write(() => {
+      const task = this.taskRow(name);
+      const current = task?.current_version;
+      if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current) {
+        const message =
+          current === undefined
+            ? `task ${name} does not exist yet: define it without expected_version`
+            : options.expectedVersion === undefined
+              ? `task ${name} is at definition version ${current}: pass expected_version ${current} to replace it (task_status shows it)`
+              : `task ${name} is at definition version ${current}, not ${options.expectedVersion}: another writer changed it; read it again (task_status) and pass expected_version ${current}`;
+        throw new CairnError(ErrorCode.VERSION_CONFLICT, message, {
+          data: { name, current_version: current ?? null, expected_version: options.expectedVersion ?? null },
+        });
+      }
+      // Versions never repeat: the counter is the highest version ever written for the name.
+      const last = this.host.q("SELECT max(version) FROM task_definitions WHERE name = ?", true).get(name) as
+        | number
+        | null;
+      const version = (last ?? 0) + 1;
+      const createdAt = new Date().toISOString();
+      this.host
+        .q("INSERT INTO task_definitions (name, version, definition, created_at, actor) VALUES (?, ?, ?, ?, ?)")
+        .run(name, version, JSON.stringify(definition), createdAt, options.actor ?? null);
+      this.host
+        .q(
+          `INSERT INTO tasks (name, current_version) VALUES (?, ?)
+           ON CONFLICT (name) DO UPDATE SET current_version = excluded.current_version`,
+        )
+        .run(name, version);
+      return { name, version, definition, created_at: createdAt, actor: options.actor ?? null };
+    });
+  }
+
+  task(name: string): Promise<TaskRecord | undefined> {
+    return this.read(() => {
+      const row = this.taskRow(name);
+      return row === undefined ? undefined : this.taskOf(row);
+    });
+  }
+
+  taskVersion(name: string, version: number): Promise<TaskDefinitionRecord | undefined> {
+    return this.read(() => this.definitionOf(name, version));
+  }
+
+  tasks(): Promise<TaskRecord[]> {
+    return this.read(() =>
+      (this.host.q("SELECT * FROM tasks ORDER BY name").all() as TaskRow[]).map((row) => this.taskOf(row)),
+    );
+  }
+
+  startRun(input: {
+    runId: string;
+    task: string;
+    definitionVersion: number;
+    snapshot: Record<string, string>;
+    owner: Owner;
+  }): Promise<RunRecord> {
+    return this.write(() => {
+      const task = this.taskRow(input.task);
+      if (task === undefined) throw noTask(input.task);
+      const generation = task.last_generation + 1;
+      this.host.q("UPDATE tasks SET last_generation = ? WHERE name = ?").run(generation, input.task);
+      const seq = ((this.host.q("SELECT max(seq) FROM task_runs", true).get() as number | null) ?? 0) + 1;
+      this.host
+        .q(
+          `INSERT INTO task_runs (id, seq, task, generation, definition_version, state, snapshot, owner_host,
+             owner_pid, heartbeat_at, started_at)
+           VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          input.runId,
+          seq,
+          input.task,
+          generation,
+          input.definitionVersion,
+          JSON.stringify(input.snapshot),
+          input.owner.host,
+          input.owner.pid,
+          Date.now(),
+          new Date().toISOString(),
+        );
+      return this.runOf(this.runRow(input.runId) as RunRow);
+    });
+  }
+
+  resumeRun(runId: string, owner: Owner, isAlive: (owner: Owner) => boolean): Promise<RunRecord> {
+    return this.write(() => {
+      const row = this.runRow(runId);
+      if (row === undefined) throw noRun(runId);
+      const run = this.runOf(row);
+      if (run.state === "succeeded") {
+        throw new CairnError(
+          ErrorCode.INVALID_ARGUMENT,
+          `run ${runId} succeeded: there is nothing to resume. Reopen it with task_status {run_id}, or call task_run without resume_from for a new run`,
+        );
+      }
+      if (run.state === "running" && isAlive(run.owner)) {
+        throw new CairnError(
+          ErrorCode.INVALID_ARGUMENT,
+          `run ${runId} is still running in process ${run.owner.pid} on ${run.owner.host}: wait for it (task_status {run_id}) rather than resuming it`,
+        );
+      }
+      this.host
+        .q(
+          `UPDATE task_runs SET state = 'running', owner_host = ?, owner_pid = ?, heartbeat_at = ?, error = NULL,
+             finished_at = NULL WHERE id = ?`,
+        )
+        .run(owner.host, owner.pid, Date.now(), runId);
+      return this.runOf(this.runRow(runId) as RunRow);
+    });
+  }
+
+  recordProgress(runId: string, progress: Record<string, unknown>): Promise<void> {
+    return this.write(() => {
+      this.host
+        .q("UPDATE task_runs SET progress = ?, heartbeat_at = ? WHERE id = ?")
+        .run(JSON.stringify(progress), Date.now(), runId);
+    });
+  }
+
+  heartbeat(runId: string): Promise<void> {
+    return this.write(() => {
+      this.host.q("UPDATE task_runs SET heartbeat_at = ? WHERE id = ? AND state = 'running'").run(Date.now(), runId);
+    });
+  }
+
+  finishRun(
+    runId: string,
+    outcome: { state: Exclude<RunState, "running">; brief: unknown; error?: { code: string; message: string } },
+    publication?: Publication,
+  ): Promise<FinishedRun> {
+    return this.write(() => {
+      const row = this.runRow(runId);
+      if (row === undefined) throw noRun(runId);
+      const task = this.taskRow(row.task);
+      if (task === undefined) throw noTask(row.task);
+      const newest = row.generation >= task.published_generation;
+      const steps: VersionRecord[] = [];
+      let runArtifact: VersionRecord | null = null;
+      if (publication !== undefined && newest) {
+        for (const version of publication.steps) steps.push(this.publishVersion(version));
+        runArtifact = this.publishVersion(publication.run);
+        const succeeded = outcome.state === "succeeded";
+        this.host
+          .q(
+            `UPDATE tasks SET published_run = ?, published_generation = ?,
+               latest_success = CASE WHEN ? THEN ? ELSE latest_success END WHERE name = ?`,
+          )
+          .run(runId, row.generation, succeeded ? 1 : 0, runId, row.task);
+      }
+      const published = publication !== undefined && newest;
+      this.host
+        .q(
+          `UPDATE task_runs SET state = ?, brief = ?, error = ?, run_artifact = coalesce(?, run_artifact),
+             published = max(published, ?), finished_at = ?, heartbeat_at = ? WHERE id = ?`,
+        )
+        .run(
+          outcome.state,
+          JSON.stringify(outcome.brief),
+          outcome.error === undefined ? null : JSON.stringify(outcome.error),
+          runArtifact?.artifact_id ?? null,
+          published ? 1 : 0,
+          new Date().toISOString(),
+          Date.now(),
+          runId,
+        );
+      const run = this.runOf(this.runRow(runId) as RunRow);
+      return { run, published: run.published, steps, runArtifact };
+    });
+  }
+
+  /** The name's current version when it holds the same bytes and dependencies; otherwise a new version. */
+  private publishVersion(version: NewVersion): VersionRecord {
+    const current = this.host.current(version.name);
+    const dependencies = this.host.resolveDependencies(version.dependencies);
+    if (
+      current !== undefined &&
+      current.sha256 === version.sha256 &&
+      current.dependencies.length === dependencies.length &&
+      current.dependencies.every((id, i) => id === dependencies[i])
+    ) {
+      return current;
+    }
+    return this.host.insertTx(
+      { ...version, dependencies },
+      current === undefined ? {} : { expectedVersion: current.version },
+    );
+  }
+
+  run(runId: string): Promise<RunRecord | undefined> {
+    return this.read(() => {
+      const row = this.runRow(runId);
+      return row === undefined ? undefined : this.runOf(row);
+    });
+  }
+
+  runs(task: string, limit: number): Promise<RunRecord[]> {
+    return this.read(() =>
+      (
+        this.host.q("SELECT * FROM task_runs WHERE task = ? ORDER BY seq DESC LIMIT ?").all(task, limit) as RunRow[]
+      ).map((row) => this.runOf(row)),
+    );
+  }
+
+  cacheGet(key: string): Promise<CacheEntry | undefined> {
+    return this.write(() => {
+      const row = this.host.q("SELECT * FROM step_cache WHERE key = ?").get(key) as
+        | (Omit<CacheEntry, "meta"> & { meta: string })
+        | undefined;
+      if (row === undefined) return undefined;
+      this.host.q("UPDATE step_cache SET used_at = ?, hits = hits + 1 WHERE key = ?").run(Date.now(), key);
+      return {
+        key: row.key,
+        sha256: row.sha256,
+        bytes: row.bytes,
+        kind: row.kind,
+        media_type: row.media_type,
+        meta: JSON.parse(row.meta),
+        hits: row.hits + 1,
+      };
+    });
+  }
+
+  cachePut(entry: Omit<CacheEntry, "hits">, bounds: CacheBounds): Promise<number> {
+    return this.write(() => {
+      const now = Date.now();
+      this.host
+        .q(
+          `INSERT INTO step_cache (key, sha256, bytes, kind, media_type, meta, created_at, used_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (key) DO UPDATE SET sha256 = excluded.sha256, bytes = excluded.bytes, kind = excluded.kind,
+             media_type = excluded.media_type, meta = excluded.meta, used_at = excluded.used_at`,
+        )
+        .run(entry.key, entry.sha256, entry.bytes, entry.kind, entry.media_type, JSON.stringify(entry.meta), now, now);
+      // Least recently used first, until both bounds hold; the entry just added goes last.
+      let { count, total } = this.host
+        .q("SELECT count(*) AS count, coalesce(sum(bytes), 0) AS total FROM step_cache")
+        .get() as {
+        count: number;
+        total: number;
+      };
+      let evicted = 0;
+      const oldest = this.host.q("SELECT key, bytes FROM step_cache WHERE key <> ? ORDER BY used_at, key LIMIT 64");
+      const remove = this.host.q("DELETE FROM step_cache WHERE key = ?");
+      while (count > bounds.maxEntries || total > bounds.maxBytes) {
+        const batch = oldest.all(entry.key) as { key: string; bytes: number }[];
+        if (batch.length === 0) break;
+        for (const victim of batch) {
+          if (count <= bounds.maxEntries && total <= bounds.maxBytes) break;
+          remove.run(victim.key);
+          count -= 1;
+          total -= victim.bytes;
+          evicted += 1;
+        }
+      }
+      return evicted;
+    });
+  }
+
+  cacheDrop(key: string): Promise<void> {
+    return this.write(() => {
+      this.host.q("DELETE FROM step_cache WHERE key = ?").run(key);
+    });
+  }
+
+  acquireLease(key: string, owner: Owner, ttlMs: number, isAlive: (owner: Owner) => boolean): Promise<LeaseAnswer> {
+    return this.write(() => {
+      const now = Date.now();
+      const held = this.host.q("SELECT * FROM step_leases WHERE key = ?").get(key) as
+        | { token: string; owner_host: string; owner_pid: number; expires_at: number }
+        | undefined;
+      if (held !== undefined && held.expires_at > now) {
+        const holder = { host: held.owner_host, pid: held.owner_pid };
+        if (isAlive(holder)) return { holder, expires_at: held.expires_at };
+      }
+      const token = `${owner.pid}-${now}-${Math.random().toString(36).slice(2)}`;
+      this.host
+        .q(
+          `INSERT INTO step_leases (key, token, owner_host, owner_pid, expires_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (key) DO UPDATE SET token = excluded.token, owner_host = excluded.owner_host,
+             owner_pid = excluded.owner_pid, expires_at = excluded.expires_at`,
+        )
+        .run(key, token, owner.host, owner.pid, now + ttlMs);
+      return { token };
+    });
+  }
+
+  renewLease(key: string, token: string, ttlMs: number): Promise<boolean> {
+    return this.write(
+      () =>
+        this.host
+          .q("UPDATE step_leases SET expires_at = ? WHERE key = ? AND token = ?")
+          .run(Date.now() + ttlMs, key, token).changes === 1,
+    );
+  }
+
+  releaseLease(key: string, token: string): Promise<void> {
+    return this.write(() => {
+      this.host.q("DELETE FROM step_leases WHERE key = ? AND token = ?").run(key, token);
+    });
+  }
+
+  approve(artifactId: string, approver: string): Promise<Approval> {
+    return this.write(() => {
+      const approvedAt = new Date().toISOString();
+      this.host
+        .q("INSERT INTO approvals (artifact_id, approver, approved_at) VALUES (?, ?, ?)")
+        .run(artifactId, approver, approvedAt);
+      return { artifact_id: artifactId, approver, approved_at: approvedAt };
+    });
+  }
+
+  revokeApprovals(artifactId: string, actor: string): Promise<number> {
+    return this.write(
+      () =>
+        this.host
+          .q("UPDATE approvals SET revoked_at = ?, revoked_by = ? WHERE artifact_id = ? AND revoked_at IS NULL")
+          .run(new Date().toISOString(), actor, artifactId).changes,
+    );
+  }
+
+  approvals(artifactIds: readonly string[]): Promise<Approval[]> {
+    return this.read(() => {
+      const select = this.host.q(
+        "SELECT artifact_id, approver, approved_at FROM approvals WHERE artifact_id = ? AND revoked_at IS NULL ORDER BY id",
+      );
+      return [...new Set(artifactIds)].flatMap((id) => select.all(id) as Approval[]);
+    });
+  }
+
+  private taskRow(name: string): TaskRow | undefined {
+    return this.host.q("SELECT * FROM tasks WHERE name = ?").get(name) as TaskRow | undefined;
+  }
+
+  private definitionOf(name: string, version: number): TaskDefinitionRecord | undefined {
+    const row = this.host.q("SELECT * FROM task_definitions WHERE name = ? AND version = ?").get(name, version) as
+      | DefinitionRow
+      | undefined;
+    return row === undefined ? undefined : { ...row, definition: JSON.parse(row.definition) };
+  }
+
+  private taskOf(row: TaskRow): TaskRecord {
+    return {
+      name: row.name,
+      current_version: row.current_version,
+      definition: this.definitionOf(row.name, row.current_version) as TaskDefinitionRecord,
+      published_run: row.published_run,
+      published_generation: row.published_generation,
+      latest_success: row.latest_success,
+      last_generation: row.last_generation,
+    };
+  }
+
+  private runRow(runId: string): RunRow | undefined {
+    return this.host.q("SELECT * FROM task_runs WHERE id = ?").get(runId) as RunRow | undefined;
+  }
+
+  private runOf(row: RunRow): RunRecord {
+    return {
+      run_id: row.id,
+      task: row.task,
+      generation: row.generation,
+      definition_version: row.definition_version,
+      state: row.state as RunState,
+      snapshot: JSON.parse(row.snapshot) as Record<string, string>,
+      progress: JSON.parse(row.progress) as Record<string, unknown>,
+      brief: row.brief === null ? null : JSON.parse(row.brief),
+      error: row.error === null ? null : (JSON.parse(row.error) as { code: string; message: string }),
+      run_artifact: row.run_artifact,
+      published: row.published === 1,
+      owner: { host: row.owner_host, pid: row.owner_pid },
+      heartbeat_at: row.heartbeat_at,
+      started_at: row.started_at,
+      finished_at: row.finished_at,
+    };
+  }
+}
+
+function noTask(name: string): CairnError {
+  return new CairnError(ErrorCode.NOT_FOUND, `no task "${name}" in this workspace: define it with task_define first`);
+}
+
+function noRun(runId: string): CairnError {
+  return new CairnError(
+    ErrorCode.NOT_FOUND,
+    `no task run "${runId}" in this workspace: task_status {name} shows the task's newest run and its run_id`,
+  );
+}

@@ -1,0 +1,167 @@
+// The TaskLedger contract: durable task definitions, their runs, the step-result cache, the leases that make one
+// process compute a cache key, and approvals of exact versions. Part of the Catalog, so every write is one
+// transaction with the versions it names, in the same backend.
+
+import type { NewVersion, VersionRecord } from "./catalog.js";
+
+/** A process that owns a run or a lease: the host it runs on and its pid there. */
+export interface Owner {
+  host: string;
+  pid: number;
+}
+
+export interface TaskDefinitionRecord {
+  name: string;
+  version: number;
+  /** The checked, resolved definition (tasks/definition.ts `StoredDefinition`), as JSON. */
+  definition: unknown;
+  created_at: string;
+  actor: string | null;
+}
+
+export interface TaskRecord {
+  name: string;
+  current_version: number;
+  definition: TaskDefinitionRecord;
+  /** The run whose brief is published: the newest generation that finished and published. */
+  published_run: string | null;
+  published_generation: number;
+  /** The newest run that succeeded and published. */
+  latest_success: string | null;
+  /** Generations handed out so far (one per new run). */
+  last_generation: number;
+}
+
+export const RUN_STATES = ["running", "succeeded", "failed", "awaiting_approval", "cancelled"] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+export interface RunRecord {
+  run_id: string;
+  task: string;
+  /** Order of the attempts of one task; a publication never replaces a newer generation's. */
+  generation: number;
+  definition_version: number;
+  state: RunState;
+  /** Source alias -> the exact version (ws_ id) the run pinned. */
+  snapshot: Record<string, string>;
+  /** What finished steps produced, by step name (tasks/run.ts `StepProgress`), as JSON. */
+  progress: Record<string, unknown>;
+  brief: unknown;
+  error: { code: string; message: string } | null;
+  /** The run artifact (tasks/NAME/run) its publication made or reused. */
+  run_artifact: string | null;
+  published: boolean;
+  owner: Owner;
+  /** Milliseconds since the epoch of the owner's last sign of life. */
+  heartbeat_at: number;
+  started_at: string;
+  finished_at: string | null;
+}
+
+/** What a finished run makes visible, in one transaction with its state. */
+export interface Publication {
+  /**
+   * Step results as versions. One whose name's current version already has the same sha256 and dependencies is
+   * reused rather than repeated.
+   */
+  steps: NewVersion[];
+  /** The run artifact; its dependencies may name the step results by name (resolved after they are written). */
+  run: NewVersion;
+}
+
+export interface FinishedRun {
+  run: RunRecord;
+  /** False when a newer generation had published first (the brief is kept on the run, not published). */
+  published: boolean;
+  /** The versions of `publication.steps`, in order, when published. */
+  steps: VersionRecord[];
+  runArtifact: VersionRecord | null;
+}
+
+export interface CacheEntry {
+  key: string;
+  sha256: string;
+  bytes: number;
+  kind: string;
+  media_type: string;
+  /** What a reuse needs besides the bytes: row count, columns, preview (tasks/run.ts `ResultMeta`). */
+  meta: unknown;
+  hits: number;
+}
+
+export interface CacheBounds {
+  maxEntries: number;
+  maxBytes: number;
+}
+
+export interface Approval {
+  artifact_id: string;
+  approver: string;
+  approved_at: string;
+}
+
+export type LeaseAnswer = { token: string } | { holder: Owner; expires_at: number };
+
+/**
+ * Guarantees:
+ * - Definition versions and run generations of a name never repeat; `defineTask` checks `expectedVersion` in the
+ *   write transaction (VERSION_CONFLICT naming the current version).
+ * - `finishRun` publishes only when no newer generation published before it: an older run finishing late never
+ *   replaces a newer brief. Its state, brief and publication commit together or not at all.
+ * - At most one unexpired lease per key; a lease whose owner `isAlive` says is gone is taken over at once.
+ * - A cache entry keeps its blob from collection; evicting entries (least recently used first, past the bounds)
+ *   never removes a version.
+ */
+export interface TaskLedger {
+  defineTask(
+    name: string,
+    definition: unknown,
+    options: { expectedVersion?: number | undefined; actor?: string | undefined },
+  ): Promise<TaskDefinitionRecord>;
+  task(name: string): Promise<TaskRecord | undefined>;
+  taskVersion(name: string, version: number): Promise<TaskDefinitionRecord | undefined>;
+  /** Every task, by name. */
+  tasks(): Promise<TaskRecord[]>;
+  /** A new attempt of the task's definition `definitionVersion` over `snapshot`, with the next generation. */
+  startRun(input: {
+    runId: string;
+    task: string;
+    definitionVersion: number;
+    snapshot: Record<string, string>;
+    owner: Owner;
+  }): Promise<RunRecord>;
+  /**
+   * Takes over an attempt that is not running any more (interrupted, failed, awaiting approval) to continue it with
+   * its own snapshot and generation; refuses (INVALID_ARGUMENT) one that succeeded or whose owner is alive.
+   */
+  resumeRun(runId: string, owner: Owner, isAlive: (owner: Owner) => boolean): Promise<RunRecord>;
+  /** Records what the finished steps produced so far and a sign of life. */
+  recordProgress(runId: string, progress: Record<string, unknown>): Promise<void>;
+  heartbeat(runId: string): Promise<void>;
+  finishRun(
+    runId: string,
+    outcome: { state: Exclude<RunState, "running">; brief: unknown; error?: { code: string; message: string } },
+    publication?: Publication,
+  ): Promise<FinishedRun>;
+  run(runId: string): Promise<RunRecord | undefined>;
+  /** The task's runs, newest first. */
+  runs(task: string, limit: number): Promise<RunRecord[]>;
+
+  /** The entry for `key`, marked used; undefined when absent or its blob is gone from the catalog's view. */
+  cacheGet(key: string): Promise<CacheEntry | undefined>;
+  /** Adds (or replaces) an entry, then evicts the least recently used past `bounds`; returns how many left. */
+  cachePut(entry: Omit<CacheEntry, "hits">, bounds: CacheBounds): Promise<number>;
+  /** Removes entries whose blob the store lost (a reuse found it missing). */
+  cacheDrop(key: string): Promise<void>;
+
+  acquireLease(key: string, owner: Owner, ttlMs: number, isAlive: (owner: Owner) => boolean): Promise<LeaseAnswer>;
+  /** Extends a lease still held with `token`; false when it was lost (expired and taken). */
+  renewLease(key: string, token: string, ttlMs: number): Promise<boolean>;
+  releaseLease(key: string, token: string): Promise<void>;
+
+  approve(artifactId: string, approver: string): Promise<Approval>;
+  /** Ends the current approvals of a version; returns how many. */
+  revokeApprovals(artifactId: string, actor: string): Promise<number>;
+  /** Current (unrevoked) approvals of these versions. */
+  approvals(artifactIds: readonly string[]): Promise<Approval[]>;
+}
