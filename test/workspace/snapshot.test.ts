@@ -1,7 +1,7 @@
 // Portable snapshots with real SQLite and real files: a round trip keeps every row of every table (one this Cairn
 // does not know included), and a damaged, truncated, foreign or too-new snapshot is refused with DIR as it was.
 
-import { type ChildProcess, fork } from "node:child_process";
+import { type ChildProcess, fork, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -403,6 +403,8 @@ describe("exporting", () => {
     expect(readFileSync(file, "utf8")).toBe("keep me");
     expect((await exportSnapshot(source.dir, file, { force: true })).versions).toBe(6);
     expect((await caught(exportSnapshot(fresh("nothing"), fresh("out")))).code).toBe("NOT_FOUND");
+    const noDir = await caught(exportSnapshot(source.dir, join(fresh("missing-dir"), "s.cairn")));
+    expect(noDir).toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("does not exist") });
   });
 
   it("refuses a workspace whose blob changed on disk, leaving no file behind", async () => {
@@ -416,6 +418,31 @@ describe("exporting", () => {
     const error = await caught(exportSnapshot(dir, join(out, "s.cairn")));
     expect(error.code).toBe("CORRUPT");
     expect(readdirSync(out)).toEqual([]);
+  });
+});
+
+describe("the archive format", () => {
+  it("writes a member past 8 GiB with a base-256 size and reads the size back", async () => {
+    const size = 12 * 1024 ** 3 + 5;
+    const header = tarHeader({ name: blobMember("a".repeat(64)), size, mtime: 1 });
+    expect(header[124]).toBe(0x80);
+    const reader = new TarReader(
+      (async function* () {
+        yield header;
+      })(),
+      "test",
+    );
+    expect(await reader.next()).toMatchObject({ name: blobMember("a".repeat(64)), size });
+  });
+
+  it("is a tar archive the system's tar lists in order", () => {
+    const listed = spawnSync("tar", ["-tf", snapshot], { encoding: "utf8" });
+    expect(listed.status, listed.stderr).toBe(0);
+    const names = listed.stdout.trim().split("\n");
+    expect(names[0]).toBe("cairn-snapshot.json");
+    expect(names[1]).toBe("catalog.db");
+    expect(names.at(-1)).toBe("cairn-snapshot.sha256");
+    expect(names.slice(2, -1).every((n) => /^blobs\/sha256\/[0-9a-f]{2}\/[0-9a-f]{62}$/.test(n))).toBe(true);
   });
 });
 

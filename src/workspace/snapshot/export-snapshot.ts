@@ -77,6 +77,9 @@ export async function exportSnapshot(
       { data: { path: target } },
     );
   }
+  if (!(await stat(dirname(target)).catch(() => undefined))?.isDirectory()) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, `cannot write ${target}: its directory does not exist`);
+  }
   const copyPath = join(dirname(target), `.cairn-snapshot-${randomBytes(8).toString("hex")}.db`);
   const live = await createSqliteCatalog(catalogPath);
   const blobs = await createFsBlobStore(join(dir, "blobs"));
