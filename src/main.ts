@@ -8,6 +8,7 @@ import { registerDoctor } from "./cli/doctor.js";
 import { registerHostConfig } from "./cli/host-config.js";
 import { registerRun } from "./cli/run.js";
 import { registerServe } from "./cli/serve.js";
+import { registerSnapshot } from "./cli/snapshot.js";
 import { registerTools } from "./cli/tools.js";
 import { redactWrites } from "./log.js";
 import { VERSION } from "./version.js";
@@ -33,6 +34,7 @@ registerBench(program);
 if (!versionOnly) (await import("./cli/operation-commands.js")).registerOperationCommands(program);
 registerHostConfig(program);
 registerDoctor(program);
+registerSnapshot(program);
 registerDemo(program);
 
 try {

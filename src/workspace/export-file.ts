@@ -9,6 +9,8 @@ import { CairnError, ErrorCode } from "../errors.js";
 export interface WriteExportOptions {
   /** Replace an existing regular file (keeping its permission bits). Never applies to other kinds of file. */
   force?: boolean;
+  /** Permission bits of a new file (before the umask). A forced replacement keeps the replaced file's. @default 0o644 */
+  mode?: number;
 }
 
 // O_EXCL makes creation fail if anything (even a dangling symlink) is there; O_NOFOLLOW is belt and braces.
@@ -39,7 +41,7 @@ export async function writeExport(
   const tmp = join(dirname(path), `.cairn-export-${randomBytes(8).toString("hex")}.tmp`);
   let handle: FileHandle;
   try {
-    handle = await open(tmp, TEMP_FLAGS, NEW_FILE_MODE);
+    handle = await open(tmp, TEMP_FLAGS, options.mode ?? NEW_FILE_MODE);
   } catch (error) {
     throw cannotWrite(path, error);
   }

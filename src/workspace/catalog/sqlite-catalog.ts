@@ -751,6 +751,136 @@ export class SqliteCatalog implements Catalog {
       this.db.close();
     });
   }
+
+  // Snapshots (decision 0201) copy the catalog file whole, tables this Cairn does not know included.
+
+  /**
+   * Copies the catalog to a new file at `path` with SQLite's online backup, in one step: the copy is one consistent
+   * state even while other processes write (a step that saw a concurrent write would restart).
+   */
+  backup(path: string): Promise<void> {
+    return this.exclusive(async () => {
+      await this.db.backup(path, { progress: () => 0x7fffffff });
+    });
+  }
+
+  /** Leases many blobs in one transaction (none is collected until released or expired); returns the tokens. */
+  leaseBlobs(sha256s: Iterable<string>): Promise<string[]> {
+    return this.exclusive(() =>
+      this.db.transaction(() => {
+        const insert = this.q("INSERT INTO blob_leases (token, sha256, created_at) VALUES (?, ?, ?)");
+        const tokens: string[] = [];
+        for (const sha256 of sha256s) {
+          const token = newArtifactId().slice(3);
+          insert.run(token, sha256, Date.now());
+          tokens.push(token);
+        }
+        return tokens;
+      })(),
+    );
+  }
+
+  releaseLeases(tokens: readonly string[]): Promise<void> {
+    return this.exclusive(() =>
+      this.db.transaction(() => {
+        for (const token of tokens) this.q("DELETE FROM blob_leases WHERE token = ?").run(token);
+      })(),
+    );
+  }
+
+  /**
+   * Empties the tables that hold one running workspace's process state, meaningless in a copy: leases (`blob_leases`
+   * and any table named `*_leases`) and `cleanup_pending` (removals of blobs the copy does not carry). For a copy only.
+   */
+  dropProcessState(): Promise<void> {
+    return this.exclusive(() =>
+      this.db.transaction(() => {
+        for (const table of this.tables()) {
+          if (isProcessState(table)) this.db.exec(`DELETE FROM ${quoteName(table)}`);
+        }
+      })(),
+    );
+  }
+
+  /**
+   * What a snapshot records and checks, from one read transaction: the schema version, rows per ordinary table, the
+   * blobs versions need (with their sizes), and the other blobs rows may name: any column named `sha256` or
+   * `*_sha256` of another table (a digest that names no blob in the store is skipped by the caller).
+   */
+  snapshotFacts(): Promise<CatalogFacts> {
+    return this.exclusive(() =>
+      this.db.transaction((): CatalogFacts => {
+        const tables = this.tables();
+        const rows: Record<string, number> = {};
+        const mentioned = new Set<string>();
+        for (const table of tables) {
+          rows[table] = this.db
+            .prepare(`SELECT count(*) FROM ${quoteName(table)}`)
+            .pluck()
+            .get() as number;
+          if (table === "versions" || isProcessState(table)) continue;
+          const columns = this.db.prepare("SELECT name FROM pragma_table_info(?)").pluck().all(table) as string[];
+          for (const column of columns.filter((c) => c === "sha256" || c.endsWith("_sha256"))) {
+            const sql = `SELECT DISTINCT ${quoteName(column)} FROM ${quoteName(table)} WHERE typeof(${quoteName(column)}) = 'text'`;
+            for (const value of this.db.prepare(sql).pluck().iterate() as Iterable<string>) mentioned.add(value);
+          }
+        }
+        const versionBlobs = new Map<string, number>();
+        for (const row of this.db.prepare("SELECT DISTINCT sha256, bytes FROM versions").iterate() as Iterable<{
+          sha256: string;
+          bytes: number;
+        }>) {
+          versionBlobs.set(row.sha256, row.bytes);
+        }
+        for (const sha256 of versionBlobs.keys()) mentioned.delete(sha256);
+        return {
+          schemaVersion: this.db.prepare("SELECT max(version) FROM schema_migrations").pluck().get() as number,
+          rows,
+          names: this.db.prepare("SELECT count(*) FROM names").pluck().get() as number,
+          versionBlobs,
+          mentionedBlobs: mentioned,
+        };
+      })(),
+    );
+  }
+
+  /** `PRAGMA integrity_check`: empty when the file is sound, else SQLite's first problems. */
+  integrityProblems(): Promise<string[]> {
+    return this.exclusive(() => {
+      const found = this.db.prepare("PRAGMA integrity_check(20)").pluck().all() as string[];
+      return found.length === 1 && found[0] === "ok" ? [] : found;
+    });
+  }
+
+  /** Ordinary tables of the catalog (no SQLite internals, no virtual or FTS shadow tables). */
+  private tables(): string[] {
+    return this.db
+      .prepare(
+        "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+      )
+      .pluck()
+      .all() as string[];
+  }
+}
+
+/** What `snapshotFacts` reports. */
+export interface CatalogFacts {
+  schemaVersion: number;
+  /** Rows per ordinary table. */
+  rows: Record<string, number>;
+  names: number;
+  /** Every blob a version needs, with its size. */
+  versionBlobs: Map<string, number>;
+  /** Other digests rows name (`sha256`, `*_sha256` columns) that may name a blob. */
+  mentionedBlobs: Set<string>;
+}
+
+function isProcessState(table: string): boolean {
+  return table === "cleanup_pending" || table.endsWith("_leases");
+}
+
+function quoteName(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
 }
 
 function cursorSeq(cursor: string): number {
