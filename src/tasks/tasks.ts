@@ -840,6 +840,10 @@ class TaskRun {
         "not published: a newer run of this task published first; its brief is the one task_status shows by default",
       );
     }
+    // Whether each pinned source is still current is a fact of publication time, not of the run's start.
+    const ids = Object.values(this.sources).map((r) => r.artifact_id);
+    const now = (await this.workspace.snapshot(ids, { current: false })).refs;
+    this.sources = Object.fromEntries(Object.keys(this.sources).map((alias, i) => [alias, now[i] as VersionRecord]));
     const task = await this.tasks.tasksLedger.task(this.name);
     const brief = this.brief(
       state,

@@ -1,0 +1,349 @@
+// Durable tasks in process with the real app (SQLite catalog, DuckDB child engine, QuickJS sandbox): definitions
+// checked whole, runs that reuse what did not change, conditions, approval gates, code steps, evidence, base_run.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { encode } from "gpt-tokenizer/encoding/o200k_base";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type App, createApp } from "../../src/app.js";
+import { ConfigSchema } from "../../src/config/schema.js";
+import { createLogger } from "../../src/log.js";
+import type { Operation } from "../../src/operations/operation.js";
+import { caught } from "../helpers/caught.js";
+
+let dir: string;
+let app: App;
+
+// biome-ignore lint/suspicious/noExplicitAny: answers are checked against their declared schema, then read freely
+async function call(name: string, args: unknown): Promise<any> {
+  const op = app.operations.find((o) => o.name === name) as Operation;
+  const output = await op.handler(op.input.parse(args), {
+    services: app.services,
+    session: app.newSession("tasks-test"),
+    surface: "cli",
+  });
+  const checked = op.output.safeParse(output);
+  expect(checked.success, `${name}: ${JSON.stringify(checked.error?.issues)}`).toBe(true);
+  return output;
+}
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** Imports `text` as the next version of `name`. */
+async function replace(name: string, fileName: string, text: string) {
+  const current = await call("inspect", { ref: name });
+  return call("import", { path: file(fileName, text), name, expected_version: current.version });
+}
+
+const SPENDING = "category,amount\nHosting,40.25\nHosting,9.75\nTools,15.00\n";
+const POLICY = "Review categories with total spending of at least 50.00 before renewing.\n";
+
+const spendingReview = (extra: Record<string, unknown> = {}) => ({
+  name: "spending-review",
+  objective: "Total spending by category, flag categories requiring review, and cite the policy.",
+  sources: { spending: "demo/spending", policy: "demo/policy" },
+  csv_types: { spending: { amount: "DECIMAL(18,2)" } },
+  steps: [
+    {
+      name: "totals",
+      inputs: ["spending"],
+      sql: "SELECT category, sum(amount) AS total FROM input1 GROUP BY category ORDER BY category",
+    },
+    {
+      name: "review",
+      inputs: ["totals"],
+      sql: "SELECT category, total FROM input1 WHERE total >= ? ORDER BY total DESC, category",
+      parameters: [50],
+    },
+  ],
+  searches: ["review"],
+  ...extra,
+});
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "cairn-tasks-"));
+  app = createApp(
+    { config: ConfigSchema.parse({}), configPath: null, workspaceDir: join(dir, "ws") },
+    { logger: createLogger("test", () => {}) },
+  );
+  await call("import", { path: file("spending.csv", SPENDING), name: "demo/spending" });
+  await call("import", { path: file("policy.txt", POLICY), name: "demo/policy" });
+});
+afterAll(async () => {
+  await app.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("task_define", () => {
+  it("refuses every problem of a definition at once, each with its fix, and stores nothing", async () => {
+    const error = await caught(
+      call("task_define", {
+        name: "bad task",
+        objective: "x",
+        sources: { "bad-alias": "demo/spending", s: "demo/spending" },
+        steps: [
+          { name: "a", inputs: ["later"], sql: "SELECT 1 FROM input1" },
+          { name: "later", inputs: ["s"], sql: "DELETE FROM input1" },
+          { name: "both", inputs: ["s"], sql: "SELECT 1", code: "return 1" },
+          { name: "gated", inputs: ["s"], sql: "SELECT 1 FROM input1", when: "nope" },
+        ],
+        approvals: ["ghost"],
+        searches: ["anything"],
+      }),
+    );
+    expect(error.code).toBe("INVALID_ARGUMENT");
+    const problems = error.data?.problems as string[];
+    expect(problems.join("\n")).toMatch(/name "bad task" must be/);
+    expect(problems.join("\n")).toMatch(/source alias "bad-alias" must be/);
+    expect(problems.join("\n")).toMatch(/input later is a later step; order the steps/);
+    expect(problems.join("\n")).toMatch(/step later: .*read-only SELECT/);
+    expect(problems.join("\n")).toMatch(/step both: give exactly one of sql .* or code/);
+    expect(problems.join("\n")).toMatch(/when nope names no condition/);
+    expect(problems.join("\n")).toMatch(/approvals: ghost is not a step/);
+    expect(problems.join("\n")).toMatch(/searches cite passages of document-text sources.*add a text source/);
+    expect((await caught(call("task_status", { name: "bad task" }))).code).toBe("NOT_FOUND");
+  });
+
+  it("names a missing source, and versions definitions with expected_version", async () => {
+    const missing = await caught(call("task_define", { ...spendingReview(), sources: { spending: "demo/nope" } }));
+    expect(missing.code).toBe("NOT_FOUND");
+    const defined = await call("task_define", spendingReview({ name: "versioned" }));
+    expect(defined).toMatchObject({ name: "versioned", version: 1, steps: ["totals", "review"] });
+    expect(defined.sources).toContainEqual(expect.objectContaining({ alias: "spending", follows: "latest" }));
+    const conflict = await caught(call("task_define", spendingReview({ name: "versioned" })));
+    expect(conflict.code).toBe("VERSION_CONFLICT");
+    expect(conflict.message).toMatch(/pass expected_version 1/);
+    expect(await call("task_define", spendingReview({ name: "versioned", expected_version: 1 }))).toMatchObject({
+      version: 2,
+    });
+  });
+});
+
+describe("task_run", () => {
+  it("runs the plan with typed CSV, publishes results and cites the policy; a second run reuses every step", async () => {
+    await call("task_define", spendingReview());
+    const first = await call("task_run", { name: "spending-review" });
+    expect(first).toMatchObject({ status: "succeeded", current: true, published: true, brief_complete: true });
+    expect(first.steps.map((s: { status: string }) => s.status)).toEqual(["computed", "computed"]);
+    expect(first.steps[1]).toMatchObject({ row_count: 1, rows: [{ category: "Hosting", total: "50.00" }] });
+    expect(first.steps[0].columns).toContainEqual({ name: "total", type: "DECIMAL(38,2)" });
+    expect(first.citations).toEqual([
+      expect.objectContaining({ search: "review", name: "demo/policy", start: 0, text: POLICY }),
+    ]);
+    const totals = await call("inspect", { ref: "tasks/spending-review/steps/totals" });
+    expect(totals.artifact_id).toBe(first.steps[0].artifact_id);
+    expect(first.latest_success).toBe(first.run_id);
+
+    const second = await call("task_run", { name: "spending-review" });
+    expect(second.steps.map((s: { status: string }) => s.status)).toEqual(["reused", "reused"]);
+    // Identical results keep their versions: nothing new was published but the run.
+    expect(second.steps.map((s: { artifact_id: string }) => s.artifact_id)).toEqual(
+      first.steps.map((s: { artifact_id: string }) => s.artifact_id),
+    );
+    expect(second.run_artifact).toBe(first.run_artifact);
+
+    const unchanged = await call("task_run", { name: "spending-review", base_run: second.run_id });
+    expect(unchanged).toMatchObject({ delivery: "unchanged", requires_retained_base: true, base_run: second.run_id });
+    const forced = await call("task_run", { name: "spending-review", force: true });
+    expect(forced.steps.map((s: { status: string }) => s.status)).toEqual(["computed", "computed"]);
+  });
+
+  it("recomputes only what a changed source affects, and task_status reopens without running", async () => {
+    await replace("demo/policy", "policy2.txt", `${POLICY}Also review anything over 10.00.\n`);
+    const afterPolicy = await call("task_run", { name: "spending-review" });
+    expect(afterPolicy.steps.map((s: { status: string }) => s.status)).toEqual(["reused", "reused"]);
+    expect(afterPolicy.sources.find((s: { alias: string }) => s.alias === "policy").version).toBe(2);
+
+    await replace("demo/spending", "spending2.csv", `${SPENDING}Tools,40.00\n`);
+    const stale = await call("task_status", { name: "spending-review" });
+    expect(stale).toMatchObject({ run_id: afterPolicy.run_id, current: false });
+    const rerun = await call("task_run", { name: "spending-review" });
+    expect(rerun.steps.map((s: { status: string }) => s.status)).toEqual(["computed", "computed"]);
+    expect(rerun.steps[1].rows).toEqual([
+      { category: "Tools", total: "55.00" },
+      { category: "Hosting", total: "50.00" },
+    ]);
+    const status = await call("task_status", { name: "spending-review" });
+    expect(status).toMatchObject({ run_id: rerun.run_id, current: true, status: "succeeded" });
+    const older = await call("task_status", { name: "spending-review", run_id: afterPolicy.run_id });
+    expect(older.run_id).toBe(afterPolicy.run_id);
+    expect(await call("task_status", { name: "spending-review", base_run: rerun.run_id })).toMatchObject({
+      delivery: "unchanged",
+    });
+  });
+
+  it("follows names by default and keeps the defined versions with pin_sources", async () => {
+    await call("task_define", spendingReview({ name: "pinned", pin_sources: true }));
+    const before = await call("task_run", { name: "pinned" });
+    await replace("demo/spending", "spending3.csv", "category,amount\nTravel,99.00\n");
+    const after = await call("task_run", { name: "pinned" });
+    expect(after.sources).toEqual(
+      before.sources
+        .map((s: object) => ({ ...s, current: false }))
+        .map((s: { alias: string }) => (s.alias === "policy" ? { ...s, current: true } : s)),
+    );
+    expect(after.steps[1].rows).toEqual(before.steps[1].rows);
+    const follows = await call("task_run", { name: "spending-review" });
+    expect(follows.steps[1].rows).toEqual([{ category: "Travel", total: "99.00" }]);
+  });
+
+  it("branches on a scalar condition, skipping steps and what reads them", async () => {
+    await call("task_define", {
+      name: "branching",
+      objective: "Escalate only when something needs review",
+      sources: { spending: "demo/spending" },
+      steps: [
+        {
+          name: "flagged",
+          inputs: ["spending"],
+          sql: "SELECT count(*) AS n FROM input1 WHERE amount >= ?",
+          parameters: [1000],
+        },
+        { name: "escalate", inputs: ["spending"], sql: "SELECT * FROM input1", when: "any_flagged" },
+        { name: "calm", inputs: ["spending"], sql: "SELECT 'ok' AS verdict FROM input1 LIMIT 1", when: "!any_flagged" },
+        { name: "after_escalate", inputs: ["escalate"], sql: "SELECT count(*) AS n FROM input1" },
+      ],
+      conditions: [{ name: "any_flagged", step: "flagged", column: "n", op: ">", value: 0 }],
+    });
+    const run = await call("task_run", { name: "branching" });
+    expect(run.status).toBe("succeeded");
+    const byName = Object.fromEntries(run.steps.map((s: { name: string }) => [s.name, s]));
+    expect(byName.escalate).toMatchObject({ status: "skipped", reason: expect.stringMatching(/any_flagged.*false/) });
+    expect(byName.calm).toMatchObject({ status: "computed", rows: [{ verdict: "ok" }] });
+    expect(byName.after_escalate).toMatchObject({ status: "skipped", reason: "its input escalate was skipped" });
+  });
+
+  it("pauses at an approval gate until the exact inputs are approved, and a new version needs its own approval", async () => {
+    await call("task_define", {
+      name: "gated",
+      objective: "Publish totals only once a person approved them",
+      sources: { spending: "demo/spending" },
+      steps: [
+        {
+          name: "totals",
+          inputs: ["spending"],
+          sql: "SELECT category, sum(amount) AS total FROM input1 GROUP BY ALL ORDER BY 1",
+        },
+        { name: "report", inputs: ["totals"], sql: "SELECT count(*) AS categories FROM input1" },
+      ],
+      approvals: ["report"],
+    });
+    const paused = await call("task_run", { name: "gated" });
+    expect(paused.status).toBe("awaiting_approval");
+    expect(paused.approvals_needed).toEqual([
+      expect.objectContaining({
+        step: "report",
+        name: "tasks/gated/steps/totals",
+        artifact_id: expect.stringMatching(/^ws_/),
+      }),
+    ]);
+    expect(paused.next_step).toMatch(/approve/);
+    const still = await call("task_run", { name: "gated" });
+    expect(still.status).toBe("awaiting_approval");
+    await call("approve", { ref: paused.approvals_needed[0].artifact_id });
+    const done = await call("task_run", { name: "gated" });
+    expect(done.status).toBe("succeeded");
+    expect(done.steps.at(-1)).toMatchObject({ name: "report", rows: [{ categories: 1 }] });
+    await call("approve", { ref: paused.approvals_needed[0].artifact_id, revoke: true });
+    expect((await call("task_run", { name: "gated" })).status).toBe("awaiting_approval");
+  });
+
+  it("runs code steps in the sandbox with earlier rows as inputs; reuses them only when pure", async () => {
+    await call("task_define", {
+      name: "coded",
+      objective: "Shape totals in code",
+      sources: { spending: "demo/spending" },
+      steps: [
+        { name: "rows", inputs: ["spending"], sql: "SELECT category, amount FROM input1 ORDER BY ALL" },
+        {
+          name: "shaped",
+          inputs: ["rows"],
+          code: "return inputs.input1.rows.map((r) => ({ label: r.category.toUpperCase(), cents: Math.round(Number(r.amount) * 100) }))",
+          pure: true,
+        },
+        {
+          name: "impure",
+          inputs: ["spending"],
+          code: "const rows = await workspace.read(inputs.input1.artifact_id, { as: 'rows' }); return { n: rows.length }",
+        },
+        { name: "summed", inputs: ["shaped"], sql: "SELECT sum(cents) AS cents FROM input1" },
+      ],
+    });
+    const first = await call("task_run", { name: "coded" });
+    expect(first.status).toBe("succeeded");
+    const byName = Object.fromEntries(first.steps.map((s: { name: string }) => [s.name, s]));
+    expect(byName.shaped.rows[0]).toEqual({ label: "TRAVEL", cents: 9900 });
+    expect(byName.impure).toMatchObject({ rows: [{ n: 1 }], reason: expect.stringMatching(/pure: true/) });
+    expect(byName.summed.rows).toEqual([{ cents: 9900 }]);
+    const second = await call("task_run", { name: "coded" });
+    expect(second.steps.map((s: { status: string }) => s.status)).toEqual(["reused", "reused", "computed", "reused"]);
+  });
+
+  it("fails a run with the step's own code and keeps what finished for a resume", async () => {
+    await call("task_define", {
+      name: "failing",
+      objective: "Break on purpose",
+      sources: { spending: "demo/spending" },
+      steps: [
+        { name: "ok", inputs: ["spending"], sql: "SELECT count(*) AS n FROM input1" },
+        { name: "broken", inputs: ["ok"], sql: "SELECT no_such_column FROM input1" },
+      ],
+    });
+    const error = await caught(call("task_run", { name: "failing" }));
+    expect(error.code).toBe("QUERY_FAILED");
+    expect(error.message).toMatch(
+      /task failing step broken failed: [\s\S]*no_such_column[\s\S]*task_define with expected_version 1/,
+    );
+    const runId = error.data?.run_id as string;
+    const status = await call("task_status", { name: "failing" });
+    expect(status).toMatchObject({ run_id: runId, status: "failed", error: { step: "broken", code: "QUERY_FAILED" } });
+    expect(status.steps).toEqual([expect.objectContaining({ name: "ok", status: "computed" })]);
+    const retried = await caught(call("task_run", { name: "failing", resume_from: runId }));
+    expect(retried.data?.run_id).toBe(runId);
+    expect((await caught(call("task_run", { name: "failing", resume_from: "run_nope" }))).code).toBe("NOT_FOUND");
+  });
+
+  it("fits a brief to max_tokens by dropping citation text and rows, saying so", async () => {
+    const full = await call("task_run", { name: "spending-review" });
+    const fullTokens = encode(JSON.stringify(full)).length;
+    const small = await call("task_run", { name: "spending-review", max_tokens: fullTokens - 15 });
+    expect(encode(JSON.stringify(small)).length).toBeLessThanOrEqual(fullTokens - 15);
+    expect(small.brief_complete).toBe(false);
+    expect(small.omitted.join(" ")).toMatch(/citation text|preview rows/);
+    expect((await caught(call("task_run", { name: "spending-review", max_tokens: 5 }))).code).toBe("TOO_LARGE");
+  });
+
+  it("never loses a published result to cache eviction and prune; an evicted step recomputes into the same version", async () => {
+    const before = await call("task_run", { name: "spending-review" });
+    const ledger = (await app.services.workspace()).tasks;
+    for (let i = 0; i < 140; i++) {
+      await ledger.cachePut(
+        {
+          key: `filler-${i}`,
+          sha256: "0".repeat(63) + (i % 10),
+          bytes: 1,
+          kind: "json",
+          media_type: "application/json",
+          meta: {},
+        },
+        { maxEntries: 128, maxBytes: 1 << 30 },
+      );
+    }
+    const pruned = await call("prune", { keep: 1 });
+    expect(pruned.dry_run).toBe(false);
+    for (const step of before.steps) {
+      const read = await call("query", { inputs: [step.artifact_id], sql: "SELECT count(*) AS n FROM input1" });
+      expect(read.rows).toEqual([{ n: step.row_count }]);
+    }
+    expect((await call("task_status", { name: "spending-review" })).run_id).toBe(before.run_id);
+    const after = await call("task_run", { name: "spending-review" });
+    expect(after.steps.map((s: { status: string }) => s.status)).toEqual(["computed", "computed"]);
+    expect(after.steps.map((s: { artifact_id: string }) => s.artifact_id)).toEqual(
+      before.steps.map((s: { artifact_id: string }) => s.artifact_id),
+    );
+  });
+});
