@@ -18,7 +18,7 @@ import type { z } from "zod";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import { type Logger, redactSecrets } from "../log.js";
 import { toJsonSchema } from "../operations/json-schema.js";
-import { argumentProblems, schemaKeys } from "../registry/arguments.js";
+import { argumentProblems } from "../registry/arguments.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -92,7 +92,7 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
       );
     }
     const parsed = tool.inputSchema.safeParse(request.params.arguments ?? {});
-    if (!parsed.success) return errorResult(invalidArguments(tool.name, parsed.error, schemaKeys(tool.inputSchema)));
+    if (!parsed.success) return errorResult(invalidArguments(tool.name, parsed.error, tool.inputSchema));
     let text: string;
     let isError = false;
     let media: NonNullable<ToolReply["media"]> = [];
@@ -240,7 +240,7 @@ function errorResult(error: CairnError): CallToolResult {
   return { content: [{ type: "text", text: redactSecrets(JSON.stringify({ error: error.toJSON() })) }], isError: true };
 }
 
-function invalidArguments(tool: string, error: z.ZodError, known: string[]): CairnError {
+function invalidArguments(tool: string, error: z.ZodError, known: z.ZodType): CairnError {
   const problems = argumentProblems(error, undefined, known);
   // The message holds every problem; repeating them as data would double what the model reads.
   return new CairnError(
