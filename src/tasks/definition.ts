@@ -37,38 +37,45 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 // Names and limits are checked by checkDefinition with messages that say the fix; the schema a model reads stays
 // short (every pattern and bound in tools/list costs tokens on every request).
-export const TaskName = z.string();
+export const TaskName = z.string().describe("Task name.");
 const Identifier = z.string();
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
 const Step = z.strictObject({
   name: Identifier,
-  inputs: z.array(Identifier).optional().describe("Aliases or earlier steps (input1..N)."),
-  sql: z.string().optional().describe("One SELECT."),
+  inputs: z.array(Identifier).optional(),
+  sql: z.string().optional(),
   parameters: z.array(Scalar).optional(),
-  code: z.string().optional().describe("Or snippet code returning the result; inputs.input1..N; pure: reuse it."),
+  code: z.string().optional(),
   pure: z.boolean().optional(),
-  when: Identifier.optional().describe("Condition name; !name negates."),
+  when: Identifier.optional(),
 });
 
 const Condition = z.strictObject({
   name: Identifier,
   step: Identifier,
-  column: z.string().optional().describe("One-row column; else row_count."),
+  column: z.string().optional(),
   op: z.enum(["=", "!=", "<", "<=", ">", ">="]),
   value: Scalar,
 });
 
 export const DefinitionInput = z.strictObject({
   name: TaskName,
-  objective: z.string(),
+  objective: z.string().describe("What it answers."),
   sources: z.record(Identifier, z.string()).describe("Alias -> name or ws_ id."),
   csv_types: z.record(Identifier, z.record(z.string(), z.string())).optional().describe("Alias -> {column: SQL type}."),
-  steps: z.array(Step),
-  conditions: z.array(Condition).optional(),
+  steps: z
+    .array(Step)
+    .describe(
+      "In order. inputs (aliases, earlier steps) are input1..N; sql, or code returning the result (pure: reuse it).",
+    ),
+  conditions: z
+    .array(Condition)
+    .optional()
+    .describe("Test an earlier step's row_count or one-row column; a step's when names one (!name negates)."),
   approvals: z.array(Identifier).optional().describe("Steps that wait for approve."),
   searches: z.array(z.string()).optional().describe("Cite text sources for these."),
-  pin_sources: z.boolean().optional(),
+  pin_sources: z.boolean().optional().describe("Keep these versions."),
   expected_version: z.number().int().optional().describe("To replace: the current version."),
 });
 export type DefinitionInput = z.infer<typeof DefinitionInput>;

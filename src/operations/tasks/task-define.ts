@@ -9,7 +9,7 @@ export const taskDefine: OperationFactory = () =>
     name: "task_define",
     title: "Define a task",
     summary: `Saves a task: sources by alias, up to ${TASK_LIMITS.steps} ordered steps (SQL over input1..N or a snippet), conditions, approval gates, evidence searches; versioned.`,
-    description: `Save a task for task_run: ordered steps, each sql or code over its inputs; when gates a step on a condition (an earlier step's row_count or one-row column). Max ${TASK_LIMITS.steps} sources, steps, searches.`,
+    description: `Save a task for task_run to run and reuse. Max ${TASK_LIMITS.steps} sources, steps, searches.`,
     input: DefinitionInput,
     output: z.object({
       name: z.string(),

@@ -10,10 +10,10 @@ export const taskStatus: OperationFactory = () =>
     title: "Reopen a task's brief",
     summary:
       "The brief of a task's newest attempt (or run_id) without recomputing: status, latest_success, whether its sources moved since.",
-    description: "Reopen a task's newest brief (or run_id) without running anything; current false: a source moved.",
+    description: "Reopen a task's brief without running anything; current false: a source moved since.",
     input: z.strictObject({
       name: TaskName,
-      run_id: z.string().optional(),
+      run_id: z.string().optional().describe("Else the newest."),
       base_run: z.string().optional().describe("As in task_run."),
     }),
     output: BriefReply,
