@@ -72,7 +72,7 @@ export const DefinitionInput = z.strictObject({
   conditions: z
     .array(Condition)
     .optional()
-    .describe("Test an earlier step's row_count or one-row column; a step's when names one (!name negates)."),
+    .describe("On an earlier step's row_count or one-row column; used by when (!name negates)."),
   approvals: z.array(Identifier).optional().describe("Steps that wait for approve."),
   searches: z.array(z.string()).optional().describe("Cite text sources for these."),
   pin_sources: z.boolean().optional().describe("Keep these versions."),
