@@ -9,6 +9,8 @@ import { type App, createApp } from "../../src/app.js";
 import { ConfigSchema } from "../../src/config/schema.js";
 import { createLogger } from "../../src/log.js";
 import type { Operation } from "../../src/operations/operation.js";
+import { exportSnapshot } from "../../src/workspace/snapshot/export-snapshot.js";
+import { restoreSnapshot } from "../../src/workspace/snapshot/restore-snapshot.js";
 import { caught } from "../helpers/caught.js";
 
 let dir: string;
@@ -345,5 +347,27 @@ describe("task_run", () => {
     expect(after.steps.map((s: { artifact_id: string }) => s.artifact_id)).toEqual(
       before.steps.map((s: { artifact_id: string }) => s.artifact_id),
     );
+  });
+
+  it("travels in a snapshot: the restored workspace reopens the brief and reuses every step", async () => {
+    const before = await call("task_run", { name: "spending-review" });
+    const file = join(dir, "tasks.cairn-snapshot");
+    await exportSnapshot(join(dir, "ws"), file);
+    await restoreSnapshot(file, join(dir, "restored"));
+    const restored = createApp(
+      { config: ConfigSchema.parse({}), configPath: null, workspaceDir: join(dir, "restored") },
+      { logger: createLogger("test", () => {}) },
+    );
+    try {
+      const op = (name: string) => restored.operations.find((o) => o.name === name) as Operation;
+      const ctx = { services: restored.services, session: restored.newSession("restored"), surface: "cli" as const };
+      const status = (await op("task_status").handler({ name: "spending-review" }, ctx)) as { run_id: string };
+      expect(status.run_id).toBe(before.run_id);
+      const again = (await op("task_run").handler({ name: "spending-review" }, ctx)) as typeof before;
+      expect(again.steps.map((s: { status: string }) => s.status)).toEqual(["reused", "reused"]);
+      expect(again.run_artifact).toBe(before.run_artifact);
+    } finally {
+      await restored.close();
+    }
   });
 });

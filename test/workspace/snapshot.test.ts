@@ -19,6 +19,8 @@ import { END_OF_ARCHIVE, padding, TarReader, tarHeader } from "../../src/workspa
 import { openWorkspace } from "../../src/workspace/workspace.js";
 import { caught } from "../helpers/caught.js";
 
+const LATEST = MIGRATIONS.at(-1)?.version;
+
 const root = mkdtempSync(join(tmpdir(), "cairn-snapshot-"));
 const quiet = createLogger("workspace", () => {});
 let counter = 0;
@@ -45,11 +47,11 @@ async function sourceWorkspace(): Promise<{ dir: string; extraBlob: string }> {
   const blobs = await createFsBlobStore(join(dir, "blobs"));
   const extra = await blobs.put(Buffer.from("a cached step result no version holds"));
   const db = new Database(join(dir, "catalog.db"));
-  db.exec(`CREATE TABLE task_steps (id TEXT PRIMARY KEY, result_sha256 TEXT, note TEXT);
-           CREATE TABLE step_leases (key TEXT PRIMARY KEY, pid INTEGER);
-           INSERT INTO step_leases VALUES ('k1', 4242);
+  db.exec(`CREATE TABLE plugin_steps (id TEXT PRIMARY KEY, result_sha256 TEXT, note TEXT);
+           CREATE TABLE plugin_leases (key TEXT PRIMARY KEY, pid INTEGER);
+           INSERT INTO plugin_leases VALUES ('k1', 4242);
            INSERT INTO blob_leases (token, sha256, created_at) VALUES ('t1', '${extra.sha256}', 1);`);
-  const insert = db.prepare("INSERT INTO task_steps VALUES (?, ?, ?)");
+  const insert = db.prepare("INSERT INTO plugin_steps VALUES (?, ?, ?)");
   insert.run("step-1", extra.sha256, "cached");
   insert.run("step-2", "0".repeat(64), "a digest of something that is not a blob");
   insert.run("step-3", null, "no result");
@@ -145,20 +147,20 @@ describe("a snapshot round trip", () => {
   it("keeps every row of every table, the unknown one included, and leaves leases behind", async () => {
     const target = fresh("restored");
     const summary = await restoreSnapshot(snapshot, target);
-    expect(summary).toMatchObject({ workspace: target, versions: 6, names: 5, replaced: false, migrated_to: 2 });
+    expect(summary).toMatchObject({ workspace: target, versions: 6, names: 5, replaced: false, migrated_to: LATEST });
     const before = tablesOf(source.dir);
     const after = tablesOf(target);
     expect(before.blob_leases).toHaveLength(1);
-    expect(before.step_leases).toHaveLength(1);
+    expect(before.plugin_leases).toHaveLength(1);
     expect(after.blob_leases).toEqual([]);
-    expect(after.step_leases).toEqual([]);
-    for (const table of ["blob_leases", "step_leases"]) {
+    expect(after.plugin_leases).toEqual([]);
+    for (const table of ["blob_leases", "plugin_leases"]) {
       delete before[table];
       delete after[table];
     }
     expect(after).toEqual(before);
-    expect(Object.keys(after)).toEqual(expect.arrayContaining(["task_steps", "versions", "dependencies", "chunks"]));
-    // The blob only task_steps names travelled; the digest that names no blob did not stop the export.
+    expect(Object.keys(after)).toEqual(expect.arrayContaining(["plugin_steps", "versions", "dependencies", "chunks"]));
+    // The blob only plugin_steps names travelled; the digest that names no blob did not stop the export.
     expect(sha(readFileSync(join(target, "blobs", blobMember(source.extraBlob).slice("blobs/".length))))).toBe(
       source.extraBlob,
     );
@@ -384,7 +386,7 @@ describe("an older snapshot", () => {
     );
     const target = fresh("migrated");
     const summary = await restoreSnapshot(file, target);
-    expect(summary).toMatchObject({ schema_version: 1, migrated_to: 2 });
+    expect(summary).toMatchObject({ schema_version: 1, migrated_to: LATEST });
     const ws = await open(target);
     expect((await ws.find({ text: "ledger" })).results[0]).toMatchObject({ artifact_id: id, name: "notes/old" });
     expect(await ws.read("notes/old")).toBe(text);
