@@ -115,8 +115,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
           sql: workspaceSql,
           actor: localActor(),
           // Each code step runs in a fresh sandbox with a session of its own, closed after it.
-          runSnippet: async (code, inputs, signal) => {
-            const session = new Session(`task-step-${process.pid}-${Date.now()}`, config);
+          runSnippet: async (code, inputs, { session: id, signal }) => {
+            const session = new Session(id, config);
             try {
               const reply = await runner.run(session, { code, inputs }, signal);
               const parsed = JSON.parse(reply.text) as {

@@ -30,10 +30,10 @@ export const TASK_LIMITS = {
   citationsPerSearch: 3,
 } as const;
 
-/** Task names: one path segment an artifact name can hold (tasks/NAME/...). */
-const TASK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** Task names: one segment of the artifact names results get (tasks/NAME/steps/STEP, at most 120 characters). */
+const TASK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$/;
 /** Source aliases, step and condition names. */
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
 
 // Names and limits are checked by checkDefinition with messages that say the fix; the schema a model reads stays
 // short (every pattern and bound in tools/list costs tokens on every request).
@@ -122,7 +122,7 @@ export function checkDefinition(input: DefinitionInput, records: Record<string, 
   const aliases = Object.keys(input.sources);
   if (!TASK_NAME.test(input.name)) {
     problems.push(
-      `name ${JSON.stringify(input.name.slice(0, 80))} must be 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit`,
+      `name ${JSON.stringify(input.name.slice(0, 80))} must be 1-48 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit`,
     );
   }
   const identifiers = [
@@ -133,7 +133,7 @@ export function checkDefinition(input: DefinitionInput, records: Record<string, 
   for (const [what, id] of identifiers) {
     if (!IDENTIFIER.test(id)) {
       problems.push(
-        `${what} ${JSON.stringify(id.slice(0, 80))} must be a letter or _ then letters, digits or _ (at most 64), e.g. "sales_2024"`,
+        `${what} ${JSON.stringify(id.slice(0, 80))} must be a letter or _ then letters, digits or _ (at most 48), e.g. "sales_2024"`,
       );
     }
   }

@@ -43,7 +43,11 @@ export interface TaskServiceOptions {
   workspace: Workspace;
   sql: WorkspaceSql;
   /** Runs a code step's snippet in the sandbox with `inputs`. */
-  runSnippet(code: string, inputs: Record<string, unknown>, signal?: AbortSignal): Promise<SnippetOutcome>;
+  runSnippet(
+    code: string,
+    inputs: Record<string, unknown>,
+    options: { session: string; signal?: AbortSignal | undefined },
+  ): Promise<SnippetOutcome>;
   /** Who defines and approves, as recorded. */
   actor: string;
   /** A lease not renewed within this long may be taken over. @default 30000 */
@@ -52,7 +56,12 @@ export interface TaskServiceOptions {
   pollMs?: number;
   /** How often a running attempt shows it is alive. @default 5000 */
   heartbeatMs?: number;
+  /** How long a run waits for another process computing the same step before it gives up. @default 600000 */
+  maxWaitMs?: number;
 }
+
+/** Tasks a code step may start from inside another task's code step, one within another. */
+const MAX_NESTING = 3;
 
 export interface TaskRunInput {
   name: string;
@@ -93,14 +102,16 @@ export class TaskService {
   private readonly leaseTtlMs: number;
   private readonly pollMs: number;
   private readonly heartbeatMs: number;
-  /** Tasks whose code step is running in this process: a snippet may not run them again (no recursion). */
-  private readonly inCode = new Set<string>();
+  private readonly maxWaitMs: number;
+  /** The session of each code step running in this process -> the tasks it runs inside, outermost first. */
+  private readonly stepSessions = new Map<string, string[]>();
 
   constructor(private readonly options: TaskServiceOptions) {
     this.ledger = options.workspace.tasks;
     this.leaseTtlMs = options.leaseTtlMs ?? 30_000;
     this.pollMs = options.pollMs ?? 50;
     this.heartbeatMs = options.heartbeatMs ?? 5_000;
+    this.maxWaitMs = options.maxWaitMs ?? 600_000;
   }
 
   /** Checks and stores a definition as the task's next version. */
@@ -136,11 +147,24 @@ export class TaskService {
   }
 
   /** Runs the task (or resumes an attempt) and answers its brief; `unchanged` when `base_run` is the same brief. */
-  async run(input: TaskRunInput, budget?: ReplyBudget, signal?: AbortSignal): Promise<Brief | Unchanged> {
-    if (this.inCode.has(input.name)) {
+  async run(
+    input: TaskRunInput,
+    budget?: ReplyBudget,
+    signal?: AbortSignal,
+    /** The caller's session: a code step's own when a snippet of a step runs a task. */
+    caller?: string,
+  ): Promise<Brief | Unchanged> {
+    const within = (caller === undefined ? undefined : this.stepSessions.get(caller)) ?? [];
+    if (within.includes(input.name)) {
       throw new CairnError(
         ErrorCode.INVALID_ARGUMENT,
-        `task ${input.name} is running a code step in this process: a step cannot run its own task (or a task that runs it)`,
+        `a code step of task ${within.at(-1)} runs task ${input.name}, which is already running it (${[...within, input.name].join(" -> ")}): a task cannot run itself`,
+      );
+    }
+    if (within.length >= MAX_NESTING) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `tasks run from code steps nest at most ${MAX_NESTING} deep (${[...within, input.name].join(" -> ")}): run the inner task first and read its published results instead`,
       );
     }
     const task = await this.requireTask(input.name);
@@ -164,7 +188,7 @@ export class TaskService {
     const heartbeat = setInterval(() => void this.ledger.heartbeat(run.run_id).catch(() => {}), this.heartbeatMs);
     heartbeat.unref();
     try {
-      const brief = await new TaskRun(this, run, definition, input.force === true, signal).execute();
+      const brief = await new TaskRun(this, run, definition, input.force === true, signal, within).execute();
       if (input.base_run !== undefined) {
         const unchanged = await this.unchangedSince(input.base_run, brief);
         if (unchanged !== undefined) return unchanged;
@@ -233,6 +257,7 @@ export class TaskService {
     signal: AbortSignal | undefined,
   ): Promise<{ result: StepResult; reused: boolean; release?: () => Promise<void> }> {
     const owner = thisProcess();
+    const giveUp = Date.now() + this.maxWaitMs;
     for (;;) {
       if (!force) {
         const cached = await this.cached(key);
@@ -271,6 +296,12 @@ export class TaskService {
           await this.ledger.releaseLease(key, lease.token).catch(() => {});
         }
       }
+      if (Date.now() > giveUp) {
+        throw new CairnError(
+          ErrorCode.TIMEOUT,
+          `another process (pid ${lease.holder.pid} on ${lease.holder.host}) has been computing this step for more than ${Math.round(this.maxWaitMs / 1000)} s: try again later, or force: true to compute it here`,
+        );
+      }
       await sleep(this.pollMs, signal);
     }
   }
@@ -286,9 +317,11 @@ export class TaskService {
     return { sha256: entry.sha256, bytes: entry.bytes, kind: entry.kind, media_type: entry.media_type, format, meta };
   }
 
-  enterCode(task: string): () => void {
-    this.inCode.add(task);
-    return () => this.inCode.delete(task);
+  /** A session id for a code step of the tasks `within` (outermost first), forgotten with the returned function. */
+  stepSession(within: readonly string[]): { id: string; leave(): void } {
+    const id = `task-step-${randomBytes(9).toString("base64url")}`;
+    this.stepSessions.set(id, [...within]);
+    return { id, leave: () => this.stepSessions.delete(id) };
   }
 
   /** The brief recorded for a run, with what has changed since: sources moved, an owner that died. */
@@ -418,6 +451,8 @@ class TaskRun {
     private readonly definition: StoredDefinition,
     private readonly force: boolean,
     private readonly signal: AbortSignal | undefined,
+    /** The tasks whose code steps started this run, outermost first. */
+    private readonly within: readonly string[] = [],
   ) {
     this.progress = { ...(run.progress as Record<string, StepProgress>) };
     this.workspace = tasks.service.workspace;
@@ -591,12 +626,15 @@ class TaskRun {
           }
         : { step: input.name, ...(await this.rowsOf(input.name, input.result as StepResult)) };
     }
-    const leave = this.tasks.enterCode(this.name);
+    const session = this.tasks.stepSession([...this.within, this.name]);
     let outcome: SnippetOutcome;
     try {
-      outcome = await this.tasks.service.runSnippet(step.code as string, described, this.signal);
+      outcome = await this.tasks.service.runSnippet(step.code as string, described, {
+        session: session.id,
+        signal: this.signal,
+      });
     } finally {
-      leave();
+      session.leave();
     }
     if (!outcome.ok) throw new CairnError(outcome.code as ErrorCode, outcome.message);
     const { value } = outcome;

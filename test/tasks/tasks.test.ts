@@ -370,4 +370,29 @@ describe("task_run", () => {
       await restored.close();
     }
   });
+
+  it("refuses a code step that runs its own task, directly or through another task", async () => {
+    await call("task_define", {
+      name: "loop_a",
+      objective: "Runs loop_b from code",
+      sources: { spending: "demo/spending" },
+      steps: [{ name: "go", code: 'return (await tasks.run({ name: "loop_b" })).status' }],
+    });
+    await call("task_define", {
+      name: "loop_b",
+      objective: "Runs loop_a from code",
+      sources: { spending: "demo/spending" },
+      steps: [{ name: "go", code: 'return (await tasks.run({ name: "loop_a" })).status' }],
+    });
+    const error = await caught(call("task_run", { name: "loop_a" }));
+    expect(error.message).toMatch(/loop_a -> loop_b -> loop_a[\s\S]*cannot run itself/);
+    // A run of the same task from another session is not a loop.
+    await call("task_define", {
+      name: "outer",
+      objective: "Runs spending-review from code",
+      sources: { spending: "demo/spending" },
+      steps: [{ name: "go", code: 'return (await tasks.run({ name: "spending-review" })).status' }],
+    });
+    expect((await call("task_run", { name: "outer" })).steps[0].rows).toEqual(["succeeded"]);
+  });
 });

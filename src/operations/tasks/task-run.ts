@@ -25,5 +25,5 @@ export const taskRun: OperationFactory = () =>
     tool: { profiles: ["agent", "full"] },
     snippet: { path: "tasks.run" },
     cli: { args: ["name"], human: humanBrief },
-    handler: async (args, ctx) => (await ctx.services.tasks()).run(args, ctx.budget, ctx.signal),
+    handler: async (args, ctx) => (await ctx.services.tasks()).run(args, ctx.budget, ctx.signal, ctx.session.id),
   });
