@@ -263,7 +263,8 @@ export class SkillService {
         { current: false },
       )
     ).refs;
-    const checked: { alias: string; name: string; version: number; artifact_id: string; columns?: number }[] = [];
+    /** Table aliases -> columns matched (the versions are in the define reply's sources). */
+    const checked: Record<string, number> = {};
     for (const [i, alias] of aliases.entries()) {
       const found = records[i] as VersionRecord;
       const contract = skill.sources[alias] as SourceContract;
@@ -278,14 +279,8 @@ export class SkillService {
       });
       if (mismatch.length > 0) {
         problems.push(...mismatch);
-      } else {
-        checked.push({
-          alias,
-          name: found.name,
-          version: found.version,
-          artifact_id: found.artifact_id,
-          ...(contract.columns === undefined ? {} : { columns: contract.columns.length }),
-        });
+      } else if (contract.columns !== undefined) {
+        checked[alias] = contract.columns.length;
       }
     }
     if (problems.length > 0) throw refused(ref, problems);

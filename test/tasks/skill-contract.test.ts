@@ -86,15 +86,11 @@ describe("contractProblems", () => {
 
   it("refuses text where a table is expected, and a table where text is expected", () => {
     const [text] = contractProblems("spending", SPENDING, { kind: "note", media_type: "text/plain" });
-    expect(text).toContain(
-      "the skill expects a csv table (text/csv), found a note (text/plain), not a table",
-    );
+    expect(text).toContain("the skill expects a csv table (text/csv), found a note (text/plain), not a table");
     expect(text).toContain("bind a CSV table");
     const policy: SourceContract = { kind: "document", media_type: "text/plain" };
     const [tableForText] = contractProblems("policy", policy, table([["a", "VARCHAR"]]));
-    expect(tableForText).toContain(
-      "the skill expects a document (text/plain), not a table, found a csv table",
-    );
+    expect(tableForText).toContain("the skill expects a document (text/plain), not a table, found a csv table");
     expect(contractProblems("policy", policy, { kind: "document", media_type: "text/plain" })).toEqual([]);
   });
 

@@ -36,15 +36,7 @@ export const skillUse: OperationFactory = () =>
       ),
       steps: z.array(z.string()),
       origin: z.object({ skill: z.string(), version: z.number() }),
-      checked: z.array(
-        z.object({
-          alias: z.string(),
-          name: z.string(),
-          version: z.number(),
-          artifact_id: z.string(),
-          columns: z.number().optional().describe("columns matched"),
-        }),
-      ),
+      checked: z.record(z.string(), z.number()).describe("table alias -> columns matched"),
       next_step: z.string(),
     }),
     annotations: WRITES,
@@ -55,9 +47,9 @@ export const skillUse: OperationFactory = () =>
       human: (r) =>
         [
           `defined ${r.name} v${r.version} from ${r.origin.skill}@${r.origin.version}: ${r.steps.join(" -> ")}`,
-          ...r.checked.map(
-            (c) =>
-              `  ${c.alias}: ${c.name} v${c.version} (${c.artifact_id})${c.columns ? `, ${c.columns} columns match` : ""}`,
+          ...r.sources.map(
+            (s) =>
+              `  ${s.alias}: ${s.name} v${s.version} (${s.artifact_id})${r.checked[s.alias] === undefined ? "" : `, ${r.checked[s.alias]} columns match`}`,
           ),
           `  next: ${r.next_step}`,
         ].join("\n"),
