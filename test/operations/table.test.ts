@@ -25,7 +25,7 @@ describe("the operation table", () => {
     expect(new Set(names).size).toBe(names.length);
     const paths = table.flatMap((op) => (op.snippet ? [op.snippet.path] : []));
     expect(new Set(paths).size).toBe(paths.length);
-    for (const path of paths) expect(path).toMatch(/^(workspace|cairn)\.[a-z_]+$/);
+    for (const path of paths) expect(path).toMatch(/^(workspace|cairn|tasks)\.[a-z_]+$/);
   });
 
   it.each(table.map((op) => [op.name, op] as const))("gives %s a description on the tool and every field", (_, op) => {
@@ -54,7 +54,7 @@ describe("the operation table", () => {
     expect(minimal).toEqual(["execute_code", "read_output"]);
     for (const op of table.filter((o) => o.tool)) expect(op.tool?.profiles).toContain("full");
     const optIn = table.filter((op) => op.tool && !op.tool.profiles.includes("agent")).map((op) => op.name);
-    expect(optIn).toEqual(["import", "delete"]);
+    expect(optIn).toEqual(["approve", "skill_distill", "skill_find", "skill_inspect", "skill_use", "import", "delete"]);
   });
 
   it("accepts the smoke test's calls and refuses what SPEC refuses", () => {

@@ -15,7 +15,7 @@ export const skillDistill: OperationFactory = () =>
       "Keep the plan of task's latest successful run and its source contracts (kind, media type, exact ordered columns) as skill name; skill_use applies it to new sources. Replacing a skill needs its current expected_version.",
     input: z.strictObject({
       name: z.string().describe("Skill name."),
-      task: TaskName,
+      task: TaskName.describe("The task whose latest successful run to keep."),
       expected_version: z.number().int().optional().describe("To replace: the current version."),
     }),
     output: z.object({

@@ -11,7 +11,7 @@ export const skillFind: OperationFactory = () =>
     summary: `Skills ranked by the query's words in their name, step names and objective (prefix match); no query lists the newest. At most ${SKILL_LIMITS.find}.`,
     description: `Find reusable task plans (skills) by words of their name, step names or objective; no query lists the newest. Each with its steps and source contracts; skill_inspect for the whole plan.`,
     input: z.strictObject({
-      query: z.string().optional(),
+      query: z.string().optional().describe("Words; none lists the newest."),
       limit: z.number().int().optional().describe(`1-${SKILL_LIMITS.find}, default ${SKILL_LIMITS.findDefault}.`),
     }),
     output: z.object({

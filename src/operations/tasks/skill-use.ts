@@ -17,9 +17,9 @@ export const skillUse: OperationFactory = () =>
       "Apply a skill to new sources (import them first): each binding must match its contract (kind, media type, exact ordered columns; mismatches are named), then task_name is defined from the plan, pinned to those versions. parameters {step: [values]} replace a step's placeholder values (same count). Then task_run.",
     input: z.strictObject({
       ref: SkillRef,
-      task_name: TaskName,
+      task_name: TaskName.describe("The task to define."),
       bindings: z.record(z.string(), z.string()).describe("Alias -> name or ws_ id."),
-      parameters: z.record(z.string(), z.array(Scalar)).optional(),
+      parameters: z.record(z.string(), z.array(Scalar)).optional().describe("Step -> placeholder values."),
       expected_version: z.number().int().optional().describe("To replace task_name: its current version."),
     }),
     output: z.object({
