@@ -15,6 +15,10 @@ import { describe } from "./sql/describe.js";
 import { query } from "./sql/query.js";
 import { refresh } from "./sql/refresh.js";
 import { approve } from "./tasks/approve.js";
+import { skillDistill } from "./tasks/skill-distill.js";
+import { skillFind } from "./tasks/skill-find.js";
+import { skillInspect } from "./tasks/skill-inspect.js";
+import { skillUse } from "./tasks/skill-use.js";
 import { taskDefine } from "./tasks/task-define.js";
 import { taskRun } from "./tasks/task-run.js";
 import { taskStatus } from "./tasks/task-status.js";
@@ -52,6 +56,10 @@ const FACTORIES: readonly OperationFactory[] = [
   taskRun,
   taskStatus,
   approve,
+  skillDistill,
+  skillFind,
+  skillInspect,
+  skillUse,
   importFile,
   deleteVersions,
   exportFile,

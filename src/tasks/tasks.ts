@@ -114,8 +114,8 @@ export class TaskService {
     this.maxWaitMs = options.maxWaitMs ?? 600_000;
   }
 
-  /** Checks and stores a definition as the task's next version. */
-  async define(input: DefinitionInput) {
+  /** Checks and stores a definition as the task's next version; `origin` records the skill it came from. */
+  async define(input: DefinitionInput, options: { origin?: StoredDefinition["origin"] } = {}) {
     const aliases = Object.keys(input.sources);
     if (aliases.length > TASK_LIMITS.sources) {
       throw new CairnError(
@@ -127,6 +127,7 @@ export class TaskService {
     const found = await this.options.workspace.snapshot(refs, { current: false });
     const records = Object.fromEntries(aliases.map((alias, i) => [alias, found.refs[i] as VersionRecord]));
     const definition = checkDefinition(input, records);
+    if (options.origin !== undefined) definition.origin = options.origin;
     const stored = await this.ledger.defineTask(input.name, definition, {
       expectedVersion: input.expected_version,
       actor: this.options.actor,

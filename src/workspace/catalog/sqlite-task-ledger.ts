@@ -14,6 +14,7 @@ import type {
   Publication,
   RunRecord,
   RunState,
+  SkillRecord,
   TaskDefinitionRecord,
   TaskLedger,
   TaskRecord,
@@ -461,6 +462,72 @@ export class SqliteTaskLedger implements TaskLedger {
       finished_at: row.finished_at,
     };
   }
+
+  // --- skills: reusable plans distilled from successful runs (tasks/skills.ts) ----------------------------------
+
+  putSkill(
+    name: string,
+    skill: unknown,
+    description: string,
+    options: { expectedVersion?: number | undefined },
+  ): Promise<SkillRecord> {
+    return this.write(() => {
+      const current = this.host.q("SELECT current_version FROM skill_names WHERE name = ?", true).get(name) as
+        | number
+        | undefined;
+      if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current) {
+        const message =
+          current === undefined
+            ? `skill ${name} does not exist yet: distill it without expected_version`
+            : options.expectedVersion === undefined
+              ? `skill ${name} is at version ${current}: pass expected_version ${current} to replace it (skill_inspect shows it), or choose another name`
+              : `skill ${name} is at version ${current}, not ${options.expectedVersion}: another writer changed it; inspect it again and pass expected_version ${current}`;
+        throw new CairnError(ErrorCode.VERSION_CONFLICT, message, {
+          data: { name, current_version: current ?? null, expected_version: options.expectedVersion ?? null },
+        });
+      }
+      // Versions never repeat: the next one follows the highest ever written for the name.
+      const last = this.host.q("SELECT max(version) FROM skills WHERE name = ?", true).get(name) as number | null;
+      const version = (last ?? 0) + 1;
+      const createdAt = new Date().toISOString();
+      this.host
+        .q("INSERT INTO skills (name, version, skill, description, created_at) VALUES (?, ?, ?, ?, ?)")
+        .run(name, version, JSON.stringify(skill), description, createdAt);
+      this.host
+        .q(
+          `INSERT INTO skill_names (name, current_version) VALUES (?, ?)
+           ON CONFLICT (name) DO UPDATE SET current_version = excluded.current_version`,
+        )
+        .run(name, version);
+      return { name, version, current_version: version, skill, description, created_at: createdAt };
+    });
+  }
+
+  skill(name: string, version?: number): Promise<SkillRecord | undefined> {
+    return this.read(() => {
+      const row = this.host
+        .q(
+          `SELECT s.*, n.current_version FROM skill_names n JOIN skills s ON s.name = n.name
+           WHERE n.name = ? AND s.version = coalesce(?, n.current_version)`,
+        )
+        .get(name, version ?? null) as SkillRow | undefined;
+      return row === undefined ? undefined : skillOf(row);
+    });
+  }
+
+  skills(): Promise<SkillRecord[]> {
+    return this.read(() =>
+      (
+        this.host
+          .q(
+            `SELECT s.*, n.current_version FROM skill_names n JOIN skills s
+               ON s.name = n.name AND s.version = n.current_version
+             ORDER BY s.created_at DESC, s.name`,
+          )
+          .all() as SkillRow[]
+      ).map(skillOf),
+    );
+  }
 }
 
 function noTask(name: string): CairnError {
@@ -472,4 +539,17 @@ function noRun(runId: string): CairnError {
     ErrorCode.NOT_FOUND,
     `no task run "${runId}" in this workspace: task_status {name} shows the task's newest run and its run_id`,
   );
+}
+
+interface SkillRow {
+  name: string;
+  version: number;
+  current_version: number;
+  skill: string;
+  description: string;
+  created_at: string;
+}
+
+function skillOf(row: SkillRow): SkillRecord {
+  return { ...row, skill: JSON.parse(row.skill) };
 }

@@ -164,4 +164,33 @@ export interface TaskLedger {
   revokeApprovals(artifactId: string, actor: string): Promise<number>;
   /** Current (unrevoked) approvals of these versions. */
   approvals(artifactIds: readonly string[]): Promise<Approval[]>;
+
+  // --- skills: reusable plans distilled from successful runs (tasks/skills.ts) ----------------------------------
+
+  /**
+   * Stores `skill` as the name's next version (versions never repeat). `expectedVersion` must be absent for a new
+   * name and the current version otherwise, checked in the write transaction (VERSION_CONFLICT naming the current).
+   */
+  putSkill(
+    name: string,
+    skill: unknown,
+    description: string,
+    options: { expectedVersion?: number | undefined },
+  ): Promise<SkillRecord>;
+  /** One version of a skill (`version` absent: its current one). */
+  skill(name: string, version?: number): Promise<SkillRecord | undefined>;
+  /** The current version of every skill, newest first. */
+  skills(): Promise<SkillRecord[]>;
+}
+
+/** One version of a skill as the ledger keeps it. */
+export interface SkillRecord {
+  name: string;
+  version: number;
+  current_version: number;
+  /** The distilled plan, contracts and origin (tasks/skills.ts `Skill`), as JSON. */
+  skill: unknown;
+  /** What ranking reads besides the name: the objective and step names. */
+  description: string;
+  created_at: string;
 }
