@@ -7,6 +7,7 @@ import { registerDemo } from "./cli/demo.js";
 import { registerDoctor } from "./cli/doctor.js";
 import { registerHostConfig } from "./cli/host-config.js";
 import { registerRun } from "./cli/run.js";
+import { registerRunner } from "./cli/runner.js";
 import { registerServe } from "./cli/serve.js";
 import { registerTools } from "./cli/tools.js";
 import { redactWrites } from "./log.js";
@@ -33,6 +34,7 @@ registerBench(program);
 if (!versionOnly) (await import("./cli/operation-commands.js")).registerOperationCommands(program);
 registerHostConfig(program);
 registerDoctor(program);
+registerRunner(program);
 registerDemo(program);
 
 try {

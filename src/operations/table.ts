@@ -17,7 +17,9 @@ import { refresh } from "./sql/refresh.js";
 import { approve } from "./tasks/approve.js";
 import { taskDefine } from "./tasks/task-define.js";
 import { taskRun } from "./tasks/task-run.js";
+import { taskSchedule } from "./tasks/task-schedule.js";
 import { taskStatus } from "./tasks/task-status.js";
+import { verify } from "./tasks/verify.js";
 import { deleteVersions } from "./workspace/delete.js";
 import { exportFile } from "./workspace/export.js";
 import { find } from "./workspace/find.js";
@@ -52,6 +54,8 @@ const FACTORIES: readonly OperationFactory[] = [
   taskRun,
   taskStatus,
   approve,
+  verify,
+  taskSchedule,
   importFile,
   deleteVersions,
   exportFile,
