@@ -235,7 +235,7 @@ export class Schedules {
     if ((await this.ledger.task(name)) !== undefined) return;
     throw new CairnError(
       ErrorCode.NOT_FOUND,
-      `no task "${name}" in this workspace: define it with task_define first (verify lists the tasks with published runs)`,
+      `no task ${JSON.stringify(name.slice(0, 80))} in this workspace: define it with task_define first (verify lists the tasks with published runs)`,
     );
   }
 }

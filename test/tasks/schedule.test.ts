@@ -62,6 +62,11 @@ describe("task_schedule settings", () => {
     expect(early.message).toContain("has no schedule yet: create it without expected_version");
     await rejectsWith(schedules.handle({ name: "no-such-task", on_change: true }), ErrorCode.NOT_FOUND);
     await rejectsWith(schedules.handle({ name: "no-such-task" }), ErrorCode.NOT_FOUND);
+    const hostile = await rejectsWith(
+      schedules.handle({ name: "x".repeat(100_000), on_change: true }),
+      ErrorCode.NOT_FOUND,
+    );
+    expect(hostile.message.length).toBeLessThan(300);
     await rejectsWith(schedules.handle({ every_s: 60 }), ErrorCode.INVALID_ARGUMENT);
     await rejectsWith(schedules.handle({ name: "refusals", expected_version: 1 }), ErrorCode.INVALID_ARGUMENT);
     const empty = await schedules.handle({ name: "refusals" });

@@ -26,10 +26,10 @@ export const taskSchedule: OperationFactory = () =>
     summary: `Lists schedules (all, or a task's), or sets a task's: every_s (at least ${minEverySeconds}; 0 removes it) and/or on_change (a followed source moved past the published run); updates need expected_version. \`cairn runner\` runs what is due.`,
     description: `Without every_s/on_change/enabled: list schedules (or name's). With them: create or change name's schedule; every_s >= ${minEverySeconds} (0: none), on_change: run when a followed source moves. Changing one needs expected_version. Runs only under cairn runner.`,
     input: z.strictObject({
-      name: TaskName.optional(),
+      name: TaskName.optional().describe("The task; alone: its schedule."),
       every_s: z.number().int().optional().describe(`Seconds between runs (>= ${minEverySeconds}; 0: none).`),
       on_change: z.boolean().optional().describe("Run when a source moves."),
-      enabled: z.boolean().optional(),
+      enabled: z.boolean().optional().describe("false pauses it."),
       expected_version: z.number().int().optional().describe("To change: the current version."),
     }),
     output: z.object({
