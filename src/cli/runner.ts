@@ -4,7 +4,7 @@
 import type { Command } from "commander";
 import { redactSecrets } from "../log.js";
 import type { RunnerRun } from "../tasks/schedule.js";
-import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
+import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp, reportFailure } from "./common.js";
 
 interface RunnerOptions {
   once?: boolean;
@@ -55,20 +55,28 @@ export function registerRunner(program: Command): void {
           import("../tasks/schedule.js"),
           app.workspace(),
           app.services.tasks(),
-        ]);
+        ]).catch((error: unknown) => {
+          throw new ExitError(reportFailure(error, false));
+        });
         const schedules = new Schedules(workspace);
         if (!options.once) {
           process.stderr.write(`cairn runner: watching ${app.workspaceDir} every ${pollMs} ms (Ctrl-C stops)\n`);
         }
         while (!stopping) {
-          const runs = await runDue({
-            schedules,
-            tasks,
-            signal: cancel.signal,
-            stopping: () => stopping,
-            onRun: (run) => report(run, options.json === true),
-          });
-          if (runs.some((r) => r.status !== "succeeded" && r.status !== "awaiting_approval")) failed = true;
+          try {
+            const runs = await runDue({
+              schedules,
+              tasks,
+              signal: cancel.signal,
+              stopping: () => stopping,
+              onRun: (run) => report(run, options.json === true),
+            });
+            if (runs.some((r) => r.status !== "succeeded" && r.status !== "awaiting_approval")) failed = true;
+          } catch (error) {
+            // The catalog itself failed (a run reports its own failure): a looping runner tries again next pass.
+            reportFailure(error, false);
+            failed = true;
+          }
           if (options.once) break;
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, pollMs);
