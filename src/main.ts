@@ -7,6 +7,7 @@ import { registerDemo } from "./cli/demo.js";
 import { registerDoctor } from "./cli/doctor.js";
 import { registerHostConfig } from "./cli/host-config.js";
 import { registerRun } from "./cli/run.js";
+import { registerRunner } from "./cli/runner.js";
 import { registerServe } from "./cli/serve.js";
 import { registerSnapshot } from "./cli/snapshot.js";
 import { registerTools } from "./cli/tools.js";
@@ -35,6 +36,7 @@ if (!versionOnly) (await import("./cli/operation-commands.js")).registerOperatio
 registerHostConfig(program);
 registerDoctor(program);
 registerSnapshot(program);
+registerRunner(program);
 registerDemo(program);
 
 try {

@@ -21,7 +21,9 @@ import { skillInspect } from "./tasks/skill-inspect.js";
 import { skillUse } from "./tasks/skill-use.js";
 import { taskDefine } from "./tasks/task-define.js";
 import { taskRun } from "./tasks/task-run.js";
+import { taskSchedule } from "./tasks/task-schedule.js";
 import { taskStatus } from "./tasks/task-status.js";
+import { verify } from "./tasks/verify.js";
 import { deleteVersions } from "./workspace/delete.js";
 import { exportFile } from "./workspace/export.js";
 import { find } from "./workspace/find.js";
@@ -56,6 +58,8 @@ const FACTORIES: readonly OperationFactory[] = [
   taskRun,
   taskStatus,
   approve,
+  verify,
+  taskSchedule,
   skillDistill,
   skillFind,
   skillInspect,

@@ -68,6 +68,8 @@ export interface TaskRunInput {
   force?: boolean | undefined;
   resume_from?: string | undefined;
   base_run?: string | undefined;
+  /** The id the new run takes (the runner chooses it when it claims a due slot); a fresh one when absent. */
+  new_run_id?: string | undefined;
 }
 
 export interface Unchanged {
@@ -179,7 +181,7 @@ export class TaskService {
       definition = task.definition.definition as StoredDefinition;
       const snapshot = await this.pinSnapshot(definition);
       run = await this.ledger.startRun({
-        runId: newRunId(),
+        runId: input.new_run_id ?? newRunId(),
         task: input.name,
         definitionVersion: task.current_version,
         snapshot,
@@ -1023,7 +1025,7 @@ function tooBigForCode(step: string, bytes: number): CairnError {
   );
 }
 
-function newRunId(): string {
+export function newRunId(): string {
   return `run_${randomBytes(12).toString("base64url")}`;
 }
 

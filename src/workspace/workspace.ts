@@ -742,6 +742,11 @@ export class Workspace {
     return { refs: requireFound(refs, resolved), current };
   }
 
+  /** The versions `refs` point to from one catalog snapshot, `undefined` for a ref that names nothing (never throws). */
+  lookup(refs: readonly string[]): Promise<(VersionRecord | undefined)[]> {
+    return this.catalog.get(refs);
+  }
+
   /** The task ledger of this workspace's catalog (tasks/). */
   get tasks(): TaskLedger {
     return this.catalog.tasks;

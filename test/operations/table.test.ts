@@ -54,7 +54,17 @@ describe("the operation table", () => {
     expect(minimal).toEqual(["execute_code", "read_output"]);
     for (const op of table.filter((o) => o.tool)) expect(op.tool?.profiles).toContain("full");
     const optIn = table.filter((op) => op.tool && !op.tool.profiles.includes("agent")).map((op) => op.name);
-    expect(optIn).toEqual(["approve", "skill_distill", "skill_find", "skill_inspect", "skill_use", "import", "delete"]);
+    expect(optIn).toEqual([
+      "approve",
+      "verify",
+      "task_schedule",
+      "skill_distill",
+      "skill_find",
+      "skill_inspect",
+      "skill_use",
+      "import",
+      "delete",
+    ]);
   });
 
   it("accepts the smoke test's calls and refuses what SPEC refuses", () => {

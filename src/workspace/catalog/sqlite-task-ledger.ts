@@ -12,8 +12,11 @@ import type {
   LeaseAnswer,
   Owner,
   Publication,
+  PublishedTask,
   RunRecord,
   RunState,
+  ScheduleRecord,
+  ScheduleSlot,
   SkillRecord,
   TaskDefinitionRecord,
   TaskLedger,
@@ -48,6 +51,16 @@ interface DefinitionRow {
   definition: string;
   created_at: string;
   actor: string | null;
+}
+
+interface ScheduleRow {
+  task: string;
+  version: number;
+  schedule: string;
+  updated_at: string;
+  next_due: number | null;
+  last_run: string | null;
+  last_checked: number | null;
 }
 
 interface RunRow {
@@ -528,6 +541,98 @@ export class SqliteTaskLedger implements TaskLedger {
       ).map(skillOf),
     );
   }
+  // --- Schedules and verification ------------------------------------------------------------------------------
+
+  schedule(task: string): Promise<ScheduleRecord | undefined> {
+    return this.read(() => {
+      const row = this.scheduleRow(task);
+      return row === undefined ? undefined : scheduleOf(row);
+    });
+  }
+
+  schedules(options: { after?: string | undefined; limit: number }): Promise<ScheduleRecord[]> {
+    return this.read(() =>
+      (
+        this.host
+          .q("SELECT * FROM task_schedules WHERE task > ? ORDER BY task LIMIT ?")
+          .all(options.after ?? "", options.limit) as ScheduleRow[]
+      ).map(scheduleOf),
+    );
+  }
+
+  putSchedule(
+    task: string,
+    settings: unknown,
+    options: { expectedVersion?: number | undefined; nextDue: number | null },
+  ): Promise<ScheduleRecord> {
+    return this.write(() => {
+      if (this.taskRow(task) === undefined) throw noTask(task);
+      const current = this.scheduleRow(task)?.version;
+      if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current) {
+        const message =
+          current === undefined
+            ? `task ${task} has no schedule yet: create it without expected_version`
+            : options.expectedVersion === undefined
+              ? `the schedule of task ${task} is at version ${current}: pass expected_version ${current} to change it (task_schedule {"name": ${JSON.stringify(task)}} shows it)`
+              : `the schedule of task ${task} is at version ${current}, not ${options.expectedVersion}: another writer changed it; read it again (task_schedule {"name": ${JSON.stringify(task)}}) and pass expected_version ${current}`;
+        throw new CairnError(ErrorCode.VERSION_CONFLICT, message, {
+          data: { name: task, current_version: current ?? null, expected_version: options.expectedVersion ?? null },
+        });
+      }
+      const version = (current ?? 0) + 1;
+      const updatedAt = new Date().toISOString();
+      // last_checked holds the time of the last claim.
+      this.host
+        .q(
+          `INSERT INTO task_schedules (task, version, schedule, updated_at, next_due) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (task) DO UPDATE SET version = excluded.version, schedule = excluded.schedule,
+             updated_at = excluded.updated_at, next_due = excluded.next_due`,
+        )
+        .run(task, version, JSON.stringify(settings), updatedAt, options.nextDue);
+      return scheduleOf(this.scheduleRow(task) as ScheduleRow);
+    });
+  }
+
+  claimSchedule(task: string, seen: ScheduleSlot, claim: ScheduleSlot, at: number): Promise<boolean> {
+    return this.write(
+      () =>
+        this.host
+          .q(
+            `UPDATE task_schedules SET next_due = ?, last_run = ?, last_checked = ?
+             WHERE task = ? AND next_due IS ? AND last_run IS ?`,
+          )
+          .run(claim.next_due, claim.last_run, at, task, seen.next_due, seen.last_run).changes === 1,
+    );
+  }
+
+  publishedTasks(options: { after?: string | undefined; limit: number }): Promise<PublishedTask[]> {
+    return this.read(() =>
+      (
+        this.host
+          .q("SELECT * FROM tasks WHERE published_run IS NOT NULL AND name > ? ORDER BY name LIMIT ?")
+          .all(options.after ?? "", options.limit) as TaskRow[]
+      ).flatMap((row) => {
+        const run = this.runRow(row.published_run as string);
+        return run === undefined ? [] : [{ task: this.taskOf(row), run: this.runOf(run) }];
+      }),
+    );
+  }
+
+  private scheduleRow(task: string): ScheduleRow | undefined {
+    return this.host.q("SELECT * FROM task_schedules WHERE task = ?").get(task) as ScheduleRow | undefined;
+  }
+}
+
+function scheduleOf(row: ScheduleRow): ScheduleRecord {
+  return {
+    task: row.task,
+    version: row.version,
+    settings: JSON.parse(row.schedule),
+    updated_at: row.updated_at,
+    next_due: row.next_due,
+    last_run: row.last_run,
+    last_claimed: row.last_checked,
+  };
 }
 
 function noTask(name: string): CairnError {

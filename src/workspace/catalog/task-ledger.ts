@@ -102,6 +102,34 @@ export interface Approval {
 
 export type LeaseAnswer = { token: string } | { holder: Owner; expires_at: number };
 
+/** A task's schedule as stored: its settings (versioned) and the state runners claim. */
+export interface ScheduleRecord {
+  task: string;
+  /** Settings versions of a task never repeat; an update names the current one. */
+  version: number;
+  /** The trigger settings (tasks/schedule.ts `ScheduleSettings`), as JSON. */
+  settings: unknown;
+  updated_at: string;
+  /** Milliseconds since the epoch when the interval trigger fires next; null without an interval. */
+  next_due: number | null;
+  /** The run the last claim started (its id is chosen before the run starts). */
+  last_run: string | null;
+  /** Milliseconds since the epoch of the last claim. */
+  last_claimed: number | null;
+}
+
+/** The due slot a runner saw, compared when it claims; and what the claim sets. */
+export interface ScheduleSlot {
+  next_due: number | null;
+  last_run: string | null;
+}
+
+/** A task and the run whose brief is published. */
+export interface PublishedTask {
+  task: TaskRecord;
+  run: RunRecord;
+}
+
 /**
  * Guarantees:
  * - Definition versions and run generations of a name never repeat; `defineTask` checks `expectedVersion` in the
@@ -165,6 +193,28 @@ export interface TaskLedger {
   /** Current (unrevoked) approvals of these versions. */
   approvals(artifactIds: readonly string[]): Promise<Approval[]>;
 
+  // --- Schedules and verification ------------------------------------------------------------------------------
+
+  /** The task's schedule, if it has one. */
+  schedule(task: string): Promise<ScheduleRecord | undefined>;
+  /** Schedules by task name, after `after` when given, at most `limit`. */
+  schedules(options: { after?: string | undefined; limit: number }): Promise<ScheduleRecord[]>;
+  /**
+   * Creates (no `expectedVersion`) or replaces (`expectedVersion` = the current version) a task's schedule settings
+   * and sets `next_due`; VERSION_CONFLICT naming the current version otherwise, NOT_FOUND for an unknown task.
+   */
+  putSchedule(
+    task: string,
+    settings: unknown,
+    options: { expectedVersion?: number | undefined; nextDue: number | null },
+  ): Promise<ScheduleRecord>;
+  /**
+   * Claims a due slot: sets `claim` (and `last_claimed` = `at`) only when the schedule still holds `seen` (compare and
+   * set, one write transaction), so of several runners that saw one slot exactly one gets true.
+   */
+  claimSchedule(task: string, seen: ScheduleSlot, claim: ScheduleSlot, at: number): Promise<boolean>;
+  /** Tasks with a published run, by name, after `after` when given, at most `limit`; one read. */
+  publishedTasks(options: { after?: string | undefined; limit: number }): Promise<PublishedTask[]>;
   // --- skills: reusable plans distilled from successful runs (tasks/skills.ts) ----------------------------------
 
   /**
