@@ -82,12 +82,14 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = findTool(request.params.name);
     if (!tool) {
+      const names = allTools().map((t) => t.name);
+      // Models often swap _ and - or change the case: name the tool they meant first.
+      const asked = request.params.name.toLowerCase().replaceAll("-", "_");
+      const meant = names.find((name) => name.toLowerCase() === asked);
       return errorResult(
         new CairnError(
           ErrorCode.TOOL_NOT_FOUND,
-          `no tool named "${request.params.name}": this server offers ${allTools()
-            .map((t) => t.name)
-            .join(", ")}`,
+          `no tool named "${request.params.name}"${meant === undefined ? "" : ` (did you mean ${meant}?)`}: this server offers ${names.join(", ")}`,
         ),
       );
     }

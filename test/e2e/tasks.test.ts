@@ -86,6 +86,11 @@ return { sum: Number(String(reply).match(/\\d+/g).at(-1)) };`,
   });
 
   it("answers a model's mistakes with what to do next", async () => {
+    const hyphen = await server.call("task-run", { name: "orders" });
+    expect(hyphen.json.error).toMatchObject({
+      code: "TOOL_NOT_FOUND",
+      message: expect.stringMatching(/did you mean task_run\?/),
+    });
     const unknown = await server.call("task_run", { name: "order" });
     expect(unknown.isError).toBe(true);
     expect(unknown.json.error.message).toMatch(/no task "order".*tasks: orders/);
