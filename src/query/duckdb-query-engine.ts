@@ -3,6 +3,7 @@
 
 import { randomBytes } from "node:crypto";
 import { rename, rm, stat } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import type {
@@ -690,4 +691,18 @@ async function sniffedCsvReader(connection: DuckDBConnection, path: string): Pro
   const sniffed = await connection.runAndReadAll(sniffCsvQuery(path));
   const row = sniffed.getRowsJS()[0];
   return row === undefined ? undefined : csvReader(path, row);
+}
+
+let packageVersion: string | undefined;
+/** The version of the DuckDB package this engine runs (read from its package.json, not by loading DuckDB). */
+export function duckdbVersion(): string {
+  if (packageVersion === undefined) {
+    try {
+      const require = createRequire(import.meta.url);
+      packageVersion = String((require("@duckdb/node-api/package.json") as { version: string }).version);
+    } catch {
+      packageVersion = "unknown";
+    }
+  }
+  return packageVersion;
 }

@@ -2,7 +2,7 @@
 // the exact SQL or snippet source, typed parameters, the ordered inputs by content digest and reader settings, the
 // engine and its version. Only steps classified deterministic get one; others still run, every time.
 import { createHash } from "node:crypto";
-import { createRequire } from "node:module";
+import { duckdbVersion } from "../query/duckdb-query-engine.js";
 import type { StepInput } from "./definition.js";
 
 /** What the key of one step's inputs holds for each: the bytes (by digest) and how they are read. */
@@ -14,20 +14,6 @@ export interface KeyedInput {
 
 /** Bumped when what a step computes from the same key could change (result layout, preview rules). */
 const KEY_FORMAT = 1;
-
-let engineVersion: string | undefined;
-/** The DuckDB package's version: a new engine never reuses an older one's results. */
-function duckdbVersion(): string {
-  if (engineVersion === undefined) {
-    try {
-      const require = createRequire(import.meta.url);
-      engineVersion = String((require("@duckdb/node-api/package.json") as { version: string }).version);
-    } catch {
-      engineVersion = "unknown";
-    }
-  }
-  return engineVersion;
-}
 
 /**
  * Functions and clauses whose result is not a function of the inputs: random values, the clock, sequences,
