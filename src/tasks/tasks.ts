@@ -563,10 +563,11 @@ class TaskRun {
     const record = this.sources[name];
     if (record !== undefined) {
       const columnTypes = this.definition.csv_types[name];
-      return { name, sha256: record.sha256, format: formatOf(record, name), columnTypes, record };
+      const identity = sourceIdentity(name, record);
+      return { name, sha256: record.sha256, format: formatOf(record, name), columnTypes, record, identity };
     }
     const result = results.get(name) as StepResult;
-    return { name, sha256: result.sha256, format: result.format, result };
+    return { name, sha256: result.sha256, format: result.format, result, identity: { step: name } };
   }
 
   private async sqlStep(step: StepInput, inputs: ReturnType<TaskRun["inputOf"]>[]) {
@@ -620,13 +621,7 @@ class TaskRun {
     const described: Record<string, unknown> = {};
     for (const [i, input] of inputs.entries()) {
       described[`input${i + 1}`] = input.record
-        ? {
-            source: input.name,
-            artifact_id: input.record.artifact_id,
-            name: input.record.name,
-            version: input.record.version,
-            kind: input.record.kind,
-          }
+        ? sourceIdentity(input.name, input.record)
         : { step: input.name, ...(await this.rowsOf(input.name, input.result as StepResult)) };
     }
     const session = this.tasks.stepSession([...this.within, this.name]);
@@ -954,6 +949,17 @@ function progressStep(name: string, progress: StepProgress): BriefStep {
   };
   if (progress.reason !== undefined) step.reason = progress.reason;
   return step;
+}
+
+/** What a code step receives for a source input (and what its cache key holds of it besides the content). */
+function sourceIdentity(alias: string, record: VersionRecord) {
+  return {
+    source: alias,
+    artifact_id: record.artifact_id,
+    name: record.name,
+    version: record.version,
+    kind: record.kind,
+  };
 }
 
 /** The artifact name a step's result is published under. */

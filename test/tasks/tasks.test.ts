@@ -396,3 +396,33 @@ describe("task_run", () => {
     expect((await call("task_run", { name: "outer" })).steps[0].rows).toEqual(["succeeded"]);
   });
 });
+
+describe("hostile definitions and runs", () => {
+  it("keys a pure code step by what it sees of its sources: identical bytes under another name are not its result", async () => {
+    await call("import", { path: file("same-a.csv", SPENDING), name: "demo/same_a" });
+    await call("import", { path: file("same-b.csv", SPENDING), name: "demo/same_b" });
+    const who = (name: string, source: string) => ({
+      name,
+      objective: "Which source this is",
+      sources: { s: source },
+      steps: [
+        {
+          name: "who",
+          inputs: ["s"],
+          pure: true,
+          code: "return { name: inputs.input1.name, id: inputs.input1.artifact_id }",
+        },
+      ],
+    });
+    await call("task_define", who("who_a", "demo/same_a"));
+    await call("task_define", who("who_b", "demo/same_b"));
+    const a = await call("task_run", { name: "who_a" });
+    const b = await call("task_run", { name: "who_b" });
+    expect(a.steps[0].rows).toEqual([{ name: "demo/same_a", id: a.sources[0].artifact_id }]);
+    expect(b.steps[0]).toMatchObject({
+      status: "computed",
+      rows: [{ name: "demo/same_b", id: b.sources[0].artifact_id }],
+    });
+    expect((await call("task_run", { name: "who_b" })).steps[0].status).toBe("reused");
+  });
+});
