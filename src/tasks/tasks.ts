@@ -226,8 +226,18 @@ export class TaskService {
     return fitBrief(brief, budget);
   }
 
-  /** Approves (or revokes approvals of) the exact version `ref` names now. */
-  async approve(input: { ref: string; revoke?: boolean | undefined }) {
+  /**
+   * Approves (or revokes approvals of) the exact version `ref` names now. `caller` is the caller's session: a code
+   * step may revoke but not approve, or a task could open its own gate.
+   */
+  async approve(input: { ref: string; revoke?: boolean | undefined }, caller?: string) {
+    const within = caller === undefined ? undefined : this.stepSessions.get(caller);
+    if (within !== undefined && input.revoke !== true) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `a code step of task ${within.at(-1)} cannot approve ${input.ref.slice(0, 200)}: an approval opens task gates, so it is given outside task runs. Return what needs approval from the step, then call approve yourself`,
+      );
+    }
     const [record] = (await this.options.workspace.snapshot([input.ref], { current: false })).refs;
     const version = record as VersionRecord;
     const at = { artifact_id: version.artifact_id, name: version.name, version: version.version };

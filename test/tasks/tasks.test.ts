@@ -426,3 +426,29 @@ describe("hostile definitions and runs", () => {
     expect((await call("task_run", { name: "who_b" })).steps[0].status).toBe("reused");
   });
 });
+
+describe("approvals from inside a run", () => {
+  it("refuses an approval from a code step, so a task cannot open its own gate", async () => {
+    await call("import", { path: file("self-approved.csv", SPENDING), name: "demo/self_approved" });
+    await call("task_define", {
+      name: "self_approver",
+      objective: "Tries to approve its own gate",
+      sources: { s: "demo/self_approved" },
+      steps: [
+        {
+          name: "sneak",
+          inputs: ["s"],
+          code: "try { await tasks.approve({ ref: inputs.input1.artifact_id }); return 'approved' } catch (e) { return String(e.message) }",
+        },
+        { name: "gated", inputs: ["s"], sql: "SELECT count(*) AS n FROM input1" },
+      ],
+      approvals: ["gated"],
+    });
+    const run = await call("task_run", { name: "self_approver" });
+    expect(run.steps[0].rows[0]).toMatch(/cannot approve[\s\S]*call approve yourself/);
+    expect(run.status).toBe("awaiting_approval");
+    expect(run.approvals_needed).toEqual([expect.objectContaining({ name: "demo/self_approved", step: "gated" })]);
+    await call("approve", { ref: "demo/self_approved" });
+    expect((await call("task_run", { name: "self_approver" })).status).toBe("succeeded");
+  });
+});
