@@ -340,16 +340,27 @@ export class TaskService {
   /** The brief recorded for a run, with what has changed since: sources moved, an owner that died. */
   async briefOf(run: RunRecord, latestSuccess: string | null): Promise<Brief> {
     const recorded = run.brief as Brief | null;
-    const ids = Object.values(run.snapshot);
-    const records = (await this.options.workspace.snapshot(ids, { current: false })).refs;
-    const sources: BriefSource[] = Object.keys(run.snapshot).map((alias, i) => {
-      const r = records[i] as VersionRecord;
-      return { alias, name: r.name, version: r.version, artifact_id: r.artifact_id, current: r.current };
-    });
+    const records = await this.versionsNow(Object.values(run.snapshot));
+    const gone: string[] = [];
+    const sources: BriefSource[] = [];
+    for (const [i, [alias, id]] of Object.entries(run.snapshot).entries()) {
+      const r = records[i];
+      if (r !== undefined) {
+        sources.push({ alias, name: r.name, version: r.version, artifact_id: r.artifact_id, current: r.current });
+        continue;
+      }
+      // Deleted since the run: what the run recorded of it, else what the definition says it followed.
+      const known = recorded?.sources.find((s) => s.alias === alias) ?? (await this.deletedSource(run, alias, id));
+      sources.push({ ...known, alias, artifact_id: id, current: false });
+      gone.push(
+        `source ${alias} (${known.name} v${known.version}, ${id}) was deleted after this run: its results stand as recorded (verify names what to do)`,
+      );
+    }
     const current = sources.every((s) => s.current);
     if (recorded !== null && run.state !== "running") {
-      const omitted = current ? recorded.omitted : [...recorded.omitted];
-      return { ...recorded, sources, current, latest_success: latestSuccess, omitted };
+      const omitted = [...recorded.omitted, ...gone];
+      const complete = recorded.brief_complete && gone.length === 0;
+      return { ...recorded, sources, current, latest_success: latestSuccess, omitted, brief_complete: complete };
     }
     const interrupted =
       run.state === "running" && (!isAlive(run.owner) || Date.now() - run.heartbeat_at > 12 * this.heartbeatMs);
@@ -371,9 +382,40 @@ export class TaskService {
         interrupted
           ? `the run stopped before it finished (its process is gone): task_run {"name": ${JSON.stringify(run.task)}, "resume_from": "${run.run_id}"} continues it on the same sources`
           : "the run is still going: call task_status again",
+        ...gone,
       ],
       brief_complete: false,
     };
+  }
+
+  /** The versions `ids` name, each undefined when it was deleted (a brief outlives the sources it cites). */
+  private async versionsNow(ids: string[]): Promise<(VersionRecord | undefined)[]> {
+    const one = (refs: string[]) => this.options.workspace.snapshot(refs, { current: false });
+    try {
+      return (await one(ids)).refs;
+    } catch (error) {
+      if (toCairnError(error).code !== ErrorCode.NOT_FOUND) throw error;
+    }
+    return Promise.all(
+      ids.map((id) =>
+        one([id]).then(
+          (found) => found.refs[0],
+          (error: unknown) => {
+            if (toCairnError(error).code === ErrorCode.NOT_FOUND) return undefined;
+            throw error;
+          },
+        ),
+      ),
+    );
+  }
+
+  /** A deleted source of an unfinished run as its definition names it. */
+  private async deletedSource(run: RunRecord, alias: string, id: string): Promise<{ name: string; version: number }> {
+    const definition = (await this.ledger.taskVersion(run.task, run.definition_version))?.definition as
+      | StoredDefinition
+      | undefined;
+    const source = definition?.sources[alias];
+    return { name: source?.name ?? alias, version: source?.artifact_id === id ? source.version : 0 };
   }
 
   private async unchangedSince(baseRun: string, brief: Brief): Promise<Unchanged | undefined> {

@@ -452,3 +452,24 @@ describe("approvals from inside a run", () => {
     expect((await call("task_run", { name: "self_approver" })).status).toBe("succeeded");
   });
 });
+
+describe("a brief outliving what it cites", () => {
+  it("reopens with task_status after its source and results were deleted, saying which source is gone", async () => {
+    await call("import", { path: file("doomed.csv", SPENDING), name: "demo/doomed" });
+    await call("task_define", {
+      name: "orphaned",
+      objective: "Count rows of a source deleted later",
+      sources: { s: "demo/doomed" },
+      steps: [{ name: "n", inputs: ["s"], sql: "SELECT count(*) AS n FROM input1" }],
+    });
+    const run = await call("task_run", { name: "orphaned" });
+    for (const name of ["tasks/orphaned/run", "tasks/orphaned/steps/n", "demo/doomed"]) {
+      await call("delete", { ref: name, expected_version: 1 });
+    }
+    const status = await call("task_status", { name: "orphaned" });
+    expect(status).toMatchObject({ run_id: run.run_id, status: "succeeded", current: false, brief_complete: false });
+    expect(status.sources).toEqual([expect.objectContaining({ name: "demo/doomed", version: 1, current: false })]);
+    expect(status.steps[0].rows).toEqual([{ n: 3 }]);
+    expect(status.omitted.join(" ")).toMatch(/source s \(demo\/doomed v1, ws_[\w-]+\) was deleted after this run/);
+  });
+});
