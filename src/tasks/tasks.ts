@@ -23,6 +23,7 @@ import {
 import {
   type ConditionInput,
   checkDefinition,
+  checkDefinitionSize,
   type DefinitionInput,
   isDocumentText,
   type StepInput,
@@ -118,6 +119,7 @@ export class TaskService {
 
   /** Checks and stores a definition as the task's next version; `origin` records the skill it came from. */
   async define(input: DefinitionInput, options: { origin?: StoredDefinition["origin"] } = {}) {
+    checkDefinitionSize(input);
     const aliases = Object.keys(input.sources);
     if (aliases.length > TASK_LIMITS.sources) {
       throw new CairnError(

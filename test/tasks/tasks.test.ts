@@ -398,6 +398,44 @@ describe("task_run", () => {
 });
 
 describe("hostile definitions and runs", () => {
+  it("refuses hostile csv_types, a flood of approvals, an oversized definition and ref, in bounded replies", async () => {
+    const base = {
+      name: "hostile",
+      objective: "x",
+      sources: { spending: "demo/spending" },
+      steps: [{ name: "all", inputs: ["spending"], sql: "SELECT * FROM input1" }],
+    };
+    const types = await caught(
+      call("task_define", {
+        ...base,
+        csv_types: { spending: { amount: "DECIMAL(18,2)}); SELECT 1; --", "id' \"}{": "INT", ok: "BIGINT" } },
+      }),
+    );
+    expect(types.code).toBe("INVALID_ARGUMENT");
+    expect(types.message).toMatch(/csv_types\.spending: "amount": .* must map a column name .* to a SQL type/);
+    const wide = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`c${i}`, "INT"]));
+    expect((await caught(call("task_define", { ...base, csv_types: { spending: wide } }))).message).toMatch(
+      /names 10000 columns, more than 1000/,
+    );
+    const flood = await caught(
+      call("task_define", { ...base, approvals: Array.from({ length: 20_000 }, (_, i) => `ghost${i}`) }),
+    );
+    expect(flood.message.length).toBeLessThan(2000);
+    expect(flood.message).toMatch(/approvals has 20000 entries, more than 8/);
+    const steps = Array.from({ length: 60 }, (_, i) => ({ ...base.steps[0], name: `bad name ${i}` }));
+    const many = await caught(call("task_define", { ...base, steps }));
+    expect(many.data?.problems).toHaveLength(21);
+    expect(((many.data?.problems ?? []) as string[]).at(-1)).toMatch(/^and \d+ more problems$/);
+    const huge = await caught(
+      call("task_define", { ...base, steps: [{ ...base.steps[0], parameters: ["x".repeat(2_000_000)] }] }),
+    );
+    expect(huge.message).toMatch(/bytes of JSON, more than 1048576: save large values .* as an artifact/);
+    const ref = await caught(call("task_define", { ...base, sources: { spending: `demo/${"b".repeat(100_000)}` } }));
+    expect(ref.code).toBe("INVALID_ARGUMENT");
+    expect(ref.message.length).toBeLessThan(1000);
+    expect((await caught(call("task_status", { name: "hostile" }))).code).toBe("NOT_FOUND");
+  });
+
   it("keys a pure code step by what it sees of its sources: identical bytes under another name are not its result", async () => {
     await call("import", { path: file("same-a.csv", SPENDING), name: "demo/same_a" });
     await call("import", { path: file("same-b.csv", SPENDING), name: "demo/same_b" });
