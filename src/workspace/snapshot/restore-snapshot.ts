@@ -205,11 +205,22 @@ async function verifyCatalog(staging: string, manifest: SnapshotManifest, source
       { cause },
     );
   const catalog = await createSqliteCatalog(join(staging, "catalog.db")).catch((error: unknown) => {
-    throw error instanceof CairnError ? error : corrupt((error as Error).message, error);
+    // The manifest's schema version was checked; a catalog newer than this Cairn contradicts it.
+    throw corrupt((error as Error).message.replace(/: upgrade Cairn$/, ""), error);
   });
   try {
     const problems = await catalog.integrityProblems().catch((error: Error) => [error.message]);
     if (problems.length > 0) throw corrupt(`integrity_check found ${problems.slice(0, 3).join("; ")}`);
+    // A catalog is a program too: a trigger or a changed table would act on every later write (approve, save).
+    const schema = await catalog.schemaProblems();
+    if (schema.length > 0) {
+      throw new CairnError(
+        ErrorCode.CORRUPT,
+        `${source} holds a catalog whose schema is not the one Cairn creates (${schema.slice(0, 3).join("; ")}${schema.length > 3 ? `; ${schema.length - 3} more` : ""}): nothing was restored; export the snapshot again from a sound workspace, and restore only snapshots you trust`,
+      );
+    }
+    // Leases and pending clean-ups name processes and files of the machine it came from (export empties them too).
+    await catalog.dropProcessState();
     const facts = await catalog.snapshotFacts().catch((error: Error) => {
       throw corrupt(error.message, error);
     });
