@@ -178,7 +178,9 @@ export class TaskService {
     if (input.resume_from !== undefined) {
       const previous = await this.requireRun(input.resume_from, input.name);
       definition = (await this.definitionAt(input.name, previous.definition_version)).definition as StoredDefinition;
-      run = await this.ledger.resumeRun(previous.run_id, thisProcess(), isAlive);
+      // The rule task_status reports by: an owner whose heartbeat stopped is gone, wherever (or whoever) it was.
+      const silent = this.silent(previous);
+      run = await this.ledger.resumeRun(previous.run_id, thisProcess(), (owner) => !silent && isAlive(owner));
     } else {
       definition = task.definition.definition as StoredDefinition;
       const snapshot = await this.pinSnapshot(definition);
@@ -364,8 +366,7 @@ export class TaskService {
       const complete = recorded.brief_complete && gone.length === 0;
       return { ...recorded, sources, current, latest_success: latestSuccess, omitted, brief_complete: complete };
     }
-    const interrupted =
-      run.state === "running" && (!isAlive(run.owner) || Date.now() - run.heartbeat_at > 12 * this.heartbeatMs);
+    const interrupted = run.state === "running" && (!isAlive(run.owner) || this.silent(run));
     return {
       task: run.task,
       run_id: run.run_id,
@@ -388,6 +389,11 @@ export class TaskService {
       ],
       brief_complete: false,
     };
+  }
+
+  /** Whether a run's owner has not shown it is alive for a minute (12 heartbeats): it is gone, on any host. */
+  private silent(run: RunRecord): boolean {
+    return Date.now() - run.heartbeat_at > 12 * this.heartbeatMs;
   }
 
   /** The versions `ids` name, each undefined when it was deleted (a brief outlives the sources it cites). */

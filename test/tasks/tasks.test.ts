@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../../src/app.js";
@@ -509,5 +510,28 @@ describe("a brief outliving what it cites", () => {
     expect(status.sources).toEqual([expect.objectContaining({ name: "demo/doomed", version: 1, current: false })]);
     expect(status.steps[0].rows).toEqual([{ n: 3 }]);
     expect(status.omitted.join(" ")).toMatch(/source s \(demo\/doomed v1, ws_[\w-]+\) was deleted after this run/);
+  });
+});
+
+describe("a run whose owner went silent", () => {
+  it("resumes a run that task_status calls interrupted, though its owner was on another host", async () => {
+    await call("task_define", {
+      name: "stranded",
+      objective: "Count rows",
+      sources: { s: "demo/spending" },
+      steps: [{ name: "n", inputs: ["s"], sql: "SELECT count(*) AS n FROM input1" }],
+    });
+    const run = await call("task_run", { name: "stranded" });
+    // As a container restart (a new hostname) or a restored snapshot leaves it: running, owned elsewhere, silent.
+    const db = new Database(join(dir, "ws", "catalog.db"));
+    db.prepare(
+      "UPDATE task_runs SET state = 'running', owner_host = 'a-host-long-gone', owner_pid = 1, heartbeat_at = 0 WHERE id = ?",
+    ).run(run.run_id);
+    db.close();
+    const status = await call("task_status", { name: "stranded" });
+    expect(status.status).toBe("interrupted");
+    expect(status.omitted.join(" ")).toMatch(/resume_from/);
+    const resumed = await call("task_run", { name: "stranded", resume_from: run.run_id });
+    expect(resumed).toMatchObject({ run_id: run.run_id, status: "succeeded" });
   });
 });
