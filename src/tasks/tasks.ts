@@ -567,7 +567,7 @@ class TaskRun {
       this.steps.push(progressStep(step.name, recorded));
       return "done";
     }
-    const skip = this.skipReason(step, results);
+    const skip = await this.skipReason(step, results);
     if (skip !== undefined) {
       results.set(step.name, "skipped");
       await this.record(step.name, { status: "skipped", reason: skip });
@@ -602,17 +602,47 @@ class TaskRun {
     await this.tasks.tasksLedger.recordProgress(this.run.run_id, this.progress);
   }
 
-  private skipReason(step: StepInput, results: Map<string, StepResult | "skipped">): string | undefined {
+  private async skipReason(step: StepInput, results: Map<string, StepResult | "skipped">): Promise<string | undefined> {
     const skippedInput = (step.inputs ?? []).find((name) => results.get(name) === "skipped");
     if (skippedInput !== undefined) return `its input ${skippedInput} was skipped`;
     if (step.when !== undefined) {
       const negated = step.when.startsWith("!");
       const name = negated ? step.when.slice(1) : step.when;
       const condition = this.definition.conditions.find((c) => c.name === name) as ConditionInput;
-      const holds = evaluate(condition, results.get(condition.step));
+      const holds = await this.evaluate(condition, results.get(condition.step));
       if (holds === negated) return `when ${step.when}: ${describeCondition(condition)} is ${holds}`;
     }
     return undefined;
+  }
+
+  /**
+   * Whether a condition holds on an earlier result. A column is read from the step's one row: the preview's, or the
+   * result's own when the preview left the row out (a row wider than a preview holds).
+   */
+  private async evaluate(condition: ConditionInput, result: StepResult | "skipped" | undefined): Promise<boolean> {
+    if (result === undefined || result === "skipped") return false;
+    const { column } = condition;
+    if (column === undefined) return compare(result.meta.row_count, condition.op, condition.value);
+    if (result.meta.row_count !== 1) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `condition ${condition.name} reads column ${column} of step ${condition.step}, which has ${result.meta.row_count} rows, not 1: make the step return one row, or test its row_count (omit column)`,
+      );
+    }
+    let row: unknown = result.meta.rows[0];
+    if (result.meta.rows.length === 0) {
+      const { rows } = await this.rowsOf(condition.step, result);
+      row = Array.isArray(rows) ? rows[0] : rows;
+    }
+    // Own properties only: "constructor" or "__proto__" is not a column of every row.
+    if (typeof row !== "object" || row === null || !Object.hasOwn(row, column)) {
+      const columns = result.meta.columns.map((c) => c.name);
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `condition ${condition.name}: step ${condition.step} has no column ${column.slice(0, 80)}${columns.length > 0 ? ` (columns: ${columns.slice(0, 20).join(", ")})` : ""}`,
+      );
+    }
+    return compare((row as Record<string, unknown>)[column], condition.op, condition.value);
   }
 
   /** What one input is to the engine and to the key: a pinned source, or an earlier step's result. */
@@ -1025,30 +1055,6 @@ function sourceIdentity(alias: string, record: VersionRecord) {
 /** The artifact name a step's result is published under. */
 export function stepArtifactName(task: string, step: string): string {
   return `tasks/${task}/steps/${step}`;
-}
-
-function evaluate(condition: ConditionInput, result: StepResult | "skipped" | undefined): boolean {
-  if (result === undefined || result === "skipped") return false;
-  let actual: unknown;
-  if (condition.column === undefined) {
-    actual = result.meta.row_count;
-  } else {
-    if (result.meta.row_count !== 1) {
-      throw new CairnError(
-        ErrorCode.INVALID_ARGUMENT,
-        `condition ${condition.name} reads column ${condition.column} of step ${condition.step}, which has ${result.meta.row_count} rows, not 1: make the step return one row, or test its row_count (omit column)`,
-      );
-    }
-    const row = result.meta.rows[0] as Record<string, unknown> | undefined;
-    if (row === undefined || !(condition.column in row)) {
-      throw new CairnError(
-        ErrorCode.INVALID_ARGUMENT,
-        `condition ${condition.name}: step ${condition.step} has no column ${condition.column} (columns: ${result.meta.columns.map((c) => c.name).join(", ")})`,
-      );
-    }
-    actual = row[condition.column];
-  }
-  return compare(actual, condition.op, condition.value);
 }
 
 function compare(actual: unknown, op: ConditionInput["op"], expected: unknown): boolean {

@@ -535,3 +535,26 @@ describe("a run whose owner went silent", () => {
     expect(resumed).toMatchObject({ run_id: run.run_id, status: "succeeded" });
   });
 });
+
+describe("conditions on hostile rows", () => {
+  it("reads a condition's column from a one-row result too wide to preview, and refuses a column no row has", async () => {
+    const task = (name: string, sql: string, column: string) => ({
+      name,
+      objective: "Branch on a flag",
+      sources: { s: "demo/spending" },
+      steps: [
+        { name: "flagged", inputs: ["s"], sql },
+        { name: "then", inputs: ["s"], sql: "SELECT count(*) AS n FROM input1", when: "on" },
+      ],
+      conditions: [{ name: "on", step: "flagged", column, op: "=", value: 1 }],
+    });
+    await call("task_define", task("wide_flag", "SELECT repeat('x', 100000) AS wide, 1 AS flag", "flag"));
+    const wide = await call("task_run", { name: "wide_flag" });
+    expect(wide.steps[0].rows).toEqual([]);
+    expect(wide.steps[1]).toMatchObject({ name: "then", rows: [{ n: expect.any(Number) }] });
+    await call("task_define", task("proto_flag", "SELECT 1 AS flag", "constructor"));
+    const proto = await caught(call("task_run", { name: "proto_flag" }));
+    expect(proto.code).toBe("INVALID_ARGUMENT");
+    expect(proto.message).toMatch(/condition on: step flagged has no column constructor \(columns: flag\)/);
+  });
+});
