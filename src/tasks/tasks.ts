@@ -242,6 +242,12 @@ export class TaskService {
         `a code step of task ${within.at(-1)} cannot approve ${input.ref.slice(0, 200)}: an approval opens task gates, so it is given outside task runs. Return what needs approval from the step, then call approve yourself`,
       );
     }
+    if (input.ref.length > TASK_LIMITS.refChars) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `ref ${shown(input.ref)} is ${input.ref.length} characters: give an artifact name (at most 120) or a ws_ id`,
+      );
+    }
     const [record] = (await this.options.workspace.snapshot([input.ref], { current: false })).refs;
     const version = record as VersionRecord;
     const at = { artifact_id: version.artifact_id, name: version.name, version: version.version };
@@ -475,7 +481,7 @@ export class TaskService {
       const known = (await this.ledger.tasks()).map((t) => t.name);
       throw new CairnError(
         ErrorCode.NOT_FOUND,
-        `no task "${name}" in this workspace: ${known.length === 0 ? "define one with task_define" : `tasks: ${known.slice(0, 20).join(", ")}`}`,
+        `no task ${shown(name)} in this workspace: ${known.length === 0 ? "define one with task_define" : `tasks: ${known.slice(0, 20).join(", ")}`}`,
       );
     }
     return task;
@@ -486,7 +492,7 @@ export class TaskService {
     if (run === undefined || run.task !== task) {
       throw new CairnError(
         ErrorCode.NOT_FOUND,
-        `task ${task} has no run "${runId}": task_status {"name": ${JSON.stringify(task)}} shows its newest run_id`,
+        `task ${task} has no run ${shown(runId)}: task_status {"name": ${JSON.stringify(task)}} shows its newest run_id`,
       );
     }
     return run;
@@ -1095,6 +1101,11 @@ function tooBigForCode(step: string, bytes: number): CairnError {
     ErrorCode.TOO_LARGE,
     `step ${step}'s rows are ${bytes} bytes of JSON, more than the ${CODE_INPUT_ROWS_BYTES} a code step receives: aggregate them in a SQL step first`,
   );
+}
+
+/** A caller's name or id quoted in a message, cut so a reply never grows with hostile input. */
+function shown(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 }
 
 export function newRunId(): string {

@@ -437,6 +437,17 @@ describe("hostile definitions and runs", () => {
     expect((await caught(call("task_status", { name: "hostile" }))).code).toBe("NOT_FOUND");
   });
 
+  it("keeps refusals short when a name, run id or ref is huge", async () => {
+    const long = "a".repeat(100_000);
+    const refusals = [
+      await caught(call("task_status", { name: long })),
+      await caught(call("task_run", { name: "spending-review", resume_from: long })),
+      await caught(call("approve", { ref: long })),
+    ];
+    expect(refusals.map((r) => r.code)).toEqual(["NOT_FOUND", "NOT_FOUND", "INVALID_ARGUMENT"]);
+    for (const refusal of refusals) expect(refusal.message.length).toBeLessThan(600);
+  });
+
   it("keys a pure code step by what it sees of its sources: identical bytes under another name are not its result", async () => {
     await call("import", { path: file("same-a.csv", SPENDING), name: "demo/same_a" });
     await call("import", { path: file("same-b.csv", SPENDING), name: "demo/same_b" });
