@@ -3,7 +3,17 @@
 
 import { type ChildProcess, fork, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -219,6 +229,24 @@ describe("restoring over a workspace", () => {
     writeFileSync(file, "x");
     expect((await caught(restoreSnapshot(snapshot, file, { replace: true }))).code).toBe("ALREADY_EXISTS");
     expect(readFileSync(file, "utf8")).toBe("x");
+  });
+});
+
+describe("restoring to a symbolic link", () => {
+  it("refuses DIR as a link, empty target or not, and leaves the link and its target as they were", async () => {
+    for (const filled of [false, true]) {
+      const target = fresh("link-target");
+      mkdirSync(target);
+      if (filled) writeFileSync(join(target, "keep.txt"), "mine");
+      const link = fresh("link");
+      symlinkSync(target, link);
+      const error = await caught(restoreSnapshot(snapshot, link, { replace: true }));
+      expect(error.code).toBe("INVALID_ARGUMENT");
+      expect(error.message).toMatch(/is a symbolic link .*pass --workspace the directory itself/);
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      expect(readdirSync(target)).toEqual(filled ? ["keep.txt"] : []);
+    }
+    expect(readdirSync(root).filter((n) => n.includes(".restore-") || n.includes(".replaced-"))).toEqual([]);
   });
 });
 

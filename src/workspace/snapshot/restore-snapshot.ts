@@ -3,7 +3,7 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import { constants, createReadStream } from "node:fs";
-import { type FileHandle, mkdir, mkdtemp, open, readdir, rename, rm, stat } from "node:fs/promises";
+import { type FileHandle, lstat, mkdir, mkdtemp, open, readdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { CairnError, ErrorCode } from "../../errors.js";
 import { createFsBlobStore } from "../blobs/fs-blob-store.js";
@@ -75,6 +75,16 @@ export async function restoreSnapshot(
 type DestinationState = "missing" | "empty" | "full";
 
 async function destinationState(dir: string, replace: boolean): Promise<DestinationState> {
+  const link = await lstat(dir).catch(() => undefined);
+  if (link?.isSymbolicLink()) {
+    // rename(2) would act on the link, not on the directory it names: restore where the workspace really is.
+    const target = await realpath(dir).catch(() => "a path that does not exist");
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${dir} is a symbolic link (to ${target}): pass --workspace the directory itself, not a link to it`,
+      { data: { path: dir } },
+    );
+  }
   const info = await stat(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return undefined;
     throw new CairnError(ErrorCode.INVALID_ARGUMENT, `cannot read ${dir}: ${error.message}`, { cause: error });
