@@ -68,9 +68,19 @@ async function checkInputs(inputs: unknown): Promise<QueryInput[]> {
 }
 
 /** At most this many typed columns per input; names and types are bounded like identifiers. */
-const MAX_TYPED_COLUMNS = 1000;
+export const MAX_TYPED_COLUMNS = 1000;
 /** A SQL type name as DuckDB spells it: `DECIMAL(18,2)`, `VARCHAR[]`, `TIMESTAMP WITH TIME ZONE`. */
 const SQL_TYPE = /^[A-Za-z][A-Za-z0-9_ ]{0,63}(\(\s*\d{1,3}\s*(,\s*\d{1,3}\s*)?\))?(\[\])*$/;
+
+/** Whether `type` is a SQL type name a typed CSV input accepts. */
+export function isSqlTypeName(type: unknown): type is string {
+  return typeof type === "string" && SQL_TYPE.test(type);
+}
+
+/** Whether `column` is a column name a typed CSV input accepts. */
+export function isTypedColumnName(column: string): boolean {
+  return column.length > 0 && column.length <= 256;
+}
 
 function checkColumnTypes(value: unknown, format: string, field: string): Record<string, string> {
   if (format !== "csv") throw invalid(`${field}.columnTypes applies to CSV inputs only`);
@@ -81,9 +91,8 @@ function checkColumnTypes(value: unknown, format: string, field: string): Record
   if (entries.length > MAX_TYPED_COLUMNS)
     throw invalid(`${field}.columnTypes names more than ${MAX_TYPED_COLUMNS} columns`);
   for (const [column, type] of entries) {
-    if (column.length === 0 || column.length > 256)
-      throw invalid(`${field}.columnTypes has an empty or over-long column name`);
-    if (typeof type !== "string" || !SQL_TYPE.test(type)) {
+    if (!isTypedColumnName(column)) throw invalid(`${field}.columnTypes has an empty or over-long column name`);
+    if (!isSqlTypeName(type)) {
       throw invalid(
         `${field}.columnTypes.${column} must be a SQL type such as DECIMAL(18,2), BIGINT, DATE or VARCHAR (got ${JSON.stringify(type)})`,
       );

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { CairnError, ErrorCode } from "../errors.js";
 import { isTextMediaType } from "../media-type.js";
 import { MAX_SQL_CHARS } from "../query/query-engine.js";
+import { isSqlTypeName, isTypedColumnName, MAX_TYPED_COLUMNS } from "../query/query-request.js";
 import { assertReadOnlyLeadingKeyword } from "../query/sql-guard.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
 
@@ -28,6 +29,12 @@ export const TASK_LIMITS = {
   cache: { entries: 128, bytes: 256 * 1024 * 1024 },
   /** Citations each evidence search adds to a brief. */
   citationsPerSearch: 3,
+  /** The definition as JSON: room for 8 steps at the code and SQL bounds; large values belong in a source. */
+  definitionBytes: 1024 * 1024,
+  /** Characters of a source ref (a name or ws_ id). */
+  refChars: 256,
+  /** Problems one refusal lists; the rest are counted. */
+  problemsListed: 20,
 } as const;
 
 /** Task names: one segment of the artifact names results get (tasks/NAME/steps/STEP, at most 120 characters). */
@@ -114,6 +121,36 @@ export function isDocumentText(record: { kind: string; media_type: string }): bo
 }
 
 /**
+ * The bounds checked before any source is resolved: the definition's size as JSON and its refs' lengths (a huge
+ * value would otherwise be stored, or echoed back in a refusal).
+ */
+export function checkDefinitionSize(input: DefinitionInput): void {
+  const problems: string[] = [];
+  const bytes = Buffer.byteLength(JSON.stringify(input), "utf8");
+  if (bytes > TASK_LIMITS.definitionBytes) {
+    problems.push(
+      `the definition is ${bytes} bytes of JSON, more than ${TASK_LIMITS.definitionBytes}: save large values (parameter lists, lookup tables) as an artifact and add it as a source`,
+    );
+  }
+  for (const [alias, ref] of Object.entries(input.sources)) {
+    if (ref.length > TASK_LIMITS.refChars) {
+      problems.push(
+        `source ${alias.slice(0, 48)} names a ref of ${ref.length} characters: give an artifact name (at most 120) or a ws_ id`,
+      );
+    }
+  }
+  if (problems.length > 0) throw refused(input.name, problems);
+}
+
+function refused(name: string, all: string[]): CairnError {
+  const problems = all.slice(0, TASK_LIMITS.problemsListed);
+  if (all.length > problems.length) problems.push(`and ${all.length - problems.length} more problems`);
+  return new CairnError(ErrorCode.INVALID_ARGUMENT, `task ${name.slice(0, 80)} is not valid: ${problems.join("; ")}`, {
+    data: { problems },
+  });
+}
+
+/**
  * The definition checked against itself and its resolved sources (`records`, by alias), as stored. Every problem
  * found is named in one INVALID_ARGUMENT, each with its fix.
  */
@@ -141,6 +178,7 @@ export function checkDefinition(input: DefinitionInput, records: Record<string, 
     ["steps", input.steps.length, TASK_LIMITS.steps],
     ["searches", input.searches?.length ?? 0, TASK_LIMITS.searches],
     ["conditions", input.conditions?.length ?? 0, TASK_LIMITS.conditions],
+    ["approvals", input.approvals?.length ?? 0, TASK_LIMITS.steps],
   ];
   for (const [field, count, most] of counted) {
     if (count > most) problems.push(`${field} has ${count} entries, more than ${most}: split the task`);
@@ -225,8 +263,10 @@ export function checkDefinition(input: DefinitionInput, records: Record<string, 
       problems.push(`step ${step.name}: when ${step.when} reads step ${condition.step}, which does not run before it`);
     }
   }
-  for (const gate of input.approvals ?? []) {
-    if (!stepIndex.has(gate)) problems.push(`approvals: ${gate} is not a step of this task`);
+  const gates = input.approvals ?? [];
+  if (new Set(gates).size !== gates.length) problems.push("approvals names a step twice");
+  for (const gate of gates.slice(0, TASK_LIMITS.steps + 1)) {
+    if (!stepIndex.has(gate)) problems.push(`approvals: ${gate.slice(0, 80)} is not a step of this task`);
   }
   for (const [alias, types] of Object.entries(input.csv_types ?? {})) {
     const record = records[alias];
@@ -234,7 +274,18 @@ export function checkDefinition(input: DefinitionInput, records: Record<string, 
     else if (record !== undefined && record.kind !== "csv" && !/csv/.test(record.media_type)) {
       problems.push(`csv_types: source ${alias} is ${record.kind}, not CSV (Parquet and JSON carry their own types)`);
     }
-    if (Object.keys(types).length === 0) problems.push(`csv_types.${alias} is empty`);
+    const columns = Object.entries(types);
+    if (columns.length === 0) problems.push(`csv_types.${alias} is empty`);
+    if (columns.length > MAX_TYPED_COLUMNS) {
+      problems.push(`csv_types.${alias} names ${columns.length} columns, more than ${MAX_TYPED_COLUMNS}`);
+    }
+    const bad = columns.filter(([column, type]) => !isTypedColumnName(column) || !isSqlTypeName(type));
+    for (const [column, type] of bad.slice(0, 3)) {
+      problems.push(
+        `csv_types.${alias}: ${JSON.stringify(column.slice(0, 80))}: ${JSON.stringify(String(type).slice(0, 80))} must map a column name (1-256 characters) to a SQL type such as DECIMAL(18,2), BIGINT, DATE or VARCHAR`,
+      );
+    }
+    if (bad.length > 3) problems.push(`csv_types.${alias}: ${bad.length - 3} more such columns`);
   }
   const searches = input.searches ?? [];
   if (searches.length > 0 && !Object.values(records).some(isDocumentText)) {
@@ -242,11 +293,7 @@ export function checkDefinition(input: DefinitionInput, records: Record<string, 
       "searches cite passages of document-text sources, and every source here is a table: add a text source (a note, document or code artifact, e.g. a policy imported as .txt or .md) to sources, or drop searches",
     );
   }
-  if (problems.length > 0) {
-    throw new CairnError(ErrorCode.INVALID_ARGUMENT, `task ${input.name} is not valid: ${problems.join("; ")}`, {
-      data: { problems },
-    });
-  }
+  if (problems.length > 0) throw refused(input.name, problems);
   const pinned = input.pin_sources === true;
   return {
     objective: input.objective,

@@ -10,6 +10,11 @@ export interface KeyedInput {
   sha256: string;
   format: string;
   columnTypes?: Record<string, string> | undefined;
+  /**
+   * What a code step sees of the input besides its content: a source's alias, id, name, version and kind, an
+   * earlier step's name. A snippet can return any of it, so a code step's key holds it; SQL sees the bytes only.
+   */
+  identity?: Record<string, unknown> | undefined;
 }
 
 /** Bumped when what a step computes from the same key could change (result layout, preview rules). */
@@ -107,7 +112,11 @@ export function stepKey(step: StepInput, inputs: readonly KeyedInput[]): { key: 
     code: step.code ?? null,
     // JSON keeps each parameter's type: 50 and "50" bind differently.
     parameters: step.parameters ?? [],
-    inputs: inputs.map((input) => [input.sha256, input.format, input.columnTypes ?? null]),
+    inputs: inputs.map((input) =>
+      step.sql !== undefined
+        ? [input.sha256, input.format, input.columnTypes ?? null]
+        : [input.sha256, input.format, input.columnTypes ?? null, input.identity ?? null],
+    ),
   };
   return { key: createHash("sha256").update(JSON.stringify(material)).digest("hex") };
 }

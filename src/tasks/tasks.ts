@@ -23,6 +23,7 @@ import {
 import {
   type ConditionInput,
   checkDefinition,
+  checkDefinitionSize,
   type DefinitionInput,
   isDocumentText,
   type StepInput,
@@ -118,6 +119,7 @@ export class TaskService {
 
   /** Checks and stores a definition as the task's next version; `origin` records the skill it came from. */
   async define(input: DefinitionInput, options: { origin?: StoredDefinition["origin"] } = {}) {
+    checkDefinitionSize(input);
     const aliases = Object.keys(input.sources);
     if (aliases.length > TASK_LIMITS.sources) {
       throw new CairnError(
@@ -176,7 +178,9 @@ export class TaskService {
     if (input.resume_from !== undefined) {
       const previous = await this.requireRun(input.resume_from, input.name);
       definition = (await this.definitionAt(input.name, previous.definition_version)).definition as StoredDefinition;
-      run = await this.ledger.resumeRun(previous.run_id, thisProcess(), isAlive);
+      // The rule task_status reports by: an owner whose heartbeat stopped is gone, wherever (or whoever) it was.
+      const silent = this.silent(previous);
+      run = await this.ledger.resumeRun(previous.run_id, thisProcess(), (owner) => !silent && isAlive(owner));
     } else {
       definition = task.definition.definition as StoredDefinition;
       const snapshot = await this.pinSnapshot(definition);
@@ -226,8 +230,24 @@ export class TaskService {
     return fitBrief(brief, budget);
   }
 
-  /** Approves (or revokes approvals of) the exact version `ref` names now. */
-  async approve(input: { ref: string; revoke?: boolean | undefined }) {
+  /**
+   * Approves (or revokes approvals of) the exact version `ref` names now. `caller` is the caller's session: a code
+   * step may revoke but not approve, or a task could open its own gate.
+   */
+  async approve(input: { ref: string; revoke?: boolean | undefined }, caller?: string) {
+    const within = caller === undefined ? undefined : this.stepSessions.get(caller);
+    if (within !== undefined && input.revoke !== true) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `a code step of task ${within.at(-1)} cannot approve ${input.ref.slice(0, 200)}: an approval opens task gates, so it is given outside task runs. Return what needs approval from the step, then call approve yourself`,
+      );
+    }
+    if (input.ref.length > TASK_LIMITS.refChars) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `ref ${shown(input.ref)} is ${input.ref.length} characters: give an artifact name (at most 120) or a ws_ id`,
+      );
+    }
     const [record] = (await this.options.workspace.snapshot([input.ref], { current: false })).refs;
     const version = record as VersionRecord;
     const at = { artifact_id: version.artifact_id, name: version.name, version: version.version };
@@ -330,19 +350,29 @@ export class TaskService {
   /** The brief recorded for a run, with what has changed since: sources moved, an owner that died. */
   async briefOf(run: RunRecord, latestSuccess: string | null): Promise<Brief> {
     const recorded = run.brief as Brief | null;
-    const ids = Object.values(run.snapshot);
-    const records = (await this.options.workspace.snapshot(ids, { current: false })).refs;
-    const sources: BriefSource[] = Object.keys(run.snapshot).map((alias, i) => {
-      const r = records[i] as VersionRecord;
-      return { alias, name: r.name, version: r.version, artifact_id: r.artifact_id, current: r.current };
-    });
+    const records = await this.versionsNow(Object.values(run.snapshot));
+    const gone: string[] = [];
+    const sources: BriefSource[] = [];
+    for (const [i, [alias, id]] of Object.entries(run.snapshot).entries()) {
+      const r = records[i];
+      if (r !== undefined) {
+        sources.push({ alias, name: r.name, version: r.version, artifact_id: r.artifact_id, current: r.current });
+        continue;
+      }
+      // Deleted since the run: what the run recorded of it, else what the definition says it followed.
+      const known = recorded?.sources.find((s) => s.alias === alias) ?? (await this.deletedSource(run, alias, id));
+      sources.push({ ...known, alias, artifact_id: id, current: false });
+      gone.push(
+        `source ${alias} (${known.name} v${known.version}, ${id}) was deleted after this run: its results stand as recorded (verify names what to do)`,
+      );
+    }
     const current = sources.every((s) => s.current);
     if (recorded !== null && run.state !== "running") {
-      const omitted = current ? recorded.omitted : [...recorded.omitted];
-      return { ...recorded, sources, current, latest_success: latestSuccess, omitted };
+      const omitted = [...recorded.omitted, ...gone];
+      const complete = recorded.brief_complete && gone.length === 0;
+      return { ...recorded, sources, current, latest_success: latestSuccess, omitted, brief_complete: complete };
     }
-    const interrupted =
-      run.state === "running" && (!isAlive(run.owner) || Date.now() - run.heartbeat_at > 12 * this.heartbeatMs);
+    const interrupted = run.state === "running" && (!isAlive(run.owner) || this.silent(run));
     return {
       task: run.task,
       run_id: run.run_id,
@@ -361,9 +391,45 @@ export class TaskService {
         interrupted
           ? `the run stopped before it finished (its process is gone): task_run {"name": ${JSON.stringify(run.task)}, "resume_from": "${run.run_id}"} continues it on the same sources`
           : "the run is still going: call task_status again",
+        ...gone,
       ],
       brief_complete: false,
     };
+  }
+
+  /** Whether a run's owner has not shown it is alive for a minute (12 heartbeats): it is gone, on any host. */
+  private silent(run: RunRecord): boolean {
+    return Date.now() - run.heartbeat_at > 12 * this.heartbeatMs;
+  }
+
+  /** The versions `ids` name, each undefined when it was deleted (a brief outlives the sources it cites). */
+  private async versionsNow(ids: string[]): Promise<(VersionRecord | undefined)[]> {
+    const one = (refs: string[]) => this.options.workspace.snapshot(refs, { current: false });
+    try {
+      return (await one(ids)).refs;
+    } catch (error) {
+      if (toCairnError(error).code !== ErrorCode.NOT_FOUND) throw error;
+    }
+    return Promise.all(
+      ids.map((id) =>
+        one([id]).then(
+          (found) => found.refs[0],
+          (error: unknown) => {
+            if (toCairnError(error).code === ErrorCode.NOT_FOUND) return undefined;
+            throw error;
+          },
+        ),
+      ),
+    );
+  }
+
+  /** A deleted source of an unfinished run as its definition names it. */
+  private async deletedSource(run: RunRecord, alias: string, id: string): Promise<{ name: string; version: number }> {
+    const definition = (await this.ledger.taskVersion(run.task, run.definition_version))?.definition as
+      | StoredDefinition
+      | undefined;
+    const source = definition?.sources[alias];
+    return { name: source?.name ?? alias, version: source?.artifact_id === id ? source.version : 0 };
   }
 
   private async unchangedSince(baseRun: string, brief: Brief): Promise<Unchanged | undefined> {
@@ -415,7 +481,7 @@ export class TaskService {
       const known = (await this.ledger.tasks()).map((t) => t.name);
       throw new CairnError(
         ErrorCode.NOT_FOUND,
-        `no task "${name}" in this workspace: ${known.length === 0 ? "define one with task_define" : `tasks: ${known.slice(0, 20).join(", ")}`}`,
+        `no task ${shown(name)} in this workspace: ${known.length === 0 ? "define one with task_define" : `tasks: ${known.slice(0, 20).join(", ")}`}`,
       );
     }
     return task;
@@ -426,7 +492,7 @@ export class TaskService {
     if (run === undefined || run.task !== task) {
       throw new CairnError(
         ErrorCode.NOT_FOUND,
-        `task ${task} has no run "${runId}": task_status {"name": ${JSON.stringify(task)}} shows its newest run_id`,
+        `task ${task} has no run ${shown(runId)}: task_status {"name": ${JSON.stringify(task)}} shows its newest run_id`,
       );
     }
     return run;
@@ -507,7 +573,7 @@ class TaskRun {
       this.steps.push(progressStep(step.name, recorded));
       return "done";
     }
-    const skip = this.skipReason(step, results);
+    const skip = await this.skipReason(step, results);
     if (skip !== undefined) {
       results.set(step.name, "skipped");
       await this.record(step.name, { status: "skipped", reason: skip });
@@ -542,17 +608,47 @@ class TaskRun {
     await this.tasks.tasksLedger.recordProgress(this.run.run_id, this.progress);
   }
 
-  private skipReason(step: StepInput, results: Map<string, StepResult | "skipped">): string | undefined {
+  private async skipReason(step: StepInput, results: Map<string, StepResult | "skipped">): Promise<string | undefined> {
     const skippedInput = (step.inputs ?? []).find((name) => results.get(name) === "skipped");
     if (skippedInput !== undefined) return `its input ${skippedInput} was skipped`;
     if (step.when !== undefined) {
       const negated = step.when.startsWith("!");
       const name = negated ? step.when.slice(1) : step.when;
       const condition = this.definition.conditions.find((c) => c.name === name) as ConditionInput;
-      const holds = evaluate(condition, results.get(condition.step));
+      const holds = await this.evaluate(condition, results.get(condition.step));
       if (holds === negated) return `when ${step.when}: ${describeCondition(condition)} is ${holds}`;
     }
     return undefined;
+  }
+
+  /**
+   * Whether a condition holds on an earlier result. A column is read from the step's one row: the preview's, or the
+   * result's own when the preview left the row out (a row wider than a preview holds).
+   */
+  private async evaluate(condition: ConditionInput, result: StepResult | "skipped" | undefined): Promise<boolean> {
+    if (result === undefined || result === "skipped") return false;
+    const { column } = condition;
+    if (column === undefined) return compare(result.meta.row_count, condition.op, condition.value);
+    if (result.meta.row_count !== 1) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `condition ${condition.name} reads column ${column} of step ${condition.step}, which has ${result.meta.row_count} rows, not 1: make the step return one row, or test its row_count (omit column)`,
+      );
+    }
+    let row: unknown = result.meta.rows[0];
+    if (result.meta.rows.length === 0) {
+      const { rows } = await this.rowsOf(condition.step, result);
+      row = Array.isArray(rows) ? rows[0] : rows;
+    }
+    // Own properties only: "constructor" or "__proto__" is not a column of every row.
+    if (typeof row !== "object" || row === null || !Object.hasOwn(row, column)) {
+      const columns = result.meta.columns.map((c) => c.name);
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `condition ${condition.name}: step ${condition.step} has no column ${column.slice(0, 80)}${columns.length > 0 ? ` (columns: ${columns.slice(0, 20).join(", ")})` : ""}`,
+      );
+    }
+    return compare((row as Record<string, unknown>)[column], condition.op, condition.value);
   }
 
   /** What one input is to the engine and to the key: a pinned source, or an earlier step's result. */
@@ -563,10 +659,11 @@ class TaskRun {
     const record = this.sources[name];
     if (record !== undefined) {
       const columnTypes = this.definition.csv_types[name];
-      return { name, sha256: record.sha256, format: formatOf(record, name), columnTypes, record };
+      const identity = sourceIdentity(name, record);
+      return { name, sha256: record.sha256, format: formatOf(record, name), columnTypes, record, identity };
     }
     const result = results.get(name) as StepResult;
-    return { name, sha256: result.sha256, format: result.format, result };
+    return { name, sha256: result.sha256, format: result.format, result, identity: { step: name } };
   }
 
   private async sqlStep(step: StepInput, inputs: ReturnType<TaskRun["inputOf"]>[]) {
@@ -620,13 +717,7 @@ class TaskRun {
     const described: Record<string, unknown> = {};
     for (const [i, input] of inputs.entries()) {
       described[`input${i + 1}`] = input.record
-        ? {
-            source: input.name,
-            artifact_id: input.record.artifact_id,
-            name: input.record.name,
-            version: input.record.version,
-            kind: input.record.kind,
-          }
+        ? sourceIdentity(input.name, input.record)
         : { step: input.name, ...(await this.rowsOf(input.name, input.result as StepResult)) };
     }
     const session = this.tasks.stepSession([...this.within, this.name]);
@@ -956,33 +1047,20 @@ function progressStep(name: string, progress: StepProgress): BriefStep {
   return step;
 }
 
+/** What a code step receives for a source input (and what its cache key holds of it besides the content). */
+function sourceIdentity(alias: string, record: VersionRecord) {
+  return {
+    source: alias,
+    artifact_id: record.artifact_id,
+    name: record.name,
+    version: record.version,
+    kind: record.kind,
+  };
+}
+
 /** The artifact name a step's result is published under. */
 export function stepArtifactName(task: string, step: string): string {
   return `tasks/${task}/steps/${step}`;
-}
-
-function evaluate(condition: ConditionInput, result: StepResult | "skipped" | undefined): boolean {
-  if (result === undefined || result === "skipped") return false;
-  let actual: unknown;
-  if (condition.column === undefined) {
-    actual = result.meta.row_count;
-  } else {
-    if (result.meta.row_count !== 1) {
-      throw new CairnError(
-        ErrorCode.INVALID_ARGUMENT,
-        `condition ${condition.name} reads column ${condition.column} of step ${condition.step}, which has ${result.meta.row_count} rows, not 1: make the step return one row, or test its row_count (omit column)`,
-      );
-    }
-    const row = result.meta.rows[0] as Record<string, unknown> | undefined;
-    if (row === undefined || !(condition.column in row)) {
-      throw new CairnError(
-        ErrorCode.INVALID_ARGUMENT,
-        `condition ${condition.name}: step ${condition.step} has no column ${condition.column} (columns: ${result.meta.columns.map((c) => c.name).join(", ")})`,
-      );
-    }
-    actual = row[condition.column];
-  }
-  return compare(actual, condition.op, condition.value);
 }
 
 function compare(actual: unknown, op: ConditionInput["op"], expected: unknown): boolean {
@@ -1023,6 +1101,11 @@ function tooBigForCode(step: string, bytes: number): CairnError {
     ErrorCode.TOO_LARGE,
     `step ${step}'s rows are ${bytes} bytes of JSON, more than the ${CODE_INPUT_ROWS_BYTES} a code step receives: aggregate them in a SQL step first`,
   );
+}
+
+/** A caller's name or id quoted in a message, cut so a reply never grows with hostile input. */
+function shown(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 }
 
 export function newRunId(): string {

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../../src/app.js";
@@ -394,5 +395,177 @@ describe("task_run", () => {
       steps: [{ name: "go", code: 'return (await tasks.run({ name: "spending-review" })).status' }],
     });
     expect((await call("task_run", { name: "outer" })).steps[0].rows).toEqual(["succeeded"]);
+  });
+});
+
+describe("hostile definitions and runs", () => {
+  it("refuses hostile csv_types, a flood of approvals, an oversized definition and ref, in bounded replies", async () => {
+    const base = {
+      name: "hostile",
+      objective: "x",
+      sources: { spending: "demo/spending" },
+      steps: [{ name: "all", inputs: ["spending"], sql: "SELECT * FROM input1" }],
+    };
+    const types = await caught(
+      call("task_define", {
+        ...base,
+        csv_types: { spending: { amount: "DECIMAL(18,2)}); SELECT 1; --", "id' \"}{": "INT", ok: "BIGINT" } },
+      }),
+    );
+    expect(types.code).toBe("INVALID_ARGUMENT");
+    expect(types.message).toMatch(/csv_types\.spending: "amount": .* must map a column name .* to a SQL type/);
+    const wide = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`c${i}`, "INT"]));
+    expect((await caught(call("task_define", { ...base, csv_types: { spending: wide } }))).message).toMatch(
+      /names 10000 columns, more than 1000/,
+    );
+    const flood = await caught(
+      call("task_define", { ...base, approvals: Array.from({ length: 20_000 }, (_, i) => `ghost${i}`) }),
+    );
+    expect(flood.message.length).toBeLessThan(2000);
+    expect(flood.message).toMatch(/approvals has 20000 entries, more than 8/);
+    const steps = Array.from({ length: 60 }, (_, i) => ({ ...base.steps[0], name: `bad name ${i}` }));
+    const many = await caught(call("task_define", { ...base, steps }));
+    expect(many.data?.problems).toHaveLength(21);
+    expect(((many.data?.problems ?? []) as string[]).at(-1)).toMatch(/^and \d+ more problems$/);
+    const huge = await caught(
+      call("task_define", { ...base, steps: [{ ...base.steps[0], parameters: ["x".repeat(2_000_000)] }] }),
+    );
+    expect(huge.message).toMatch(/bytes of JSON, more than 1048576: save large values .* as an artifact/);
+    const ref = await caught(call("task_define", { ...base, sources: { spending: `demo/${"b".repeat(100_000)}` } }));
+    expect(ref.code).toBe("INVALID_ARGUMENT");
+    expect(ref.message.length).toBeLessThan(1000);
+    expect((await caught(call("task_status", { name: "hostile" }))).code).toBe("NOT_FOUND");
+  });
+
+  it("keeps refusals short when a name, run id or ref is huge", async () => {
+    const long = "a".repeat(100_000);
+    const refusals = [
+      await caught(call("task_status", { name: long })),
+      await caught(call("task_run", { name: "spending-review", resume_from: long })),
+      await caught(call("approve", { ref: long })),
+    ];
+    expect(refusals.map((r) => r.code)).toEqual(["NOT_FOUND", "NOT_FOUND", "INVALID_ARGUMENT"]);
+    for (const refusal of refusals) expect(refusal.message.length).toBeLessThan(600);
+  });
+
+  it("keys a pure code step by what it sees of its sources: identical bytes under another name are not its result", async () => {
+    await call("import", { path: file("same-a.csv", SPENDING), name: "demo/same_a" });
+    await call("import", { path: file("same-b.csv", SPENDING), name: "demo/same_b" });
+    const who = (name: string, source: string) => ({
+      name,
+      objective: "Which source this is",
+      sources: { s: source },
+      steps: [
+        {
+          name: "who",
+          inputs: ["s"],
+          pure: true,
+          code: "return { name: inputs.input1.name, id: inputs.input1.artifact_id }",
+        },
+      ],
+    });
+    await call("task_define", who("who_a", "demo/same_a"));
+    await call("task_define", who("who_b", "demo/same_b"));
+    const a = await call("task_run", { name: "who_a" });
+    const b = await call("task_run", { name: "who_b" });
+    expect(a.steps[0].rows).toEqual([{ name: "demo/same_a", id: a.sources[0].artifact_id }]);
+    expect(b.steps[0]).toMatchObject({
+      status: "computed",
+      rows: [{ name: "demo/same_b", id: b.sources[0].artifact_id }],
+    });
+    expect((await call("task_run", { name: "who_b" })).steps[0].status).toBe("reused");
+  });
+});
+
+describe("approvals from inside a run", () => {
+  it("refuses an approval from a code step, so a task cannot open its own gate", async () => {
+    await call("import", { path: file("self-approved.csv", SPENDING), name: "demo/self_approved" });
+    await call("task_define", {
+      name: "self_approver",
+      objective: "Tries to approve its own gate",
+      sources: { s: "demo/self_approved" },
+      steps: [
+        {
+          name: "sneak",
+          inputs: ["s"],
+          code: "try { await tasks.approve({ ref: inputs.input1.artifact_id }); return 'approved' } catch (e) { return String(e.message) }",
+        },
+        { name: "gated", inputs: ["s"], sql: "SELECT count(*) AS n FROM input1" },
+      ],
+      approvals: ["gated"],
+    });
+    const run = await call("task_run", { name: "self_approver" });
+    expect(run.steps[0].rows[0]).toMatch(/cannot approve[\s\S]*call approve yourself/);
+    expect(run.status).toBe("awaiting_approval");
+    expect(run.approvals_needed).toEqual([expect.objectContaining({ name: "demo/self_approved", step: "gated" })]);
+    await call("approve", { ref: "demo/self_approved" });
+    expect((await call("task_run", { name: "self_approver" })).status).toBe("succeeded");
+  });
+});
+
+describe("a brief outliving what it cites", () => {
+  it("reopens with task_status after its source and results were deleted, saying which source is gone", async () => {
+    await call("import", { path: file("doomed.csv", SPENDING), name: "demo/doomed" });
+    await call("task_define", {
+      name: "orphaned",
+      objective: "Count rows of a source deleted later",
+      sources: { s: "demo/doomed" },
+      steps: [{ name: "n", inputs: ["s"], sql: "SELECT count(*) AS n FROM input1" }],
+    });
+    const run = await call("task_run", { name: "orphaned" });
+    for (const name of ["tasks/orphaned/run", "tasks/orphaned/steps/n", "demo/doomed"]) {
+      await call("delete", { ref: name, expected_version: 1 });
+    }
+    const status = await call("task_status", { name: "orphaned" });
+    expect(status).toMatchObject({ run_id: run.run_id, status: "succeeded", current: false, brief_complete: false });
+    expect(status.sources).toEqual([expect.objectContaining({ name: "demo/doomed", version: 1, current: false })]);
+    expect(status.steps[0].rows).toEqual([{ n: 3 }]);
+    expect(status.omitted.join(" ")).toMatch(/source s \(demo\/doomed v1, ws_[\w-]+\) was deleted after this run/);
+  });
+});
+
+describe("a run whose owner went silent", () => {
+  it("resumes a run that task_status calls interrupted, though its owner was on another host", async () => {
+    await call("task_define", {
+      name: "stranded",
+      objective: "Count rows",
+      sources: { s: "demo/spending" },
+      steps: [{ name: "n", inputs: ["s"], sql: "SELECT count(*) AS n FROM input1" }],
+    });
+    const run = await call("task_run", { name: "stranded" });
+    // As a container restart (a new hostname) or a restored snapshot leaves it: running, owned elsewhere, silent.
+    const db = new Database(join(dir, "ws", "catalog.db"));
+    db.prepare(
+      "UPDATE task_runs SET state = 'running', owner_host = 'a-host-long-gone', owner_pid = 1, heartbeat_at = 0 WHERE id = ?",
+    ).run(run.run_id);
+    db.close();
+    const status = await call("task_status", { name: "stranded" });
+    expect(status.status).toBe("interrupted");
+    expect(status.omitted.join(" ")).toMatch(/resume_from/);
+    const resumed = await call("task_run", { name: "stranded", resume_from: run.run_id });
+    expect(resumed).toMatchObject({ run_id: run.run_id, status: "succeeded" });
+  });
+});
+
+describe("conditions on hostile rows", () => {
+  it("reads a condition's column from a one-row result too wide to preview, and refuses a column no row has", async () => {
+    const task = (name: string, sql: string, column: string) => ({
+      name,
+      objective: "Branch on a flag",
+      sources: { s: "demo/spending" },
+      steps: [
+        { name: "flagged", inputs: ["s"], sql },
+        { name: "then", inputs: ["s"], sql: "SELECT count(*) AS n FROM input1", when: "on" },
+      ],
+      conditions: [{ name: "on", step: "flagged", column, op: "=", value: 1 }],
+    });
+    await call("task_define", task("wide_flag", "SELECT repeat('x', 100000) AS wide, 1 AS flag", "flag"));
+    const wide = await call("task_run", { name: "wide_flag" });
+    expect(wide.steps[0].rows).toEqual([]);
+    expect(wide.steps[1]).toMatchObject({ name: "then", rows: [{ n: expect.any(Number) }] });
+    await call("task_define", task("proto_flag", "SELECT 1 AS flag", "constructor"));
+    const proto = await caught(call("task_run", { name: "proto_flag" }));
+    expect(proto.code).toBe("INVALID_ARGUMENT");
+    expect(proto.message).toMatch(/condition on: step flagged has no column constructor \(columns: flag\)/);
   });
 });

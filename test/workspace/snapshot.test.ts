@@ -3,8 +3,18 @@
 
 import { type ChildProcess, fork, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { build } from "esbuild";
@@ -222,6 +232,24 @@ describe("restoring over a workspace", () => {
   });
 });
 
+describe("restoring to a symbolic link", () => {
+  it("refuses DIR as a link, empty target or not, and leaves the link and its target as they were", async () => {
+    for (const filled of [false, true]) {
+      const target = fresh("link-target");
+      mkdirSync(target);
+      if (filled) writeFileSync(join(target, "keep.txt"), "mine");
+      const link = fresh("link");
+      symlinkSync(target, link);
+      const error = await caught(restoreSnapshot(snapshot, link, { replace: true }));
+      expect(error.code).toBe("INVALID_ARGUMENT");
+      expect(error.message).toMatch(/is a symbolic link .*pass --workspace the directory itself/);
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      expect(readdirSync(target)).toEqual(filled ? ["keep.txt"] : []);
+    }
+    expect(readdirSync(root).filter((n) => n.includes(".restore-") || n.includes(".replaced-"))).toEqual([]);
+  });
+});
+
 describe("a bad snapshot", () => {
   /** An occupied DIR restored with --replace: the strongest case for "untouched". */
   async function refusedWith(file: string): Promise<{ code: string; message: string }> {
@@ -327,6 +355,83 @@ describe("a bad snapshot", () => {
     const refused = await refusedWith(file);
     expect(refused.code).toBe("CORRUPT");
     expect(refused.message).toContain("damaged catalog");
+  });
+
+  /** The snapshot with its catalog changed by `sql` (the manifest and trailer made to match, as an attacker would). */
+  async function withCatalog(sql: string): Promise<string> {
+    const members = await membersOf(snapshot);
+    const path = join(fresh("hostile-catalog"), "catalog.db");
+    mkdirSync(join(path, ".."), { recursive: true });
+    writeFileSync(path, (members[1] as Member).body);
+    const db = new Database(path);
+    db.pragma("journal_mode = DELETE");
+    db.exec(sql);
+    db.close();
+    const catalog = readFileSync(path);
+    const file = fresh("hostile");
+    writeArchive(
+      file,
+      editManifest(
+        members.map((m) => (m.name === "catalog.db" ? { ...m, body: catalog } : m)),
+        (m) => {
+          m.members[0] = { path: "catalog.db", bytes: catalog.byteLength, sha256: sha(catalog) };
+        },
+      ),
+    );
+    return file;
+  }
+
+  it.each([
+    [
+      "a trigger that approves every version",
+      `CREATE TRIGGER auto_approve AFTER INSERT ON task_runs BEGIN
+         INSERT INTO approvals (artifact_id, approver, approved_at) SELECT id, 'mallory', 'now' FROM versions; END`,
+      /trigger auto_approve is not one this Cairn creates/,
+    ],
+    [
+      "a view in place of a table",
+      "DROP TABLE approvals; CREATE VIEW approvals AS SELECT 1 AS id, id AS artifact_id, 'mallory' AS approver, 'now' AS approved_at, NULL AS revoked_at, NULL AS revoked_by FROM versions",
+      /table approvals is missing/,
+    ],
+    [
+      "a table defined otherwise",
+      "DROP TABLE step_leases; CREATE TABLE step_leases (key TEXT PRIMARY KEY, token TEXT, owner_host TEXT, owner_pid INTEGER, expires_at INTEGER DEFAULT 9e15)",
+      /table step_leases is defined otherwise/,
+    ],
+    [
+      "a changed built-in trigger",
+      "DROP TRIGGER versions_never_reuse; CREATE TRIGGER versions_never_reuse AFTER INSERT ON versions BEGIN DELETE FROM versions; END",
+      /trigger versions_never_reuse is defined otherwise/,
+    ],
+    [
+      "a unique index that blocks later versions",
+      "CREATE UNIQUE INDEX one_version ON versions (name) WHERE seq > 1000",
+      /index one_version is not one this Cairn creates/,
+    ],
+    ["tables a schema version claims but lacks", "DROP TABLE task_runs", /table task_runs is missing/],
+  ])("refuses a catalog carrying %s, though its digests were recomputed", async (_, sql, problem) => {
+    const refused = await refusedWith(await withCatalog(sql));
+    expect(refused.code).toBe("CORRUPT");
+    expect(refused.message).toMatch(problem);
+    expect(refused.message).toMatch(/not the one Cairn creates.*nothing was restored/);
+  });
+
+  it("refuses a catalog claiming a schema newer than its manifest says, as damage", async () => {
+    const refused = await refusedWith(await withCatalog("INSERT INTO schema_migrations VALUES (99, 'future', 'now')"));
+    expect(refused.code).toBe("CORRUPT");
+    expect(refused.message).toMatch(/schema version 99, newer than this Cairn knows[\s\S]*nothing was restored/);
+  });
+
+  it("restores without the leases a crafted catalog carries: a live pid of this host blocks no step", async () => {
+    const file = await withCatalog(
+      `INSERT INTO step_leases VALUES ('k', 't', '${hostname()}', 1, 9000000000000000);
+       INSERT INTO blob_leases (token, sha256, created_at) VALUES ('forever', '${"a".repeat(64)}', 9000000000000000);`,
+    );
+    const target = fresh("leases");
+    await restoreSnapshot(file, target);
+    const tables = tablesOf(target);
+    expect(tables.step_leases).toEqual([]);
+    expect(tables.blob_leases).toEqual([]);
   });
 
   it("refuses a catalog whose version has no blob in the snapshot", async () => {

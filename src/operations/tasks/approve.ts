@@ -34,5 +34,5 @@ export const approve: OperationFactory = () =>
           ? `approved ${r.name} v${r.version} (${r.artifact_id})`
           : `revoked ${r.revoked ?? 0} approval(s) of ${r.name} v${r.version}`,
     },
-    handler: async (args, ctx) => (await ctx.services.tasks()).approve(args),
+    handler: async (args, ctx) => (await ctx.services.tasks()).approve(args, ctx.session.id),
   });

@@ -852,6 +852,55 @@ export class SqliteCatalog implements Catalog {
     });
   }
 
+  /**
+   * How this catalog's schema differs from what the migrations create, for a copy made elsewhere: a table, index or
+   * trigger the migrations make that is missing or defined otherwise, and any trigger or view they do not make, or an
+   * index they do not make on one of their tables (either would act on every later write or read). Tables the
+   * migrations do not know, and their indexes, are allowed: every table travels. Empty when the schema is Cairn's.
+   */
+  async schemaProblems(): Promise<string[]> {
+    const { default: Database } = await import("better-sqlite3");
+    const reference = new Database(":memory:");
+    try {
+      reference.function("cairn_is_text", { deterministic: true }, (_mediaType: unknown) => 0);
+      migrate(reference);
+      const objects = (db: BetterSqlite3.Database) =>
+        new Map(
+          (
+            db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema").all() as {
+              type: string;
+              name: string;
+              tbl_name: string;
+              sql: string | null;
+            }[]
+          ).map((o) => [`${o.type} ${o.name}`, o]),
+        );
+      const expected = objects(reference);
+      const actual = await this.exclusive(() => objects(this.db));
+      const tables = new Set([...expected.values()].filter((o) => o.type === "table").map((o) => o.name));
+      const problems: string[] = [];
+      for (const [key, object] of expected) {
+        const found = actual.get(key);
+        if (found === undefined) problems.push(`${key} is missing`);
+        else if (found.sql !== object.sql || found.tbl_name !== object.tbl_name)
+          problems.push(`${key} is defined otherwise`);
+      }
+      for (const [key, object] of actual) {
+        if (expected.has(key)) continue;
+        if (
+          object.type === "trigger" ||
+          object.type === "view" ||
+          (object.type === "index" && tables.has(object.tbl_name))
+        ) {
+          problems.push(`${key} is not one this Cairn creates`);
+        }
+      }
+      return problems;
+    } finally {
+      reference.close();
+    }
+  }
+
   /** Ordinary tables of the catalog (no SQLite internals, no virtual or FTS shadow tables). */
   private tables(): string[] {
     return this.db

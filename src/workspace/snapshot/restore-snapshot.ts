@@ -3,7 +3,7 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import { constants, createReadStream } from "node:fs";
-import { type FileHandle, mkdir, mkdtemp, open, readdir, rename, rm, stat } from "node:fs/promises";
+import { type FileHandle, lstat, mkdir, mkdtemp, open, readdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { CairnError, ErrorCode } from "../../errors.js";
 import { createFsBlobStore } from "../blobs/fs-blob-store.js";
@@ -75,6 +75,16 @@ export async function restoreSnapshot(
 type DestinationState = "missing" | "empty" | "full";
 
 async function destinationState(dir: string, replace: boolean): Promise<DestinationState> {
+  const link = await lstat(dir).catch(() => undefined);
+  if (link?.isSymbolicLink()) {
+    // rename(2) would act on the link, not on the directory it names: restore where the workspace really is.
+    const target = await realpath(dir).catch(() => "a path that does not exist");
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${dir} is a symbolic link (to ${target}): pass --workspace the directory itself, not a link to it`,
+      { data: { path: dir } },
+    );
+  }
   const info = await stat(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return undefined;
     throw new CairnError(ErrorCode.INVALID_ARGUMENT, `cannot read ${dir}: ${error.message}`, { cause: error });
@@ -205,11 +215,22 @@ async function verifyCatalog(staging: string, manifest: SnapshotManifest, source
       { cause },
     );
   const catalog = await createSqliteCatalog(join(staging, "catalog.db")).catch((error: unknown) => {
-    throw error instanceof CairnError ? error : corrupt((error as Error).message, error);
+    // The manifest's schema version was checked; a catalog newer than this Cairn contradicts it.
+    throw corrupt((error as Error).message.replace(/: upgrade Cairn$/, ""), error);
   });
   try {
     const problems = await catalog.integrityProblems().catch((error: Error) => [error.message]);
     if (problems.length > 0) throw corrupt(`integrity_check found ${problems.slice(0, 3).join("; ")}`);
+    // A catalog is a program too: a trigger or a changed table would act on every later write (approve, save).
+    const schema = await catalog.schemaProblems();
+    if (schema.length > 0) {
+      throw new CairnError(
+        ErrorCode.CORRUPT,
+        `${source} holds a catalog whose schema is not the one Cairn creates (${schema.slice(0, 3).join("; ")}${schema.length > 3 ? `; ${schema.length - 3} more` : ""}): nothing was restored; export the snapshot again from a sound workspace, and restore only snapshots you trust`,
+      );
+    }
+    // Leases and pending clean-ups name processes and files of the machine it came from (export empties them too).
+    await catalog.dropProcessState();
     const facts = await catalog.snapshotFacts().catch((error: Error) => {
       throw corrupt(error.message, error);
     });
