@@ -41,7 +41,11 @@ export function registerSnapshot(program: Command): void {
     .description("restore a snapshot file as the workspace (--workspace DIR), after verifying every byte")
     .argument("<file>", "a file written by cairn snapshot export")
     .option("--replace", "replace a workspace directory that is not empty (its current content is deleted)")
-    .option("--json", "print {workspace, file, ..., migrated_to, replaced}")
+    .option(
+      "--keep-cache",
+      "keep the task step-result cache (only for a snapshot you made: a crafted cache could make task runs reuse wrong results)",
+    )
+    .option("--json", "print {workspace, file, ..., migrated_to, replaced, cache_entries_dropped}")
     .addHelpText(
       "after",
       "\nEvery member is checked against the manifest's SHA-256 and size, every blob against its name, the catalog" +
@@ -49,20 +53,25 @@ export function registerSnapshot(program: Command): void {
         "\ndamaged file leaves DIR as it was. Without --replace, DIR must be missing or empty. Stop any cairn serve" +
         "\nusing DIR before --replace.",
     )
-    .action(async (file: string, options: { replace?: boolean; json?: boolean }, command: Command) => {
-      await run(command, options.json === true, async (workspace) => {
-        const { restoreSnapshot } = await import("../workspace/snapshot/restore-snapshot.js");
-        const summary = await restoreSnapshot(file, workspace, { replace: options.replace === true });
-        const migrated =
-          summary.migrated_to > summary.schema_version
-            ? ` (catalog migrated from schema ${summary.schema_version} to ${summary.migrated_to})`
-            : "";
-        return {
-          output: summary,
-          text: `${summary.replaced ? "replaced" : "restored"} ${workspace} from ${describe(summary)}${migrated}`,
-        };
-      });
-    });
+    .action(
+      async (file: string, options: { replace?: boolean; keepCache?: boolean; json?: boolean }, command: Command) => {
+        await run(command, options.json === true, async (workspace) => {
+          const { restoreSnapshot } = await import("../workspace/snapshot/restore-snapshot.js");
+          const summary = await restoreSnapshot(file, workspace, {
+            replace: options.replace === true,
+            keepCache: options.keepCache === true,
+          });
+          const migrated =
+            summary.migrated_to > summary.schema_version
+              ? ` (catalog migrated from schema ${summary.schema_version} to ${summary.migrated_to})`
+              : "";
+          return {
+            output: summary,
+            text: `${summary.replaced ? "replaced" : "restored"} ${workspace} from ${describe(summary)}${migrated}${summary.cache_entries_dropped > 0 ? `; ${summary.cache_entries_dropped} cached task step results dropped (--keep-cache keeps them)` : ""}`,
+          };
+        });
+      },
+    );
 }
 
 /** Resolves the workspace directory, runs the command, prints its reply or its failure. */

@@ -350,11 +350,15 @@ describe("task_run", () => {
     );
   });
 
-  it("travels in a snapshot: the restored workspace reopens the brief and reuses every step", async () => {
+  it("travels in a snapshot: the restored workspace reopens the brief and, with keepCache, reuses every step", async () => {
     const before = await call("task_run", { name: "spending-review" });
     const file = join(dir, "tasks.cairn-snapshot");
     await exportSnapshot(join(dir, "ws"), file);
-    await restoreSnapshot(file, join(dir, "restored"));
+    // A restored cache is dropped unless kept: the first run recomputes, into the very same versions.
+    const dropped = await restoreSnapshot(file, join(dir, "dropped"));
+    expect(dropped.cache_entries_dropped).toBeGreaterThan(0);
+    const kept = await restoreSnapshot(file, join(dir, "restored"), { keepCache: true });
+    expect(kept.cache_entries_dropped).toBe(0);
     const restored = createApp(
       { config: ConfigSchema.parse({}), configPath: null, workspaceDir: join(dir, "restored") },
       { logger: createLogger("test", () => {}) },
@@ -369,6 +373,23 @@ describe("task_run", () => {
       expect(again.run_artifact).toBe(before.run_artifact);
     } finally {
       await restored.close();
+    }
+    const recomputing = createApp(
+      { config: ConfigSchema.parse({}), configPath: null, workspaceDir: join(dir, "dropped") },
+      { logger: createLogger("test", () => {}) },
+    );
+    try {
+      const op = recomputing.operations.find((o) => o.name === "task_run") as Operation;
+      const ctx = {
+        services: recomputing.services,
+        session: recomputing.newSession("dropped"),
+        surface: "cli" as const,
+      };
+      const fresh = (await op.handler({ name: "spending-review" }, ctx)) as typeof before;
+      expect(fresh.steps.map((s: { status: string }) => s.status)).toEqual(["computed", "computed"]);
+      expect(fresh.run_artifact).toBe(before.run_artifact);
+    } finally {
+      await recomputing.close();
     }
   });
 

@@ -358,6 +358,10 @@ export class SqliteTaskLedger implements TaskLedger {
     });
   }
 
+  cacheClear(): Promise<number> {
+    return this.write(() => this.host.q("DELETE FROM step_cache").run().changes);
+  }
+
   cacheDrop(key: string): Promise<void> {
     return this.write(() => {
       this.host.q("DELETE FROM step_cache WHERE key = ?").run(key);

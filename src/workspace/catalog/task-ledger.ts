@@ -181,6 +181,8 @@ export interface TaskLedger {
   cachePut(entry: Omit<CacheEntry, "hits">, bounds: CacheBounds): Promise<number>;
   /** Removes entries whose blob the store lost (a reuse found it missing). */
   cacheDrop(key: string): Promise<void>;
+  /** Removes every entry (a restored snapshot's cache is not trusted); returns how many. */
+  cacheClear(): Promise<number>;
 
   acquireLease(key: string, owner: Owner, ttlMs: number, isAlive: (owner: Owner) => boolean): Promise<LeaseAnswer>;
   /** Extends a lease still held with `token`; false when it was lost (expired and taken). */

@@ -26,6 +26,12 @@ import { TarReader } from "./tar.js";
 export interface RestoreSnapshotOptions {
   /** Replace a workspace directory that is not empty (its content is deleted once the restore is in place). */
   replace?: boolean;
+  /**
+   * Keep the step-result cache the snapshot carries. Off by default: a cache entry says "this SQL over these bytes
+   * gives that result", which no digest check can verify, so a crafted snapshot could make later task runs reuse a
+   * wrong result. Only for snapshots you made yourself.
+   */
+  keepCache?: boolean;
 }
 
 export interface RestoreSummary extends SnapshotSummary {
@@ -34,6 +40,8 @@ export interface RestoreSummary extends SnapshotSummary {
   migrated_to: number;
   /** True when a non-empty workspace was replaced. */
   replaced: boolean;
+  /** Step-cache entries dropped (0 with keepCache): the first task runs recompute those steps. */
+  cache_entries_dropped: number;
 }
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -61,11 +69,17 @@ export async function restoreSnapshot(
   const staging = await mkdtemp(join(dirname(dir), `.${basename(dir)}.restore-`));
   try {
     const { manifest, size } = await unpack(source, staging);
-    const migratedTo = await verifyCatalog(staging, manifest, source);
+    const { migratedTo, cacheDropped } = await verifyCatalog(staging, manifest, source, options.keepCache === true);
     await createFsBlobStore(join(staging, "blobs"));
     await syncTree(staging);
     const replaced = await place(staging, dir, before);
-    return { workspace: dir, ...summaryOf(manifest, source, size), migrated_to: migratedTo, replaced };
+    return {
+      workspace: dir,
+      ...summaryOf(manifest, source, size),
+      migrated_to: migratedTo,
+      replaced,
+      cache_entries_dropped: cacheDropped,
+    };
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
     throw error;
@@ -205,9 +219,15 @@ async function writeMember(path: string, chunks: AsyncIterable<Buffer>): Promise
 
 /**
  * Opens the restored catalog (migrating it forward), then checks it: `PRAGMA integrity_check`, and a blob of the right
- * size for every version. Returns the schema version after migration.
+ * size for every version; empties the step cache unless `keepCache`. Returns the schema version after migration and
+ * how many cache entries were dropped.
  */
-async function verifyCatalog(staging: string, manifest: SnapshotManifest, source: string): Promise<number> {
+async function verifyCatalog(
+  staging: string,
+  manifest: SnapshotManifest,
+  source: string,
+  keepCache: boolean,
+): Promise<{ migratedTo: number; cacheDropped: number }> {
   const corrupt = (what: string, cause?: unknown) =>
     new CairnError(
       ErrorCode.CORRUPT,
@@ -231,6 +251,7 @@ async function verifyCatalog(staging: string, manifest: SnapshotManifest, source
     }
     // Leases and pending clean-ups name processes and files of the machine it came from (export empties them too).
     await catalog.dropProcessState();
+    const cacheDropped = keepCache ? 0 : await catalog.tasks.cacheClear();
     const facts = await catalog.snapshotFacts().catch((error: Error) => {
       throw corrupt(error.message, error);
     });
@@ -240,7 +261,7 @@ async function verifyCatalog(staging: string, manifest: SnapshotManifest, source
       if (size === undefined) throw corrupt(`a version's content (blob ${sha256}) is not in the snapshot`);
       if (size !== bytes) throw corrupt(`blob ${sha256} is ${size} bytes where its version says ${bytes}`);
     }
-    return facts.schemaVersion;
+    return { migratedTo: facts.schemaVersion, cacheDropped };
   } finally {
     await catalog.close();
   }
