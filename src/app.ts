@@ -119,11 +119,17 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
             const session = new Session(id, config);
             try {
               const reply = await runner.run(session, { code, inputs }, signal);
-              const parsed = JSON.parse(reply.text) as {
-                ok: boolean;
-                value?: unknown;
-                error?: { code?: string; message?: string };
-              };
+              let parsed: { ok: boolean; value?: unknown; error?: { code?: string; message?: string } };
+              try {
+                parsed = JSON.parse(reply.text);
+              } catch {
+                return {
+                  ok: false,
+                  code: "INVALID_ARGUMENT",
+                  message:
+                    "the code step's value cannot be read back as JSON (nested too deeply): return a flatter value",
+                };
+              }
               return parsed.ok
                 ? { ok: true, value: parsed.value }
                 : {

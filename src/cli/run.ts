@@ -68,9 +68,18 @@ function printHuman(text: string): void {
   }
   for (const line of reply.logs ?? []) process.stderr.write(`${line}\n`);
   if (reply.ok) {
-    process.stdout.write(`${JSON.stringify(reply.value, null, 2)}\n`);
+    process.stdout.write(`${indented(reply.value) ?? text}\n`);
   } else if (reply.error) {
     const where = reply.error.line === undefined ? "" : ` (line ${reply.error.line})`;
     process.stderr.write(`${reply.error.name} [${reply.error.code}]${where}: ${reply.error.message}\n`);
+  }
+}
+
+/** The value indented for reading; undefined for one nested too deeply for that (the reply is printed as it came). */
+function indented(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return undefined;
   }
 }

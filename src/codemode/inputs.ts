@@ -29,7 +29,7 @@ export function encodeInputs(inputs: Record<string, unknown> | undefined): strin
 }
 
 /** Whether any value sits deeper than `max` levels; iterative, so any depth is safe to check. */
-function nestedDeeperThan(root: unknown, max: number): boolean {
+export function nestedDeeperThan(root: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[root, 0]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop() as [unknown, number];

@@ -3,8 +3,10 @@
 // (status, without recomputing) and approve exact versions.
 import { randomBytes } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
+import { nestedDeeperThan } from "../codemode/inputs.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { QueryInput, QueryInputFormat } from "../query/query-engine.js";
+import { MAX_JSON_DEPTH } from "../sandbox/prelude.js";
 import { isArtifactId, type NewVersion, type VersionRecord } from "../workspace/catalog/catalog.js";
 import type { FinishedRun, RunRecord, TaskLedger } from "../workspace/catalog/task-ledger.js";
 import type { ReplyBudget } from "../workspace/retrieval/budget.js";
@@ -750,6 +752,13 @@ class TaskRun {
         cache: record.bytes <= TASK_LIMITS.cachedResultBytes,
         release: stored.release,
       };
+    }
+    // Stored as JSON and read back by SQL and by later code steps: as deep as the sandbox's own JSON may be.
+    if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `the code step returned a value nested deeper than ${MAX_JSON_DEPTH} levels: return a flatter value (rows of objects, or a ws_ id of a saved artifact)`,
+      );
     }
     const text = JSON.stringify(value === undefined ? null : value);
     const stored = await this.workspace.putLeased(Buffer.from(text, "utf8"));

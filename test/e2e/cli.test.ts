@@ -27,6 +27,12 @@ describe("cairn CLI", () => {
     expect(r.stderr).toContain("to stderr");
   });
 
+  it("prints a value nested too deeply to indent as the reply it came in", () => {
+    const r = cairn(["run", "-"], "let v = 1; for (let i = 0; i < 5000; i++) v = [v]; return v");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.startsWith('{"ok":true,"value":[[[')).toBe(true);
+  });
+
   it("runs a TypeScript file with inputs and prints the exact reply with --json", () => {
     const file = join(dir, "s.ts");
     writeFileSync(file, "const n: number = inputs.n;\nreturn n * 2;\n");

@@ -589,4 +589,16 @@ describe("conditions on hostile rows", () => {
     expect(proto.code).toBe("INVALID_ARGUMENT");
     expect(proto.message).toMatch(/condition on: step flagged has no column constructor \(columns: flag\)/);
   });
+
+  it("refuses a code step's value nested deeper than the sandbox's JSON, with the fix", async () => {
+    await call("task_define", {
+      name: "deep",
+      objective: "Too deep to store",
+      sources: { spending: "demo/spending" },
+      steps: [{ name: "d", code: "let v = 1; for (let i = 0; i < 5000; i++) v = [v]; return v" }],
+    });
+    const error = await caught(call("task_run", { name: "deep" }));
+    expect(error.code).toBe("INVALID_ARGUMENT");
+    expect(error.message).toMatch(/nested deeper than 1000 levels: return a flatter value/);
+  });
 });
