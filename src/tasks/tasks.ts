@@ -513,6 +513,8 @@ class TaskRun {
   private readonly releases: (() => Promise<void>)[] = [];
   private readonly steps: BriefStep[] = [];
   private readonly omitted: string[] = [];
+  /** Cache keys this run reused, marked used when it finishes. */
+  private readonly reusedKeys: string[] = [];
   private sources: Record<string, VersionRecord> = {};
   private readonly workspace: Workspace;
 
@@ -558,6 +560,7 @@ class TaskRun {
           state: brief.status as "failed" | "cancelled",
           brief,
           error: { code: cause.code, message: cause.message },
+          reused: this.reusedKeys,
         })
         .catch(() => {});
       throw runFailure(brief, cause);
@@ -592,6 +595,7 @@ class TaskRun {
       const done = await this.tasks.once(keyed.key, this.force, compute, this.signal);
       result = done.result;
       reused = done.reused;
+      if (reused) this.reusedKeys.push(keyed.key);
       if (done.release) this.releases.push(done.release);
     } else {
       const computed = await compute();
@@ -607,7 +611,8 @@ class TaskRun {
   private async record(name: string, progress: StepProgress): Promise<void> {
     this.progress[name] = progress;
     this.steps.push(progressStep(name, progress));
-    await this.tasks.tasksLedger.recordProgress(this.run.run_id, this.progress);
+    // A reused or skipped step costs nothing to redo on resume: only computed work is worth a durable write.
+    if (progress.status === "computed") await this.tasks.tasksLedger.recordProgress(this.run.run_id, this.progress);
   }
 
   private async skipReason(step: StepInput, results: Map<string, StepResult | "skipped">): Promise<string | undefined> {
@@ -738,8 +743,25 @@ class TaskRun {
       const [located] = await this.workspace.locate([value]);
       const record = (located as { record: VersionRecord }).record;
       const format = formatOf(record, value);
-      const stored = await this.workspace.putLeased({ path: (located as { path: string }).path });
-      const meta: ResultMeta = { row_count: 1, columns: [], rows: [], truncated: true };
+      const path = (located as { path: string }).path;
+      const stored = await this.workspace.putLeased({ path });
+      // The artifact's own rows: what conditions and the brief read, as for a SQL step's result.
+      const table = await this.tasks.service.sql.runFiles(
+        {
+          inputs: [{ path, format }],
+          sql: "SELECT * FROM input1",
+          save: false,
+          previewRows: TASK_LIMITS.previewRows,
+        },
+        this.signal,
+      );
+      const meta: ResultMeta = {
+        row_count: table.row_count,
+        columns: table.columns,
+        rows: table.rows,
+        truncated: table.truncated,
+        integer_string_columns: table.integer_string_columns,
+      };
       return {
         result: {
           sha256: record.sha256,
@@ -763,11 +785,12 @@ class TaskRun {
     const text = JSON.stringify(value === undefined ? null : value);
     const stored = await this.workspace.putLeased(Buffer.from(text, "utf8"));
     const rows = Array.isArray(value) ? value : [value ?? null];
+    const preview = previewOf(rows);
     const meta: ResultMeta = {
       row_count: rows.length,
       columns: [],
-      rows: previewOf(rows),
-      truncated: rows.length > TASK_LIMITS.previewRows,
+      rows: preview,
+      truncated: preview.length < rows.length,
     };
     const result: StepResult = {
       sha256: stored.sha256,
@@ -973,7 +996,7 @@ class TaskRun {
     };
     const finished = await this.tasks.tasksLedger.finishRun(
       this.run.run_id,
-      { state, brief: null },
+      { state, brief: null, reused: this.reusedKeys },
       { steps, run: runVersion },
     );
     if (!finished.published) {

@@ -601,4 +601,25 @@ describe("conditions on hostile rows", () => {
     expect(error.code).toBe("INVALID_ARGUMENT");
     expect(error.message).toMatch(/nested deeper than 1000 levels: return a flatter value/);
   });
+
+  it("takes a ws_ id a code step returns as its result, rows and all, and says when a preview left rows out", async () => {
+    await call("task_define", {
+      name: "by_id",
+      objective: "A code step choosing an artifact",
+      sources: { spending: "demo/spending" },
+      steps: [
+        { name: "chosen", inputs: ["spending"], code: "return inputs.input1.artifact_id" },
+        { name: "counted", inputs: ["chosen"], sql: "SELECT count(*) AS n FROM input1" },
+        { name: "wide", code: "return ['x'.repeat(5000), 2, 3]" },
+      ],
+      conditions: [{ name: "has_rows", step: "chosen", op: ">", value: 0 }],
+    });
+    const run = await call("task_run", { name: "by_id" });
+    const spending = await call("inspect", { ref: "demo/spending" });
+    const counted = await call("query", { inputs: ["demo/spending"], sql: "SELECT count(*) AS n FROM input1" });
+    expect(run.steps[0]).toMatchObject({ name: "chosen", row_count: counted.rows[0].n, columns: expect.any(Array) });
+    expect(run.steps[1].rows).toEqual(counted.rows);
+    expect(run.sources[0].artifact_id).toBe(spending.artifact_id);
+    expect(run.steps[2]).toMatchObject({ name: "wide", row_count: 3, rows: [], truncated: true });
+  });
 });

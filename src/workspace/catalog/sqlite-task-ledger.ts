@@ -227,10 +227,17 @@ export class SqliteTaskLedger implements TaskLedger {
 
   finishRun(
     runId: string,
-    outcome: { state: Exclude<RunState, "running">; brief: unknown; error?: { code: string; message: string } },
+    outcome: {
+      state: Exclude<RunState, "running">;
+      brief: unknown;
+      error?: { code: string; message: string };
+      reused?: readonly string[];
+    },
     publication?: Publication,
   ): Promise<FinishedRun> {
     return this.write(() => {
+      const touch = this.host.q("UPDATE step_cache SET used_at = ?, hits = hits + 1 WHERE key = ?");
+      for (const key of outcome.reused ?? []) touch.run(Date.now(), key);
       const row = this.runRow(runId);
       if (row === undefined) throw noRun(runId);
       const task = this.taskRow(row.task);
@@ -304,12 +311,12 @@ export class SqliteTaskLedger implements TaskLedger {
   }
 
   cacheGet(key: string): Promise<CacheEntry | undefined> {
-    return this.write(() => {
+    // A read: the use is recorded by finishRun (outcome.reused), in the run's one closing write.
+    return this.read(() => {
       const row = this.host.q("SELECT * FROM step_cache WHERE key = ?").get(key) as
         | (Omit<CacheEntry, "meta"> & { meta: string })
         | undefined;
       if (row === undefined) return undefined;
-      this.host.q("UPDATE step_cache SET used_at = ?, hits = hits + 1 WHERE key = ?").run(Date.now(), key);
       return {
         key: row.key,
         sha256: row.sha256,
@@ -317,7 +324,7 @@ export class SqliteTaskLedger implements TaskLedger {
         kind: row.kind,
         media_type: row.media_type,
         meta: JSON.parse(row.meta),
-        hits: row.hits + 1,
+        hits: row.hits,
       };
     });
   }

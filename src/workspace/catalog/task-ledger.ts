@@ -168,14 +168,20 @@ export interface TaskLedger {
   heartbeat(runId: string): Promise<void>;
   finishRun(
     runId: string,
-    outcome: { state: Exclude<RunState, "running">; brief: unknown; error?: { code: string; message: string } },
+    outcome: {
+      state: Exclude<RunState, "running">;
+      brief: unknown;
+      error?: { code: string; message: string };
+      /** Cache keys the run reused: marked used (recency for eviction, hits) in the same write. */
+      reused?: readonly string[];
+    },
     publication?: Publication,
   ): Promise<FinishedRun>;
   run(runId: string): Promise<RunRecord | undefined>;
   /** The task's runs, newest first. */
   runs(task: string, limit: number): Promise<RunRecord[]>;
 
-  /** The entry for `key`, marked used; undefined when absent or its blob is gone from the catalog's view. */
+  /** The entry for `key` (a read: finishRun marks the keys a run reused); undefined when absent. */
   cacheGet(key: string): Promise<CacheEntry | undefined>;
   /** Adds (or replaces) an entry, then evicts the least recently used past `bounds`; returns how many left. */
   cachePut(entry: Omit<CacheEntry, "hits">, bounds: CacheBounds): Promise<number>;
