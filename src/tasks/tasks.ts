@@ -513,6 +513,8 @@ class TaskRun {
   private readonly releases: (() => Promise<void>)[] = [];
   private readonly steps: BriefStep[] = [];
   private readonly omitted: string[] = [];
+  /** Steps recorded in memory since the last durable progress write. */
+  private unrecorded = false;
   /** Cache keys this run reused, marked used when it finishes. */
   private readonly reusedKeys: string[] = [];
   private sources: Record<string, VersionRecord> = {};
@@ -587,7 +589,11 @@ class TaskRun {
     if (this.definition.approvals.includes(step.name) && !(await this.approved(step, results))) return "waiting";
     const inputs = (step.inputs ?? []).map((name) => this.inputOf(name, results));
     const keyed = stepKey(step, inputs);
-    const compute = () => (step.sql !== undefined ? this.sqlStep(step, inputs) : this.codeStep(step, inputs));
+    const compute = async () => {
+      // Work is about to start: what the run has so far becomes durable first, so a resume or a reader sees it.
+      await this.flushProgress();
+      return step.sql !== undefined ? this.sqlStep(step, inputs) : this.codeStep(step, inputs);
+    };
     let result: StepResult;
     let reused = false;
     let reason: string | undefined;
@@ -611,8 +617,15 @@ class TaskRun {
   private async record(name: string, progress: StepProgress): Promise<void> {
     this.progress[name] = progress;
     this.steps.push(progressStep(name, progress));
-    // A reused or skipped step costs nothing to redo on resume: only computed work is worth a durable write.
-    if (progress.status === "computed") await this.tasks.tasksLedger.recordProgress(this.run.run_id, this.progress);
+    this.unrecorded = true;
+    // Reused and skipped steps wait for the next computed one (or the end): a fully reused run writes no progress.
+    if (progress.status === "computed") await this.flushProgress();
+  }
+
+  private async flushProgress(): Promise<void> {
+    if (!this.unrecorded) return;
+    this.unrecorded = false;
+    await this.tasks.tasksLedger.recordProgress(this.run.run_id, this.progress);
   }
 
   private async skipReason(step: StepInput, results: Map<string, StepResult | "skipped">): Promise<string | undefined> {

@@ -75,6 +75,23 @@ export const Unchanged = z.object({
 
 export const BriefReply = z.union([Brief, Unchanged]);
 
+/** What defining a task answers (task_define, skill_use). */
+export const Defined = z.object({
+  name: z.string(),
+  version: z.number().describe("definition version"),
+  sources: z.array(
+    z.object({
+      alias: z.string(),
+      name: z.string(),
+      version: z.number(),
+      artifact_id: z.string(),
+      follows: z.enum(["latest", "pinned"]),
+    }),
+  ),
+  steps: z.array(z.string()),
+  next_step: z.string(),
+});
+
 /** The CLI's summary of a brief. */
 export function humanBrief(reply: z.output<typeof BriefReply>): string {
   if ("delivery" in reply) return `${reply.run_id}: unchanged since ${reply.base_run} (${reply.status})`;

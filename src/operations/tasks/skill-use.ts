@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { TaskName } from "../../tasks/definition.js";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
+import { Defined } from "./shapes.js";
 import { SkillRef, skillService } from "./skill-shapes.js";
 
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
@@ -22,22 +23,9 @@ export const skillUse: OperationFactory = () =>
       parameters: z.record(z.string(), z.array(Scalar)).optional().describe("Step -> placeholder values."),
       expected_version: z.number().int().optional().describe("To replace task_name: its current version."),
     }),
-    output: z.object({
-      name: z.string(),
-      version: z.number().describe("definition version"),
-      sources: z.array(
-        z.object({
-          alias: z.string(),
-          name: z.string(),
-          version: z.number(),
-          artifact_id: z.string(),
-          follows: z.enum(["latest", "pinned"]),
-        }),
-      ),
-      steps: z.array(z.string()),
+    output: Defined.extend({
       origin: z.object({ skill: z.string(), version: z.number() }),
       checked: z.record(z.string(), z.number()).describe("table alias -> columns matched"),
-      next_step: z.string(),
     }),
     annotations: WRITES,
     tool: { profiles: ["full"] },

@@ -1,8 +1,8 @@
 // task_define: a durable task (sources, ordered SQL or code steps, conditions, approval gates, evidence searches),
 // checked whole and stored as the task's next definition version.
-import { z } from "zod";
 import { DefinitionInput, TASK_LIMITS } from "../../tasks/definition.js";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
+import { Defined } from "./shapes.js";
 
 export const taskDefine: OperationFactory = () =>
   defineOperation({
@@ -11,21 +11,7 @@ export const taskDefine: OperationFactory = () =>
     summary: `Saves a task: sources by alias, up to ${TASK_LIMITS.steps} ordered steps (SQL over input1..N or a snippet), conditions, approval gates, evidence searches; versioned.`,
     description: `Save a task for task_run to run and reuse. Max ${TASK_LIMITS.steps} sources, steps, searches.`,
     input: DefinitionInput,
-    output: z.object({
-      name: z.string(),
-      version: z.number().describe("definition version"),
-      sources: z.array(
-        z.object({
-          alias: z.string(),
-          name: z.string(),
-          version: z.number(),
-          artifact_id: z.string(),
-          follows: z.enum(["latest", "pinned"]),
-        }),
-      ),
-      steps: z.array(z.string()),
-      next_step: z.string(),
-    }),
+    output: Defined,
     annotations: WRITES,
     tool: { profiles: ["agent", "full"] },
     snippet: { path: "tasks.define" },
