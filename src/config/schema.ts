@@ -209,7 +209,9 @@ export const ConfigSchema = z.strictObject({
   profile: z
     .enum(PROFILE_NAMES)
     .default("agent")
-    .describe('tools a host sees: "minimal" (execute_code, read_output), "agent" (all but import, delete), "full"'),
+    .describe(
+      'tools a host sees: "minimal" (execute_code, read_output), "agent" (the workspace, SQL, retrieval and tasks), "runtime" (agent with approvals, schedules, skills and session memory), "full" (all, import and delete too)',
+    ),
   sandbox: SandboxConfigSchema.prefault({}),
   output: OutputConfigSchema.prefault({}),
   results: ResultsConfigSchema.prefault({}),

@@ -31,8 +31,16 @@ export interface OperationServices {
   upstreamStatus(): { server: string; status: string; cause?: string | undefined }[];
 }
 
+/** Who calls: the identity a write records and the role that decides which operations it may call. */
+export interface Actor {
+  name: string;
+  role: "reader" | "writer" | "approver";
+}
+
 /** One call of an operation, from whichever surface. */
 export interface OperationContext {
+  /** The caller's identity ([identity] of cairn.toml, or the HTTP token's); absent: the local account, a writer. */
+  actor?: Actor | undefined;
   services: OperationServices;
   /** The caller's session: the MCP session of a tool call, the run's of a snippet, a private one on the CLI. */
   session: Session;

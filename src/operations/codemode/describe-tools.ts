@@ -26,7 +26,7 @@ export const describeTools: OperationFactory = () =>
         .describe("names on servers that are down: their tools are not known"),
     }),
     annotations: READ_ONLY,
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "cairn.describe_tools" },
     handler: async (args, ctx) => {
       const { registry } = ctx.services;

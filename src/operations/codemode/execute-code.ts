@@ -36,7 +36,7 @@ export const executeCode: OperationFactory = (config) => {
       idempotentHint: false,
       openWorldHint: mayDestroy,
     },
-    tool: { profiles: ["minimal", "agent", "full"] },
+    tool: { profiles: ["minimal", "agent", "runtime", "full"] },
     handler: async (args, ctx) => ctx.services.runner.run(ctx.session, args, ctx.signal, ctx.observer),
   });
 };

@@ -35,7 +35,7 @@ export const readOutput: OperationFactory = () =>
       next_offset: z.number().nullable(),
     }),
     annotations: READ_ONLY,
-    tool: { profiles: ["minimal", "agent", "full"] },
+    tool: { profiles: ["minimal", "agent", "runtime", "full"] },
     handler: async (args, ctx) => {
       if (args.handle.startsWith("res_")) throw resultHandle(args.handle, ctx.session);
       const info = ctx.session.artifacts.info(args.handle, { allowDisabled: true });

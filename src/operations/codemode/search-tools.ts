@@ -25,7 +25,7 @@ export const searchTools: OperationFactory = () =>
         .describe("each upstream's state, when nothing matched"),
     }),
     annotations: READ_ONLY,
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "cairn.search_tools" },
     handler: async (args, ctx) => {
       const { registry } = ctx.services;

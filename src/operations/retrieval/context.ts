@@ -50,7 +50,7 @@ export const context: OperationFactory = (config) =>
     annotations: READ_ONLY,
     // max_tokens joins the byte budget: the reply keeps its best whole chunks that fit both, and says truncated.
     maxTokens: {},
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.context" },
     cli: {
       args: ["query"],

@@ -56,7 +56,7 @@ export const diff: OperationFactory = (config) =>
     }),
     output: DiffReply,
     annotations: READ_ONLY,
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.diff" },
     cli: {
       args: ["ref"],

@@ -62,7 +62,7 @@ export const retrieve: OperationFactory = () =>
     }),
     annotations: READ_ONLY,
     maxTokens: {},
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.retrieve" },
     cli: {
       human: (r) => {

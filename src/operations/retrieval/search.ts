@@ -60,7 +60,7 @@ export const search: OperationFactory = () =>
       skipped: z.array(Skipped).optional().describe("versions whose bytes stop being UTF-8"),
     }),
     annotations: READ_ONLY,
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.search" },
     cli: {
       args: ["text"],

@@ -36,7 +36,7 @@ export const sync: OperationFactory = (config) =>
     output: SyncReply,
     annotations: READ_ONLY,
     maxTokens: {},
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.sync" },
     cli: {
       args: ["ref"],

@@ -40,7 +40,7 @@ export const describe: OperationFactory = () =>
       ),
     }),
     annotations: READ_ONLY,
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.describe" },
     cli: {
       args: ["inputs"],

@@ -45,7 +45,7 @@ export const query: OperationFactory = (config) => {
     snippetInput: input.extend(wholeRowsFields(config)),
     output: QueryReply,
     annotations: WRITES,
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.query" },
     cli: {
       args: ["sql"],

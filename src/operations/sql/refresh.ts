@@ -36,7 +36,7 @@ export const refresh: OperationFactory = () =>
         steps: z.array(Step).describe("every version made, in order: stale ancestors, then the ref"),
       }),
     annotations: WRITES,
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.refresh" },
     cli: {
       args: ["ref"],

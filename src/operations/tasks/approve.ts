@@ -25,7 +25,7 @@ export const approve: OperationFactory = () =>
       revoked: z.number().optional().describe("approvals revoked"),
     }),
     annotations: WRITES,
-    tool: { profiles: ["full"] },
+    tool: { profiles: ["runtime", "full"] },
     snippet: { path: "tasks.approve" },
     cli: {
       args: ["ref"],

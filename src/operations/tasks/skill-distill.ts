@@ -28,7 +28,7 @@ export const skillDistill: OperationFactory = () =>
       next_step: z.string(),
     }),
     annotations: WRITES,
-    tool: { profiles: ["full"] },
+    tool: { profiles: ["runtime", "full"] },
     snippet: { path: "tasks.skill_distill" },
     cli: {
       args: ["name"],

@@ -31,7 +31,7 @@ export const skillFind: OperationFactory = () =>
       next_step: z.string().optional(),
     }),
     annotations: READ_ONLY,
-    tool: { profiles: ["full"] },
+    tool: { profiles: ["runtime", "full"] },
     snippet: { path: "tasks.skill_find" },
     cli: {
       args: ["query"],

@@ -44,7 +44,7 @@ export const skillInspect: OperationFactory = () =>
       next_step: z.string(),
     }),
     annotations: READ_ONLY,
-    tool: { profiles: ["full"] },
+    tool: { profiles: ["runtime", "full"] },
     snippet: { path: "tasks.skill_inspect" },
     cli: {
       args: ["ref"],

@@ -28,7 +28,7 @@ export const skillUse: OperationFactory = () =>
       checked: z.record(z.string(), z.number()).describe("table alias -> columns matched"),
     }),
     annotations: WRITES,
-    tool: { profiles: ["full"] },
+    tool: { profiles: ["runtime", "full"] },
     snippet: { path: "tasks.skill_use" },
     cli: {
       args: ["ref", "task_name"],

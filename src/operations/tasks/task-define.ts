@@ -13,7 +13,7 @@ export const taskDefine: OperationFactory = () =>
     input: DefinitionInput,
     output: Defined,
     annotations: WRITES,
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "tasks.define" },
     cli: {
       args: ["name"],

@@ -22,7 +22,7 @@ export const taskRun: OperationFactory = () =>
     output: BriefReply,
     annotations: WRITES,
     maxTokens: {},
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "tasks.run" },
     cli: { args: ["name"], human: humanBrief },
     handler: async (args, ctx) => (await ctx.services.tasks()).run(args, ctx.budget, ctx.signal, ctx.session.id),

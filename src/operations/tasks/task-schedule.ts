@@ -39,7 +39,7 @@ export const taskSchedule: OperationFactory = () =>
       next_step: z.string().optional(),
     }),
     annotations: WRITES,
-    tool: { profiles: ["full"] },
+    tool: { profiles: ["runtime", "full"] },
     snippet: { path: "tasks.schedule" },
     cli: {
       args: ["name"],

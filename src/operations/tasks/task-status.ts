@@ -19,7 +19,7 @@ export const taskStatus: OperationFactory = () =>
     output: BriefReply,
     annotations: READ_ONLY,
     maxTokens: {},
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "tasks.status" },
     cli: { args: ["name"], human: humanBrief },
     handler: async (args, ctx) => (await ctx.services.tasks()).status(args, ctx.budget),

@@ -59,7 +59,7 @@ export const verify: OperationFactory = () =>
       next_cursor: z.string().nullable().describe("pass back as cursor; null on the last page"),
     }),
     annotations: READ_ONLY,
-    tool: { profiles: ["full"] },
+    tool: { profiles: ["runtime", "full"] },
     snippet: { path: "tasks.verify" },
     cli: {
       human: (r) => {

@@ -27,7 +27,7 @@ export const find: OperationFactory = (config) =>
     }),
     annotations: READ_ONLY,
     maxTokens: { trim: "results" },
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: {
       path: "workspace.find",
       // workspace.find() and workspace.find("words") too.

@@ -34,7 +34,7 @@ export const inspect: OperationFactory = () =>
     ]),
     annotations: READ_ONLY,
     maxTokens: {},
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.inspect" },
     cli: {
       args: ["ref"],

@@ -44,7 +44,7 @@ export const list: OperationFactory = () =>
       kinds: z.partialRecord(z.enum(ARTIFACT_KINDS), z.number()).optional().describe("first page only: count by kind"),
     }),
     annotations: READ_ONLY,
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: {
       path: "workspace.list",
       positional: ([namespace, options]) =>

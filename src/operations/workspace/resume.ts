@@ -50,7 +50,7 @@ export const resume: OperationFactory = () =>
     output: z.union([Resumed, Candidates]),
     annotations: READ_ONLY,
     maxTokens: {},
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: {
       path: "workspace.resume",
       // workspace.resume() and workspace.resume("words") too.

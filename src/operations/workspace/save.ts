@@ -51,7 +51,7 @@ export const save: OperationFactory = () =>
     }),
     output: Metadata,
     annotations: WRITES,
-    tool: { profiles: ["agent", "full"] },
+    tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.save" },
     cli: {
       args: ["name"],
