@@ -9,11 +9,12 @@ const README_BLOCKS = {
   snippets: { start: "<!-- operations:snippets:start -->", end: "<!-- operations:snippets:end -->" },
 } as const;
 
-/** `| tool | input | what it does |` for every operation a host can list, opt-in ones marked. */
+/** `| tool | input | what it does |` for every operation a host can list, marked when not in `agent`. */
 function toolTable(config: Config): string {
   const rows = operations(config).flatMap((op) => {
     if (!op.tool) return [];
-    const optIn = op.tool.profiles.includes("agent") ? "" : " (opt-in)";
+    const { profiles } = op.tool;
+    const optIn = profiles.includes("agent") ? "" : profiles.includes("runtime") ? " (runtime)" : " (opt-in)";
     return [`| \`${op.name}\`${optIn} | \`${signatureOf(op.input)}\` | ${op.summary} |`];
   });
   return ["| tool | input | what it does, and its limits |", "|---|---|---|", ...rows].join("\n");
