@@ -41,6 +41,8 @@ export interface ExpiryMarker {
   removed_at: string;
   /** Events removed in all passes so far. */
   removed: number;
+  /** ISO 8601 of the newest event removed: a reader from an earlier time has lost events. */
+  through_at: string;
 }
 
 export interface EventQuery {
@@ -112,3 +114,24 @@ export interface EventLog {
 
 /** Events a log keeps by default before the oldest are removed. */
 export const DEFAULT_EVENT_HISTORY = 100_000;
+
+/** Sums two aggregates of the same day, operation and surface. */
+export function mergeUsage(a: UsageAggregate, b: UsageAggregate): UsageAggregate {
+  const errors = { ...a.errors };
+  for (const [code, n] of Object.entries(b.errors)) errors[code] = (errors[code] ?? 0) + n;
+  const latency = Array.from({ length: Math.max(a.latency.length, b.latency.length) }, (_, i) => {
+    return (a.latency[i] ?? 0) + (b.latency[i] ?? 0);
+  });
+  return {
+    day: a.day,
+    operation: a.operation,
+    surface: a.surface,
+    calls: a.calls + b.calls,
+    failures: a.failures + b.failures,
+    errors,
+    latency,
+    measured: a.measured + b.measured,
+    reply_tokens: a.reply_tokens + b.reply_tokens,
+    json_tokens: a.json_tokens + b.json_tokens,
+  };
+}

@@ -242,7 +242,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE event_expiry (
         before_seq INTEGER PRIMARY KEY,
         removed_at TEXT NOT NULL,
-        removed INTEGER NOT NULL
+        removed INTEGER NOT NULL,
+        through_at TEXT NOT NULL
       );
 
       -- Usage aggregated per UTC day, operation and surface; latency is a JSON array of bucket counts.

@@ -13,6 +13,7 @@ import type {
   UsageAggregate,
   WorkspaceEvent,
 } from "./event-log.js";
+import { mergeUsage } from "./event-log.js";
 
 /** What the log borrows from the catalog it is part of. */
 export interface EventLogHost {
@@ -94,11 +95,12 @@ export class SqliteEventLog implements EventLog {
     // Expiry waits for a batch's worth past the limit, so most appends do only the lookup above.
     if (seq - oldest + 1 < this.historyLimit + Math.min(EXPIRY_BATCH, this.historyLimit)) return;
     const before = seq - this.historyLimit + 1;
+    const through = this.host.q("SELECT at FROM events WHERE seq < ? ORDER BY seq DESC LIMIT 1", true).get(before);
     const { changes } = this.host.q("DELETE FROM events WHERE seq < ?").run(before);
     const previous = this.host.q("SELECT coalesce(max(removed), 0) FROM event_expiry", true).get() as number;
     this.host
-      .q("INSERT INTO event_expiry (before_seq, removed_at, removed) VALUES (?, ?, ?)")
-      .run(before, new Date().toISOString(), previous + changes);
+      .q("INSERT INTO event_expiry (before_seq, removed_at, removed, through_at) VALUES (?, ?, ?, ?)")
+      .run(before, new Date().toISOString(), previous + changes, through);
     this.host
       .q(
         "DELETE FROM event_expiry WHERE before_seq NOT IN (SELECT before_seq FROM event_expiry ORDER BY before_seq DESC LIMIT ?)",
@@ -205,25 +207,4 @@ function eventOf(row: EventRow): WorkspaceEvent {
 
 function usageOf(row: UsageRow): UsageAggregate {
   return { ...row, errors: JSON.parse(row.errors), latency: JSON.parse(row.latency) };
-}
-
-/** Sums two aggregates of the same day, operation and surface. */
-export function mergeUsage(a: UsageAggregate, b: UsageAggregate): UsageAggregate {
-  const errors = { ...a.errors };
-  for (const [code, n] of Object.entries(b.errors)) errors[code] = (errors[code] ?? 0) + n;
-  const latency = Array.from({ length: Math.max(a.latency.length, b.latency.length) }, (_, i) => {
-    return (a.latency[i] ?? 0) + (b.latency[i] ?? 0);
-  });
-  return {
-    day: a.day,
-    operation: a.operation,
-    surface: a.surface,
-    calls: a.calls + b.calls,
-    failures: a.failures + b.failures,
-    errors,
-    latency,
-    measured: a.measured + b.measured,
-    reply_tokens: a.reply_tokens + b.reply_tokens,
-    json_tokens: a.json_tokens + b.json_tokens,
-  };
 }
