@@ -19,11 +19,12 @@ export function bucketUpper(index: number): number {
 
 /** The latency below which `fraction` of the counted calls fell (the bucket's upper bound), null for none. */
 export function percentile(latency: readonly number[], fraction: number): number | null {
-  const total = latency.reduce((a, b) => a + b, 0);
+  // Stored histograms may hold nulls (holes written as JSON): they count as 0.
+  const total = latency.reduce((a, b) => a + (b ?? 0), 0);
   if (total === 0) return null;
   let seen = 0;
   for (const [i, n] of latency.entries()) {
-    seen += n;
+    seen += n ?? 0;
     if (seen >= fraction * total) return Math.round(bucketUpper(i) * 10) / 10;
   }
   return null;
@@ -136,7 +137,7 @@ export class UsageRecorder {
         calls: 0,
         failures: 0,
         errors: {},
-        latency: [],
+        latency: new Array<number>(LATENCY_BUCKETS).fill(0),
         measured: 0,
         reply_tokens: 0,
         json_tokens: 0,
