@@ -11,6 +11,7 @@ import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindi
 import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { createLogger, type Logger } from "./log.js";
+import { UsageRecorder } from "./metrics/usage-recorder.js";
 import { operationCapabilities, programCapabilities } from "./operations/capabilities.js";
 import { signatureOf } from "./operations/fields.js";
 import type { Operation, OperationServices } from "./operations/operation.js";
@@ -29,6 +30,7 @@ import type { ToolDefinition } from "./server/tool.js";
 import { directTools } from "./server/tools/direct-tools.js";
 import { Session } from "./session/session.js";
 import { SpillBudget } from "./session/spill-budget.js";
+import { loadTokenCounter } from "./tokens/encoding.js";
 import { createGateway } from "./upstream/gateway.js";
 import { followUpstreams } from "./upstream/upstream-capabilities.js";
 import { createUpstreamManager, type UpstreamStatus } from "./upstream/upstream-manager.js";
@@ -169,8 +171,16 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const upstreamCapabilities = () =>
     registry.list().filter((c) => c.server !== undefined && c.server in config.servers);
 
+  // Usage aggregates wait in memory and reach the workspace in batches (every 256 calls, each minute, at close).
+  const usage = new UsageRecorder({
+    store: async () => (await workspace.current())?.events,
+    counter: () => loadTokenCounter(config.output.tokenizer),
+  });
+  const usageFlush = setInterval(() => usage.flush().catch(() => {}), 60_000);
+  usageFlush.unref();
   const services: OperationServices = {
     config,
+    usage,
     workspace,
     sql,
     tasks,
@@ -327,6 +337,10 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       sessions.clear();
       stopFollowing();
       await Promise.allSettled([executor.close(), manager.close(), cli.close()]);
+      clearInterval(usageFlush);
+      await usage
+        .flush()
+        .catch((error: Error) => logger.warn("usage metrics were not saved", { error: error.message }));
       await (await queryEngine.current())?.close();
       await (await workspace.current())?.close();
     },

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import type { CodeRunner, RunObserver } from "../codemode/execute-code.js";
 import type { Profile } from "../config/profiles.js";
 import type { Config } from "../config/schema.js";
+import type { UsageRecorder } from "../metrics/usage-recorder.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
 import type { Session } from "../session/session.js";
 import type { TaskService } from "../tasks/tasks.js";
@@ -29,6 +30,8 @@ export interface OperationServices {
   ready(servers?: readonly string[]): Promise<void>;
   /** Each upstream server's state, for answers that find nothing. */
   upstreamStatus(): { server: string; status: string; cause?: string | undefined }[];
+  /** This process's usage recorder (metrics); absent where nothing records. */
+  readonly usage?: UsageRecorder | undefined;
 }
 
 /** Who calls: the identity a write records and the role that decides which operations it may call. */

@@ -6,6 +6,9 @@ import { executeCode } from "./codemode/execute-code.js";
 import { readOutput } from "./codemode/read-output.js";
 import { searchTools } from "./codemode/search-tools.js";
 import type { Operation, OperationFactory } from "./operation.js";
+import { changes } from "./provenance/changes.js";
+import { metrics } from "./provenance/metrics.js";
+import { provenance } from "./provenance/provenance.js";
 import { context } from "./retrieval/context.js";
 import { diff } from "./retrieval/diff.js";
 import { retrieve } from "./retrieval/retrieve.js";
@@ -64,6 +67,9 @@ const FACTORIES: readonly OperationFactory[] = [
   skillFind,
   skillInspect,
   skillUse,
+  provenance,
+  changes,
+  metrics,
   importFile,
   deleteVersions,
   exportFile,

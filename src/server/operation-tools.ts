@@ -1,6 +1,8 @@
 // The MCP tools of the operation table: each operation with a `tool` exposure becomes one tool whose schema, text and
 // annotations are the operation's own; its answer is compact JSON (execute_code's reply passes as it is).
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { toCairnError } from "../errors.js";
+import type { UsageCall } from "../metrics/usage-recorder.js";
 import type { Operation, OperationServices } from "../operations/operation.js";
 import { defineTool, jsonReply, type ToolDefinition, type ToolReply } from "./tool.js";
 
@@ -19,15 +21,31 @@ export function operationTools(
       inputSchema: operation.input,
       annotations: operation.annotations,
       handler: async (args, ctx) => {
-        const output = await operation.handler(args, {
-          services,
-          session: ctx.session,
-          signal: ctx.signal,
-          surface: "tool",
-          observer: ctx.progress,
-          replyText: (answer) => sentResult(jsonReply(answer).text, viewChars),
-        });
-        return operation.raw ? (output as ToolReply) : jsonReply(output);
+        const started = performance.now();
+        let output: unknown;
+        try {
+          output = await operation.handler(args, {
+            services,
+            session: ctx.session,
+            signal: ctx.signal,
+            surface: "tool",
+            observer: ctx.progress,
+            replyText: (answer) => sentResult(jsonReply(answer).text, viewChars),
+          });
+        } catch (error) {
+          services.usage?.record({
+            operation: operation.name,
+            surface: "tool",
+            ms: performance.now() - started,
+            error: toCairnError(error).code,
+          });
+          throw error;
+        }
+        const reply = operation.raw ? (output as ToolReply) : jsonReply(output);
+        services.usage?.record(
+          usageOf(operation.name, performance.now() - started, reply, output, operation.raw, viewChars),
+        );
+        return reply;
       },
     });
     return [{ tool, profiles: operation.tool.profiles }];
@@ -42,4 +60,33 @@ export function sentResult(text: string, viewChars: number): string | undefined 
   if (text.length > viewChars) return undefined;
   const result: CallToolResult = { content: [{ type: "text", text }] };
   return JSON.stringify(result);
+}
+
+/**
+ * A tool call as metrics count it: the reply as sent (the CallToolResult JSON) against one JSON copy of its value
+ * (for execute_code, whose reply is its own text, the text itself); a reply past view_chars is spilled, not sent, and
+ * its tokens are not measured.
+ */
+function usageOf(
+  operation: string,
+  ms: number,
+  reply: ToolReply,
+  output: unknown,
+  raw: boolean | undefined,
+  viewChars: number,
+): UsageCall {
+  const sent = sentResult(reply.text, viewChars);
+  return {
+    operation,
+    surface: "tool",
+    ms,
+    ...(reply.isError ? { error: replyErrorCode(reply.text) } : {}),
+    ...(sent === undefined ? {} : { reply: { sent, json: raw ? reply.text : JSON.stringify(output) } }),
+  };
+}
+
+/** The code of a failed execute_code reply (`{"ok":false,"error":{"code"...}}`), "ERROR" when it names none. */
+function replyErrorCode(text: string): string {
+  const code = /"code":"([A-Z_]{1,40})"/.exec(text.slice(0, 2000))?.[1];
+  return code ?? "ERROR";
 }

@@ -168,6 +168,7 @@ export class SkillService {
     const description = [definition.objective, ...definition.steps.map((s) => s.name)].join("\n");
     const stored = await this.ledger.putSkill(input.name, skill, description, {
       expectedVersion: input.expected_version,
+      actor: this.tasks.service.actor,
     });
     return {
       name: stored.name,

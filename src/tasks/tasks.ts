@@ -563,6 +563,7 @@ class TaskRun {
           brief,
           error: { code: cause.code, message: cause.message },
           reused: this.reusedKeys,
+          actor: this.tasks.service.actor,
         })
         .catch(() => {});
       throw runFailure(brief, cause);
@@ -899,7 +900,9 @@ class TaskRun {
     this.steps.push({ name: step.name, status: "waiting", reason: "approval gate: its exact inputs need approval" });
     brief.steps = this.briefSteps(finished.finished);
     brief.next_step = `approve each version in approvals_needed (approve {"ref": artifact_id}), then task_run {"name": ${JSON.stringify(this.name)}}`;
-    await this.tasks.tasksLedger.finishRun(this.run.run_id, { state: "awaiting_approval", brief }).catch(() => {});
+    await this.tasks.tasksLedger
+      .finishRun(this.run.run_id, { state: "awaiting_approval", brief, actor: this.tasks.service.actor })
+      .catch(() => {});
     return brief;
   }
 
@@ -938,7 +941,9 @@ class TaskRun {
     citations: Citation[],
   ): Promise<Brief> {
     const { brief } = await this.publish(state, results, citations);
-    await this.tasks.tasksLedger.finishRun(this.run.run_id, { state, brief }).catch(() => {});
+    await this.tasks.tasksLedger
+      .finishRun(this.run.run_id, { state, brief, actor: this.tasks.service.actor })
+      .catch(() => {});
     return brief;
   }
 
@@ -1009,7 +1014,7 @@ class TaskRun {
     };
     const finished = await this.tasks.tasksLedger.finishRun(
       this.run.run_id,
-      { state, brief: null, reused: this.reusedKeys },
+      { state, brief: null, reused: this.reusedKeys, actor: this.tasks.service.actor },
       { steps, run: runVersion },
     );
     if (!finished.published) {

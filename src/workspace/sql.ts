@@ -1,7 +1,7 @@
 // SQL over workspace artifacts: refs become engine inputs (input1..inputN), stale inputs are refused unless
 // allow_historical, save_as stores the full result as a Parquet version that pins its inputs, refresh re-runs it (a
 // whole chain with cascade), and a whole result can be read as rows through a bounded scratch file.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { WorkspaceConfig } from "../config/schema.js";
@@ -12,6 +12,7 @@ import type { VersionRecord } from "./catalog/catalog.js";
 import { SQL_LIMITS } from "./limits.js";
 import type { CompactMetadata } from "./metadata.js";
 import { planCascade, type RefreshStep } from "./refresh-plan.js";
+import type { WriteOptions } from "./types.js";
 import type { Workspace } from "./workspace.js";
 
 const MAX_QUERY_REFS = SQL_LIMITS.inputs;
@@ -78,6 +79,8 @@ interface RunOptions {
   staleAdvice?: string;
   /** Preview rows other than the configured number (0: none). */
   previewRows?: number;
+  /** Who writes a save_as, and the event it records (query.save_as unless a refresh names itself). */
+  write?: WriteOptions;
 }
 
 const QUERY_STALE_ADVICE =
@@ -101,8 +104,8 @@ export class WorkspaceSql {
   private scratchReady: Promise<string> | undefined;
 
   /** Runs one read-only statement over the inputs; with save_as the full result becomes a version of that name. */
-  async query(input: SqlQueryInput, signal?: AbortSignal): Promise<SqlQueryReply> {
-    return (await this.run(input, {}, signal)).reply;
+  async query(input: SqlQueryInput, signal?: AbortSignal, write: WriteOptions = {}): Promise<SqlQueryReply> {
+    return (await this.run(input, { write }, signal)).reply;
   }
 
   /**
@@ -115,11 +118,12 @@ export class WorkspaceSql {
     limits: WholeRowsLimits,
     read: (file: RowsFileInfo) => Promise<T>,
     signal?: AbortSignal,
+    write: WriteOptions = {},
   ): Promise<{ reply: SqlQueryReply; rows: T }> {
     const path = join(await this.scratch(), `rows-${process.pid}-${randomBytes(8).toString("hex")}.json`);
     let saved: CompactMetadata | undefined;
     try {
-      const { reply, rowsFile } = await this.run(input, { rowsTo: { path, ...limits } }, signal);
+      const { reply, rowsFile } = await this.run(input, { rowsTo: { path, ...limits }, write }, signal);
       saved = reply.saved;
       if (rowsFile === undefined) throw new CairnError(ErrorCode.INTERNAL, "the query engine wrote no rows file");
       return { reply, rows: await read(rowsFile) };
@@ -172,22 +176,30 @@ export class WorkspaceSql {
       if (input.save_as === undefined || file === undefined || scratch === undefined)
         return { reply: preview, ...rows };
       const ids = located.map((l) => l.record.artifact_id);
-      const saved = await this.workspace.save({
-        name: input.save_as,
-        content: { path: scratch },
-        kind: "parquet",
-        media_type: PARQUET_MEDIA_TYPE,
-        filename: `${input.save_as.split("/").at(-1)}.parquet`,
-        summary:
-          input.summary ??
-          `${file.row_count} rows from SQL over ${located.map((l) => `${l.record.name} v${l.record.version}`).join(", ")}`,
-        source: "query",
-        dependencies: ids,
-        sql: input.sql,
-        parameters: input.parameters ?? [],
-        inputs: ids,
-        ...(input.expected_version === undefined ? {} : { expected_version: input.expected_version }),
-      });
+      const saved = await this.workspace.save(
+        {
+          name: input.save_as,
+          content: { path: scratch },
+          kind: "parquet",
+          media_type: PARQUET_MEDIA_TYPE,
+          filename: `${input.save_as.split("/").at(-1)}.parquet`,
+          summary:
+            input.summary ??
+            `${file.row_count} rows from SQL over ${located.map((l) => `${l.record.name} v${l.record.version}`).join(", ")}`,
+          source: "query",
+          dependencies: ids,
+          sql: input.sql,
+          parameters: input.parameters ?? [],
+          inputs: ids,
+          ...(input.expected_version === undefined ? {} : { expected_version: input.expected_version }),
+        },
+        {
+          ...options.write,
+          operation: options.write?.operation ?? "query.save_as",
+          // The SQL by digest: an event stays compact and never holds a query's literals.
+          detail: { sql_sha256: sqlDigest(input.sql), inputs: ids, ...options.write?.detail },
+        },
+      );
       return { reply: { ...preview, saved }, ...rows };
     } finally {
       if (scratch !== undefined) await rm(scratch, { force: true });
@@ -282,7 +294,7 @@ export class WorkspaceSql {
    * query error, a cancel) keeps its code and says which versions were made and which names were not refreshed:
    * each version made is a true result of the inputs it pins, and what was not refreshed stays marked stale.
    */
-  async refresh(input: SqlRefreshInput, signal?: AbortSignal): Promise<SqlRefreshReply> {
+  async refresh(input: SqlRefreshInput, signal?: AbortSignal, write: WriteOptions = {}): Promise<SqlRefreshReply> {
     const [located] = await this.workspace.locate([input.ref]);
     const record = (located as { record: VersionRecord }).record;
     if (record.sql === null || record.inputs === null) {
@@ -307,7 +319,15 @@ export class WorkspaceSql {
       try {
         last = await this.rerun(
           step,
-          { staleAdvice: advice, previewRows: isTarget && input.preview ? undefined : 0 },
+          {
+            staleAdvice: advice,
+            previewRows: isTarget && input.preview ? undefined : 0,
+            write: {
+              ...write,
+              operation: "refresh",
+              detail: { refreshed_from: step.record.artifact_id, ...(isTarget ? {} : { cascade_for: record.name }) },
+            },
+          },
           signal,
         );
       } catch (error) {
@@ -476,4 +496,9 @@ function stoppedCascade(error: unknown, done: RefreshedStep[], left: RefreshStep
       cause: error,
     },
   );
+}
+
+/** A short digest of a statement's text, recorded in place of the SQL. */
+export function sqlDigest(sql: string): string {
+  return createHash("sha256").update(sql).digest("hex").slice(0, 16);
 }

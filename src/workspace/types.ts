@@ -147,9 +147,20 @@ export interface ImportInput {
   expected_version?: number;
 }
 
-export interface ImportOptions {
+export interface ImportOptions extends WriteOptions {
   /** Called as bytes are copied. */
   onProgress?: (copiedBytes: number, totalBytes: number) => void;
+}
+
+/** Who makes a write, recorded with it in the event log (catalog/event-log.ts). */
+export interface WriteOptions {
+  /** The caller's identity; absent: the local account. */
+  actor?: string | undefined;
+  /** The caller's role; absent: writer. */
+  role?: string | undefined;
+  /** The operation to record and a compact detail, when not the method's own (query save_as, refresh). */
+  operation?: string | undefined;
+  detail?: Record<string, unknown> | undefined;
 }
 
 export interface DeleteInput {

@@ -18,6 +18,7 @@ import {
   type RemovedVersion,
   type VersionRecord,
 } from "./catalog/catalog.js";
+import type { Attribution, EventLog } from "./catalog/event-log.js";
 import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
 import type { TaskLedger } from "./catalog/task-ledger.js";
 import { fitPages, fitPreviews, type PageWindow, pageOf } from "./excerpt-fit.js";
@@ -57,6 +58,7 @@ import type {
   ResumeInput,
   ResumeResult,
   SaveInput,
+  WriteOptions,
 } from "./types.js";
 import { alignBack, decodeUtf8, decodeUtf8Strict, utf8Prefix, windowEnd } from "./utf8.js";
 import {
@@ -90,6 +92,8 @@ import { VersionReader } from "./version-reader.js";
 interface WorkspaceOptions {
   /** Bytes of each text version indexed for `find`. @default 65536 */
   indexBytes?: number;
+  /** Events the workspace's log keeps before the oldest are removed. @default 100000 */
+  eventHistory?: number;
   /** Chunks new text versions for `context` in the background, a bounded step at a time. @default true */
   chunkInBackground?: boolean;
   logger?: Logger;
@@ -129,7 +133,10 @@ export async function openWorkspace(dir: string, options: WorkspaceOptions = {})
   }
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const blobs = await createFsBlobStore(join(dir, "blobs"));
-  const catalog = await createSqliteCatalog(join(dir, "catalog.db"));
+  const catalog = await createSqliteCatalog(
+    join(dir, "catalog.db"),
+    options.eventHistory === undefined ? {} : { eventHistory: options.eventHistory },
+  );
   await blobs.cleanTemp();
   return new Workspace(catalog, blobs, options);
 }
@@ -163,7 +170,7 @@ export class Workspace {
   }
 
   /** Saves a new version of `name`; returns its compact metadata. */
-  async save(input: SaveInput): Promise<CompactMetadata> {
+  async save(input: SaveInput, options: WriteOptions = {}): Promise<CompactMetadata> {
     const args = checkObject("save", input);
     const name = checkName(args.name);
     const expected = checkInteger("expected_version", args.expected_version, 1, Number.MAX_SAFE_INTEGER);
@@ -194,6 +201,7 @@ export class Workspace {
       },
       (info) => content.indexText ?? this.indexOf(type.media_type, content.head, info.bytes),
       expected,
+      attribution(options, "save"),
     );
     return compactMetadata(record);
   }
@@ -571,6 +579,7 @@ export class Workspace {
         },
         (blob) => this.indexOf(type.media_type, head, blob.bytes),
         expected,
+        attribution(options, "import"),
         options.onProgress === undefined ? undefined : (copied) => options.onProgress?.(copied, info.size),
         (error) => (error instanceof CairnError ? error : importFailed(path, (error as Error).message, error)),
       );
@@ -589,6 +598,7 @@ export class Workspace {
     fields: Omit<NewVersion, "bytes" | "sha256" | "index_text">,
     indexText: (blob: { bytes: number }) => string,
     expectedVersion: number | undefined,
+    event: Attribution,
     onProgress?: (copied: number) => void,
     mapSourceError: (error: unknown) => unknown = (error) => error,
   ): Promise<VersionRecord> {
@@ -606,7 +616,7 @@ export class Workspace {
       published = true;
       const record = await this.catalog.insertVersion(
         { ...fields, bytes: staged.bytes, sha256: staged.sha256, index_text: indexText(staged) },
-        { expectedVersion, leaseToken: lease },
+        { expectedVersion, leaseToken: lease, event },
       );
       // The save is done; its chunks come after, in the background.
       this.chunks.kick();
@@ -651,13 +661,14 @@ export class Workspace {
    * An id deletes that one superseded version; a name deletes all its versions and needs `expected_version` equal
    * to the current one. Refused (`PINNED`) while another artifact pins a version. The catalog commits first.
    */
-  async delete(input: DeleteInput): Promise<DeleteResult> {
+  async delete(input: DeleteInput, options: WriteOptions = {}): Promise<DeleteResult> {
     const args = checkObject("delete", input);
     const ref = checkRef(args.ref);
     const expected = checkInteger("expected_version", args.expected_version, 1, Number.MAX_SAFE_INTEGER);
+    const event = attribution(options, "delete");
     const removed = isArtifactId(ref)
-      ? await this.catalog.deleteVersion(ref, expected)
-      : await this.catalog.deleteName(ref, expected);
+      ? await this.catalog.deleteVersion(ref, expected, event)
+      : await this.catalog.deleteName(ref, expected, event);
     const report = await this.collect(removed.map((r) => r.sha256));
     return { deleted: removed.map(({ artifact_id, name, version }) => ({ artifact_id, name, version })), ...report };
   }
@@ -666,11 +677,11 @@ export class Workspace {
    * Removes superseded versions nothing pins, keeping the newest `keep` of each name, to a fixed point; then blobs
    * nothing references (including earlier failures and orphans of crashed writers) and abandoned temp files.
    */
-  async prune(input: PruneInput = {}): Promise<PruneResult> {
+  async prune(input: PruneInput = {}, options: WriteOptions = {}): Promise<PruneResult> {
     const args = checkObject("prune", input);
     const keep = checkInteger("keep", args.keep, 1, 1_000_000) ?? 1;
     const dryRun = checkBoolean("dry_run", args.dry_run) ?? false;
-    const removed = await this.catalog.prune({ keep, dryRun });
+    const removed = await this.catalog.prune({ keep, dryRun, event: attribution(options, "prune") });
     const listed = removed.map((r: RemovedVersion) => ({
       artifact_id: r.artifact_id,
       name: r.name,
@@ -747,6 +758,11 @@ export class Workspace {
     return this.catalog.get(refs);
   }
 
+  /** The event log of this workspace's catalog: every write, who made it, and usage aggregates. */
+  get events(): EventLog {
+    return this.catalog.events;
+  }
+
   /** The task ledger of this workspace's catalog (tasks/). */
   get tasks(): TaskLedger {
     return this.catalog.tasks;
@@ -817,6 +833,16 @@ export class Workspace {
     const start = alignBack(buffer, requested - readStart);
     return { bytes: buffer, base: readStart, start, end: windowEnd(buffer, start, excerptBytes), size: record.bytes };
   }
+}
+
+/** The event a write records: the caller's identity and the method's operation unless the caller names another. */
+function attribution(options: WriteOptions, operation: string): Attribution {
+  return {
+    actor: options.actor,
+    role: options.role,
+    operation: options.operation ?? operation,
+    detail: options.detail,
+  };
 }
 
 async function readHead(path: string, bytes: number): Promise<Uint8Array> {

@@ -62,6 +62,9 @@ describe("the operation table", () => {
       "skill_find",
       "skill_inspect",
       "skill_use",
+      "provenance",
+      "changes",
+      "metrics",
       "import",
       "delete",
     ]);
@@ -188,6 +191,11 @@ describe("each handler's answer matches its declared output", () => {
     await call("export", { ref: "notes/a", path: join(dir, "out.txt") });
     await call("delete", { ref: note.artifact_id });
     await call("prune", { dry_run: true });
+    const produced = await call("provenance", { ref: "notes/a" });
+    expect(produced).toMatchObject({ name: "notes/a", produced_by: { operation: "save" } });
+    expect((await call("changes", { limit: 3 })).events).toHaveLength(3);
+    await call("changes", { since: 0, limit: 2 });
+    await call("metrics", {});
   });
 
   it("for the capability operations", async () => {

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { SQL_LIMITS } from "../../workspace/limits.js";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
+import { writeOptions } from "../provenance/actor.js";
 import { Metadata, QueryColumn } from "../shapes.js";
 import { describeVersion } from "../workspace/human.js";
 import { SqlInputs } from "./inputs.js";
@@ -63,7 +64,7 @@ export const query: OperationFactory = (config) => {
     handler: async (args, ctx) => {
       const sql = await ctx.services.sql();
       const whole = await queryWholeRows(sql, args as typeof args & WholeRowsArgs, ctx, config);
-      if (whole === undefined) return sql.query(args, ctx.signal);
+      if (whole === undefined) return sql.query(args, ctx.signal, writeOptions(ctx));
       // Every row passes to the run as the JSON text the engine wrote: a QueryReply the host never parses.
       return whole as z.output<typeof QueryReply>;
     },

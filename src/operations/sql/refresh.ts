@@ -4,6 +4,7 @@ import { z } from "zod";
 import { groupDigits } from "../../digits.js";
 import { MAX_CASCADE_STEPS } from "../../workspace/refresh-plan.js";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
+import { writeOptions } from "../provenance/actor.js";
 import { ExpectedVersion, Metadata, Ref } from "../shapes.js";
 import { QueryReply } from "./query.js";
 
@@ -43,5 +44,5 @@ export const refresh: OperationFactory = () =>
       human: (r) =>
         `refreshed ${r.steps.map((s) => `${s.name} v${s.version} (${groupDigits(s.row_count)} row${s.row_count === 1 ? "" : "s"})`).join(", ")}`,
     },
-    handler: async (args, ctx) => (await ctx.services.sql()).refresh(args, ctx.signal),
+    handler: async (args, ctx) => (await ctx.services.sql()).refresh(args, ctx.signal, writeOptions(ctx)),
   });

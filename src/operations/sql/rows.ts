@@ -10,6 +10,7 @@ import { CairnError, ErrorCode, isCairnError } from "../../errors.js";
 import { SQL_LIMITS } from "../../workspace/limits.js";
 import type { RowsFileInfo, SqlQueryInput, SqlQueryReply, WholeRowsLimits, WorkspaceSql } from "../../workspace/sql.js";
 import type { OperationContext } from "../operation.js";
+import { writeOptions } from "../provenance/actor.js";
 
 const MIB = 1024 * 1024;
 
@@ -61,7 +62,7 @@ export async function queryWholeRows(
   if (into === "result") return queryIntoResult(sql, query, ctx, config);
   const limits = runLimits(config);
   const whole = await sql
-    .queryRows(query, limits, (file) => readForRun(file, ctx), ctx.signal)
+    .queryRows(query, limits, (file) => readForRun(file, ctx), ctx.signal, writeOptions(ctx))
     .catch(advise(`rows: "all" hands a run at most ${describeLimits(limits)}${RUN_LIMIT_NOTE}; ${FEWER_ROWS}`));
   const { rows: _preview, truncated: _cut, integer_string_columns: _some, ...rest } = whole.reply;
   const integers = whole.rows.integer_string_columns;
@@ -112,7 +113,13 @@ async function queryIntoResult(
   const limits = { maxRows: SQL_LIMITS.wholeRows, maxBytes: config.results.max_entry_bytes };
   // The store keeps the JSON text as the engine wrote it: load_result hands it to a run unparsed, as it does any value.
   const whole = await sql
-    .queryRows(query, limits, async (file) => store.save(await readFile(file.path, "utf8")).handle, ctx.signal)
+    .queryRows(
+      query,
+      limits,
+      async (file) => store.save(await readFile(file.path, "utf8")).handle,
+      ctx.signal,
+      writeOptions(ctx),
+    )
     .catch(
       advise(
         `into: "result" keeps at most ${describeLimits(limits)} (results.max_entry_bytes); aggregate or filter in the SQL, or keep the whole result in the workspace with save_as (Parquet, no such limit) and query that`,

@@ -1,6 +1,7 @@
 // delete: one superseded version, or every version of a name; refused while another version pins them.
 import { z } from "zod";
 import { defineOperation, type OperationFactory } from "../operation.js";
+import { writeOptions } from "../provenance/actor.js";
 import { ExpectedVersion, Ref } from "../shapes.js";
 
 export const Removal = {
@@ -33,5 +34,5 @@ export const deleteVersions: OperationFactory = () =>
         `deleted ${r.deleted.map((d) => `${d.name} v${d.version}`).join(", ")}; ${r.bytes_freed} bytes freed` +
         (r.cleanup_pending.length > 0 ? `; ${r.cleanup_pending.length} blob(s) left for the next prune` : ""),
     },
-    handler: async (args, ctx) => (await ctx.services.workspace()).delete(args),
+    handler: async (args, ctx) => (await ctx.services.workspace()).delete(args, writeOptions(ctx)),
   });

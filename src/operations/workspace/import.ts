@@ -3,6 +3,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
+import { writeOptions } from "../provenance/actor.js";
 import { ExpectedVersion, Metadata, Name } from "../shapes.js";
 import { describeVersion } from "./human.js";
 
@@ -29,6 +30,7 @@ export const importFile: OperationFactory = () =>
     },
     handler: async (args, ctx) =>
       (await ctx.services.workspace()).import(args, {
+        ...writeOptions(ctx),
         onProgress: (copied, total) => ctx.progress?.(copied, total),
       }),
   });

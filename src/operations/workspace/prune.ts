@@ -1,6 +1,7 @@
 // prune: remove superseded versions nothing pins, to a fixed point. Command line only: a model never needs it.
 import { z } from "zod";
 import { defineOperation, type OperationFactory } from "../operation.js";
+import { writeOptions } from "../provenance/actor.js";
 import { Removal } from "./delete.js";
 
 export const prune: OperationFactory = () =>
@@ -25,5 +26,5 @@ export const prune: OperationFactory = () =>
         `${r.dry_run ? "would remove" : "removed"} ${r.removed.length} version(s), ${r.bytes_freed} bytes` +
         (r.cleanup_pending.length > 0 ? `; ${r.cleanup_pending.length} blob(s) pending clean-up` : ""),
     },
-    handler: async (args, ctx) => (await ctx.services.workspace()).prune(args),
+    handler: async (args, ctx) => (await ctx.services.workspace()).prune(args, writeOptions(ctx)),
   });

@@ -4,6 +4,7 @@ import { saveToWorkspace } from "../../codemode/promote.js";
 import { ARTIFACT_KINDS } from "../../workspace/catalog/catalog.js";
 import { WORKSPACE_LIMITS } from "../../workspace/limits.js";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
+import { writeOptions } from "../provenance/actor.js";
 import { Checkpoint, ExpectedVersion, Metadata, Name } from "../shapes.js";
 import { describeVersion } from "./human.js";
 
@@ -58,5 +59,5 @@ export const save: OperationFactory = () =>
       omit: ["from"],
       human: (m) => `saved ${describeVersion(m)}`,
     },
-    handler: async (args, ctx) => saveToWorkspace(await ctx.services.workspace(), args, ctx.session),
+    handler: async (args, ctx) => saveToWorkspace(await ctx.services.workspace(), args, ctx.session, writeOptions(ctx)),
   });

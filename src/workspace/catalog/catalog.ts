@@ -2,6 +2,7 @@
 // Backend-neutral on purpose (SQLite today, PostgreSQL later): no SQL, no handles, no engine types cross it.
 
 import { randomBytes } from "node:crypto";
+import type { Attribution, EventLog } from "./event-log.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 /** The kinds SPEC.md names. */
@@ -42,6 +43,8 @@ export interface InsertOptions {
   expectedVersion?: number;
   /** A lease from `leaseBlob`, released in the same transaction that commits the row. */
   leaseToken?: string;
+  /** Who wrote and how, recorded in the event log with the row (operation `save` when absent). */
+  event?: Attribution | undefined;
 }
 
 /** A dependency, direct or transitive, that is no longer the current version of its name. */
@@ -216,6 +219,8 @@ export interface ChunkSearch {
 export interface Catalog {
   /** Durable tasks, their runs, the step-result cache and approvals, in the same store and transactions. */
   readonly tasks: TaskLedger;
+  /** Every write above appends its actor-attributed event here, in the same transaction. */
+  readonly events: EventLog;
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
   /** Resolves refs (ids or names) in one snapshot; `undefined` for a ref that names nothing. */
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;
@@ -236,11 +241,11 @@ export interface Catalog {
   /** Current checkpoints whose name starts with `prefix/`, newest first. */
   checkpointsUnder(prefix: string): Promise<VersionRecord[]>;
   /** Removes one superseded version (`INVALID_ARGUMENT` for a current one, `PINNED` when pinned). */
-  deleteVersion(artifactId: string, expectedVersion?: number): Promise<RemovedVersion[]>;
+  deleteVersion(artifactId: string, expectedVersion?: number, event?: Attribution): Promise<RemovedVersion[]>;
   /** Removes every version of a name; `expectedVersion` must equal its current version. */
-  deleteName(name: string, expectedVersion?: number): Promise<RemovedVersion[]>;
+  deleteName(name: string, expectedVersion?: number, event?: Attribution): Promise<RemovedVersion[]>;
   /** Removes superseded, unpinned versions beyond the newest `keep` of each name, repeated to a fixed point. */
-  prune(options: { keep: number; dryRun: boolean }): Promise<RemovedVersion[]>;
+  prune(options: { keep: number; dryRun: boolean; event?: Attribution | undefined }): Promise<RemovedVersion[]>;
   /**
    * Current text versions the chunk index has not finished (in `artifactIds` when given), oldest first. Every text
    * version joins this backlog when it is inserted; a superseded or removed one leaves the index.

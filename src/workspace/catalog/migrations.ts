@@ -218,4 +218,48 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 6,
+    name: "event log and usage",
+    sql: `
+      -- One row per workspace write, appended in the write's transaction. seq never repeats (AUTOINCREMENT), so an
+      -- expiry marker's before_seq stays true after the rows before it are removed.
+      CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        role TEXT NOT NULL,
+        operation TEXT NOT NULL,
+        ref TEXT,
+        artifact_id TEXT,
+        version INTEGER,
+        detail TEXT NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX events_artifact ON events (artifact_id) WHERE artifact_id IS NOT NULL;
+      CREATE INDEX events_at ON events (at);
+
+      -- Each pass that removed old events: everything before before_seq is gone.
+      CREATE TABLE event_expiry (
+        before_seq INTEGER PRIMARY KEY,
+        removed_at TEXT NOT NULL,
+        removed INTEGER NOT NULL,
+        through_at TEXT NOT NULL
+      );
+
+      -- Usage aggregated per UTC day, operation and surface; latency is a JSON array of bucket counts.
+      CREATE TABLE usage_daily (
+        day TEXT NOT NULL,
+        operation TEXT NOT NULL,
+        surface TEXT NOT NULL,
+        calls INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        errors TEXT NOT NULL,
+        latency TEXT NOT NULL,
+        measured INTEGER NOT NULL,
+        reply_tokens INTEGER NOT NULL,
+        json_tokens INTEGER NOT NULL,
+        PRIMARY KEY (day, operation, surface)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

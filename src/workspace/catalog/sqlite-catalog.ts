@@ -29,7 +29,9 @@ import {
   type StaleInput,
   type VersionRecord,
 } from "./catalog.js";
+import { type Attribution, DEFAULT_EVENT_HISTORY } from "./event-log.js";
 import { MIGRATIONS } from "./migrations.js";
+import { SqliteEventLog } from "./sqlite-event-log.js";
 import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
 import type { TaskLedger } from "./task-ledger.js";
 
@@ -43,6 +45,8 @@ export interface SqliteCatalogOptions {
    * may drop the last commits but never corrupts the catalog. Meant for bulk loads. @default "full"
    */
   durability?: "full" | "normal";
+  /** Events the log keeps before the oldest are removed (leaving an expiry marker). @default 100000 */
+  eventHistory?: number;
 }
 
 /** Opens (creating and migrating) the catalog at `path`. */
@@ -64,7 +68,11 @@ export async function createSqliteCatalog(path: string, options: SqliteCatalogOp
     db.close();
     throw error;
   }
-  return new SqliteCatalog(db, options.leaseTtlMs ?? 6 * 60 * 60 * 1000);
+  return new SqliteCatalog(
+    db,
+    options.leaseTtlMs ?? 6 * 60 * 60 * 1000,
+    Math.max(1, options.eventHistory ?? DEFAULT_EVENT_HISTORY),
+  );
 }
 
 function migrate(db: BetterSqlite3.Database): void {
@@ -203,12 +211,19 @@ export class SqliteCatalog implements Catalog {
   private closed = false;
 
   readonly tasks: TaskLedger;
+  readonly events: SqliteEventLog;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly leaseTtlMs: number,
+    eventHistory: number = DEFAULT_EVENT_HISTORY,
   ) {
+    this.events = new SqliteEventLog(
+      { db, q: (source, pluck) => this.q(source, pluck), exclusive: (work) => this.exclusive(work) },
+      eventHistory,
+    );
     this.tasks = new SqliteTaskLedger({
+      appendEvent: (event) => this.events.appendTx(event),
       db,
       q: (source, pluck) => this.q(source, pluck),
       exclusive: (work) => this.exclusive(work),
@@ -306,6 +321,14 @@ export class SqliteCatalog implements Catalog {
       input.index_text,
     );
     if (options.leaseToken !== undefined) this.q("DELETE FROM blob_leases WHERE token = ?").run(options.leaseToken);
+    this.events.appendTx({
+      ...actorOf(options.event),
+      operation: options.event?.operation ?? "save",
+      ref: input.name,
+      artifact_id: id,
+      version,
+      detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
+    });
     return this.recordOf(this.rowById(id) as VersionRow);
   }
 
@@ -472,7 +495,7 @@ export class SqliteCatalog implements Catalog {
     )();
   }
 
-  deleteVersion(artifactId: string, expectedVersion?: number): Promise<RemovedVersion[]> {
+  deleteVersion(artifactId: string, expectedVersion?: number, event?: Attribution): Promise<RemovedVersion[]> {
     return this.exclusive(() =>
       this.db
         .transaction(() => {
@@ -490,13 +513,13 @@ export class SqliteCatalog implements Catalog {
             throw versionConflict(row.name, current?.version, expectedVersion);
           }
           this.refusePinned([row.id]);
-          return this.removeRows([row]);
+          return this.removedEvents(this.removeRows([row]), event, "delete");
         })
         .immediate(),
     );
   }
 
-  deleteName(name: string, expectedVersion?: number): Promise<RemovedVersion[]> {
+  deleteName(name: string, expectedVersion?: number, event?: Attribution): Promise<RemovedVersion[]> {
     return this.exclusive(() =>
       this.db
         .transaction(() => {
@@ -507,7 +530,7 @@ export class SqliteCatalog implements Catalog {
           this.refusePinned(rows.map((r) => r.id));
           this.q("DELETE FROM search WHERE rowid = ?").run(current.seq);
           this.q("DELETE FROM names WHERE name = ?").run(name);
-          return this.removeRows(rows);
+          return this.removedEvents(this.removeRows(rows), event, "delete");
         })
         .immediate(),
     );
@@ -534,6 +557,25 @@ export class SqliteCatalog implements Catalog {
     );
   }
 
+  /** Inside the removing transaction: one event per removed version. */
+  private removedEvents(
+    removed: RemovedVersion[],
+    event: Attribution | undefined,
+    operation: string,
+  ): RemovedVersion[] {
+    for (const r of removed) {
+      this.events.appendTx({
+        ...actorOf(event),
+        operation: event?.operation ?? operation,
+        ref: r.name,
+        artifact_id: r.artifact_id,
+        version: r.version,
+        detail: { removed: true, ...event?.detail },
+      });
+    }
+    return removed;
+  }
+
   private removeRows(rows: VersionRow[]): RemovedVersion[] {
     const dropDependencies = this.q("DELETE FROM dependencies WHERE version_id = ?");
     const dropVersion = this.q("DELETE FROM versions WHERE id = ?");
@@ -544,7 +586,7 @@ export class SqliteCatalog implements Catalog {
     return rows.map((r) => ({ artifact_id: r.id, name: r.name, version: r.version, sha256: r.sha256, bytes: r.bytes }));
   }
 
-  prune(options: { keep: number; dryRun: boolean }): Promise<RemovedVersion[]> {
+  prune(options: { keep: number; dryRun: boolean; event?: Attribution | undefined }): Promise<RemovedVersion[]> {
     const keep = Math.max(1, Math.floor(options.keep));
     return this.exclusive(() => {
       const sweep = this.db.transaction(() => {
@@ -564,6 +606,22 @@ export class SqliteCatalog implements Catalog {
           removed.push(...this.removeRows(rows));
         }
         if (options.dryRun) throw new DryRun(removed);
+        // One event for the whole pass (a prune may remove thousands), naming the first few versions.
+        if (removed.length > 0) {
+          this.events.appendTx({
+            ...actorOf(options.event),
+            operation: options.event?.operation ?? "prune",
+            ref: null,
+            artifact_id: null,
+            version: null,
+            detail: {
+              removed: removed.length,
+              keep,
+              versions: removed.slice(0, PRUNE_EVENT_NAMES).map((r) => `${r.name} v${r.version}`),
+              ...options.event?.detail,
+            },
+          });
+        }
         return removed;
       });
       try {
@@ -922,6 +980,17 @@ export interface CatalogFacts {
   versionBlobs: Map<string, number>;
   /** Other digests rows name (`sha256`, `*_sha256` columns) that may name a blob. */
   mentionedBlobs: Set<string>;
+}
+
+/** Removed versions a prune event names. */
+const PRUNE_EVENT_NAMES = 20;
+
+/** The actor fields of an event; absent ones fall to the log's defaults (the local account, a writer). */
+export function actorOf(event: Attribution | undefined): { actor?: string; role?: string } {
+  return {
+    ...(event?.actor === undefined ? {} : { actor: event.actor }),
+    ...(event?.role === undefined ? {} : { role: event.role }),
+  };
 }
 
 function isProcessState(table: string): boolean {

@@ -4,6 +4,7 @@
 import type BetterSqlite3 from "better-sqlite3";
 import { CairnError, ErrorCode } from "../../errors.js";
 import type { InsertOptions, NewVersion, VersionRecord } from "./catalog.js";
+import type { NewEvent } from "./event-log.js";
 import type {
   Approval,
   CacheBounds,
@@ -34,6 +35,8 @@ export interface LedgerHost {
   resolveDependencies(refs: readonly string[]): string[];
   /** Inside a transaction: the current version of a name. */
   current(name: string): VersionRecord | undefined;
+  /** Inside a write transaction: records the write in the catalog's event log. */
+  appendEvent(event: NewEvent): void;
 }
 
 interface TaskRow {
@@ -128,6 +131,14 @@ export class SqliteTaskLedger implements TaskLedger {
            ON CONFLICT (name) DO UPDATE SET current_version = excluded.current_version`,
         )
         .run(name, version);
+      this.host.appendEvent({
+        ...(options.actor === undefined ? {} : { actor: options.actor }),
+        operation: "task_define",
+        ref: name,
+        artifact_id: null,
+        version,
+        detail: {},
+      });
       return { name, version, definition, created_at: createdAt, actor: options.actor ?? null };
     });
   }
@@ -232,10 +243,12 @@ export class SqliteTaskLedger implements TaskLedger {
       brief: unknown;
       error?: { code: string; message: string };
       reused?: readonly string[];
+      actor?: string | undefined;
     },
     publication?: Publication,
   ): Promise<FinishedRun> {
     return this.write(() => {
+      const by = outcome.actor === undefined ? {} : { actor: outcome.actor };
       const touch = this.host.q("UPDATE step_cache SET used_at = ?, hits = hits + 1 WHERE key = ?");
       for (const key of outcome.reused ?? []) touch.run(Date.now(), key);
       const row = this.runRow(runId);
@@ -246,8 +259,9 @@ export class SqliteTaskLedger implements TaskLedger {
       const steps: VersionRecord[] = [];
       let runArtifact: VersionRecord | null = null;
       if (publication !== undefined && newest) {
-        for (const version of publication.steps) steps.push(this.publishVersion(version));
-        runArtifact = this.publishVersion(publication.run);
+        const made = { ...by, operation: "task_run", detail: { run_id: runId, task: row.task } };
+        for (const version of publication.steps) steps.push(this.publishVersion(version, made));
+        runArtifact = this.publishVersion(publication.run, made);
         const succeeded = outcome.state === "succeeded";
         this.host
           .q(
@@ -273,12 +287,26 @@ export class SqliteTaskLedger implements TaskLedger {
           runId,
         );
       const run = this.runOf(this.runRow(runId) as RunRow);
+      this.host.appendEvent({
+        ...by,
+        operation: "task_run",
+        ref: row.task,
+        artifact_id: null,
+        version: null,
+        detail: {
+          run_id: runId,
+          state: outcome.state,
+          published,
+          reused: outcome.reused?.length ?? 0,
+          ...(outcome.error === undefined ? {} : { error: outcome.error.code }),
+        },
+      });
       return { run, published: run.published, steps, runArtifact };
     });
   }
 
   /** The name's current version when it holds the same bytes and dependencies; otherwise a new version. */
-  private publishVersion(version: NewVersion): VersionRecord {
+  private publishVersion(version: NewVersion, event: InsertOptions["event"]): VersionRecord {
     const current = this.host.current(version.name);
     const dependencies = this.host.resolveDependencies(version.dependencies);
     if (
@@ -291,7 +319,7 @@ export class SqliteTaskLedger implements TaskLedger {
     }
     return this.host.insertTx(
       { ...version, dependencies },
-      current === undefined ? {} : { expectedVersion: current.version },
+      current === undefined ? { event } : { expectedVersion: current.version, event },
     );
   }
 
@@ -418,17 +446,37 @@ export class SqliteTaskLedger implements TaskLedger {
       this.host
         .q("INSERT INTO approvals (artifact_id, approver, approved_at) VALUES (?, ?, ?)")
         .run(artifactId, approver, approvedAt);
+      this.host.appendEvent({
+        actor: approver,
+        role: "approver",
+        operation: "approve",
+        ref: null,
+        artifact_id: artifactId,
+        version: null,
+        detail: {},
+      });
       return { artifact_id: artifactId, approver, approved_at: approvedAt };
     });
   }
 
   revokeApprovals(artifactId: string, actor: string): Promise<number> {
-    return this.write(
-      () =>
-        this.host
-          .q("UPDATE approvals SET revoked_at = ?, revoked_by = ? WHERE artifact_id = ? AND revoked_at IS NULL")
-          .run(new Date().toISOString(), actor, artifactId).changes,
-    );
+    return this.write(() => {
+      const { changes } = this.host
+        .q("UPDATE approvals SET revoked_at = ?, revoked_by = ? WHERE artifact_id = ? AND revoked_at IS NULL")
+        .run(new Date().toISOString(), actor, artifactId);
+      if (changes > 0) {
+        this.host.appendEvent({
+          actor,
+          role: "approver",
+          operation: "approve.revoke",
+          ref: null,
+          artifact_id: artifactId,
+          version: null,
+          detail: { revoked: changes },
+        });
+      }
+      return changes;
+    });
   }
 
   approvals(artifactIds: readonly string[]): Promise<Approval[]> {
@@ -493,7 +541,7 @@ export class SqliteTaskLedger implements TaskLedger {
     name: string,
     skill: unknown,
     description: string,
-    options: { expectedVersion?: number | undefined },
+    options: { expectedVersion?: number | undefined; actor?: string | undefined },
   ): Promise<SkillRecord> {
     return this.write(() => {
       const current = this.host.q("SELECT current_version FROM skill_names WHERE name = ?", true).get(name) as
@@ -517,6 +565,14 @@ export class SqliteTaskLedger implements TaskLedger {
       this.host
         .q("INSERT INTO skills (name, version, skill, description, created_at) VALUES (?, ?, ?, ?, ?)")
         .run(name, version, JSON.stringify(skill), description, createdAt);
+      this.host.appendEvent({
+        ...(options.actor === undefined ? {} : { actor: options.actor }),
+        operation: "skill_distill",
+        ref: name,
+        artifact_id: null,
+        version,
+        detail: {},
+      });
       this.host
         .q(
           `INSERT INTO skill_names (name, current_version) VALUES (?, ?)
@@ -574,7 +630,7 @@ export class SqliteTaskLedger implements TaskLedger {
   putSchedule(
     task: string,
     settings: unknown,
-    options: { expectedVersion?: number | undefined; nextDue: number | null },
+    options: { expectedVersion?: number | undefined; nextDue: number | null; actor?: string | undefined },
   ): Promise<ScheduleRecord> {
     return this.write(() => {
       if (this.taskRow(task) === undefined) throw noTask(task);
@@ -600,6 +656,14 @@ export class SqliteTaskLedger implements TaskLedger {
              updated_at = excluded.updated_at, next_due = excluded.next_due`,
         )
         .run(task, version, JSON.stringify(settings), updatedAt, options.nextDue);
+      this.host.appendEvent({
+        ...(options.actor === undefined ? {} : { actor: options.actor }),
+        operation: "task_schedule",
+        ref: task,
+        artifact_id: null,
+        version,
+        detail: {},
+      });
       return scheduleOf(this.scheduleRow(task) as ScheduleRow);
     });
   }

@@ -174,6 +174,8 @@ export interface TaskLedger {
       error?: { code: string; message: string };
       /** Cache keys the run reused: marked used (recency for eviction, hits) in the same write. */
       reused?: readonly string[];
+      /** Who ran it, recorded with its event and the events of the versions it publishes. */
+      actor?: string | undefined;
     },
     publication?: Publication,
   ): Promise<FinishedRun>;
@@ -214,7 +216,7 @@ export interface TaskLedger {
   putSchedule(
     task: string,
     settings: unknown,
-    options: { expectedVersion?: number | undefined; nextDue: number | null },
+    options: { expectedVersion?: number | undefined; nextDue: number | null; actor?: string | undefined },
   ): Promise<ScheduleRecord>;
   /**
    * Claims a due slot: sets `claim` (and `last_claimed` = `at`) only when the schedule still holds `seen` (compare and
@@ -233,7 +235,7 @@ export interface TaskLedger {
     name: string,
     skill: unknown,
     description: string,
-    options: { expectedVersion?: number | undefined },
+    options: { expectedVersion?: number | undefined; actor?: string | undefined },
   ): Promise<SkillRecord>;
   /** One version of a skill (`version` absent: its current one). */
   skill(name: string, version?: number): Promise<SkillRecord | undefined>;
