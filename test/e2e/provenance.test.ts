@@ -151,7 +151,7 @@ describe("metrics over MCP", () => {
     const byName = new Map(
       (m.json.operations as { operation: string; surface: string }[]).map((o) => [`${o.operation}/${o.surface}`, o]),
     );
-    const provenance = byName.get("provenance/tool") as {
+    const provenance = byName.get("provenance/tool") as unknown as {
       calls: number;
       failures: number;
       errors: Record<string, number>;
