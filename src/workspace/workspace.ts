@@ -18,6 +18,7 @@ import {
   type RemovedVersion,
   type VersionRecord,
 } from "./catalog/catalog.js";
+import type { MemoryStore } from "./catalog/memory-store.js";
 import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
 import type { TaskLedger } from "./catalog/task-ledger.js";
 import { fitPages, fitPreviews, type PageWindow, pageOf } from "./excerpt-fit.js";
@@ -745,6 +746,11 @@ export class Workspace {
   /** The versions `refs` point to from one catalog snapshot, `undefined` for a ref that names nothing (never throws). */
   lookup(refs: readonly string[]): Promise<(VersionRecord | undefined)[]> {
     return this.catalog.get(refs);
+  }
+
+  /** Session memory in this workspace's catalog (memory/). */
+  get memory(): MemoryStore {
+    return this.catalog.memory;
   }
 
   /** The task ledger of this workspace's catalog (tasks/). */

@@ -2,6 +2,7 @@
 // Backend-neutral on purpose (SQLite today, PostgreSQL later): no SQL, no handles, no engine types cross it.
 
 import { randomBytes } from "node:crypto";
+import type { MemoryStore } from "./memory-store.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 /** The kinds SPEC.md names. */
@@ -216,6 +217,8 @@ export interface ChunkSearch {
 export interface Catalog {
   /** Durable tasks, their runs, the step-result cache and approvals, in the same store and transactions. */
   readonly tasks: TaskLedger;
+  /** Session memory: episodes, observations and their retention (memory-store.ts). */
+  readonly memory: MemoryStore;
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
   /** Resolves refs (ids or names) in one snapshot; `undefined` for a ref that names nothing. */
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;

@@ -29,7 +29,9 @@ import {
   type StaleInput,
   type VersionRecord,
 } from "./catalog.js";
+import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
+import { SqliteMemoryStore } from "./sqlite-memory-store.js";
 import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
 import type { TaskLedger } from "./task-ledger.js";
 
@@ -203,6 +205,7 @@ export class SqliteCatalog implements Catalog {
   private closed = false;
 
   readonly tasks: TaskLedger;
+  readonly memory: MemoryStore;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -218,6 +221,11 @@ export class SqliteCatalog implements Catalog {
         const row = this.rowByName(name);
         return row === undefined ? undefined : this.recordOf(row);
       },
+    });
+    this.memory = new SqliteMemoryStore({
+      db,
+      q: (source, pluck) => this.q(source, pluck),
+      exclusive: (work) => this.exclusive(work),
     });
   }
 
