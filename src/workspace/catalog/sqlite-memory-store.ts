@@ -54,8 +54,8 @@ const EXPIRED_EPISODES = `SELECT e.id FROM episodes e WHERE e.last_active < @cut
 export class SqliteMemoryStore implements MemoryStore {
   constructor(private readonly host: MemoryHost) {}
 
-  record(session: string, observations: readonly NewObservation[]): Promise<void> {
-    if (observations.length === 0) return Promise.resolve();
+  async record(session: string, observations: readonly NewObservation[]): Promise<void> {
+    if (observations.length === 0) return;
     if (observations.length > MEMORY_LIMITS.batch) {
       throw new CairnError(ErrorCode.TOO_LARGE, `at most ${MEMORY_LIMITS.batch} observations are recorded at once`);
     }
@@ -67,7 +67,7 @@ export class SqliteMemoryStore implements MemoryStore {
     });
   }
 
-  remember(session: string, observation: NewObservation & { event_id: string }): Promise<RememberAnswer> {
+  async remember(session: string, observation: NewObservation & { event_id: string }): Promise<RememberAnswer> {
     const row = checked(observation);
     const now = Date.now();
     return this.write(() => {
@@ -153,7 +153,7 @@ export class SqliteMemoryStore implements MemoryStore {
     return { retention_days: value === undefined ? DEFAULT_RETENTION_DAYS : Number(value) };
   }
 
-  setPolicy(policy: RetentionPolicy): Promise<RetentionPolicy> {
+  async setPolicy(policy: RetentionPolicy): Promise<RetentionPolicy> {
     const days = checkRetentionDays(policy.retention_days);
     return this.write(() => {
       this.host
