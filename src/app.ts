@@ -11,6 +11,8 @@ import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindi
 import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { createLogger, type Logger } from "./log.js";
+import { capturingWrites, SessionCapture } from "./memory/capture.js";
+import { loadEmbedder } from "./memory/embedder.js";
 import { UsageRecorder } from "./metrics/usage-recorder.js";
 import { operationCapabilities, programCapabilities } from "./operations/capabilities.js";
 import { signatureOf } from "./operations/fields.js";
@@ -146,7 +148,16 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
         }),
     ),
   );
-  const table = operationTable(config);
+  // Capture is on in the runtime profile unless [memory] capture says otherwise (decision 0210).
+  const capture = new SessionCapture(
+    config.memory.capture ?? config.profile === "runtime",
+    async () => (await workspace()).memory,
+    logger.child("memory"),
+  );
+  const embedder = lazy(async () =>
+    config.memory.model_dir === undefined ? undefined : loadEmbedder(config.memory.model_dir),
+  );
+  const table = capturingWrites(operationTable(config), capture);
   const registry = createCapabilityRegistry([
     ...operationCapabilities(table),
     ...programCapabilities(config.cli),
@@ -184,6 +195,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     workspace,
     sql,
     tasks,
+    memory: { capture, embedder },
     get runner() {
       return runner;
     },
@@ -201,7 +213,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     settled: (servers) => ready(servers),
   });
   defineCliBindings(bindings, cli, config.cli.mode === "allowlist", (name) => registry.suggest(name));
-  const runner = createCodeRunner(executor, bindings, config.sandbox, (code) => upstreamRuns.prepare(code));
+  const runner = createCodeRunner(executor, bindings, config.sandbox, (code) => upstreamRuns.prepare(code), capture);
   const exposed = operationTools(table, services);
   const tools = exposed.map((e) => e.tool);
   // Built once per change of the upstream tool lists, not per request.
@@ -304,7 +316,9 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     selectTools(selection = {}) {
       const byName = new Map(tools.map((t) => [t.name, t]));
       const available = exposed.map(({ tool, profiles }) => ({ name: tool.name, profiles }));
-      const names = selectToolNames(available, selection.profile ?? config.profile, selection.tools);
+      const profile = selection.profile ?? config.profile;
+      capture.enabled = config.memory.capture ?? profile === "runtime";
+      const names = selectToolNames(available, profile, selection.tools);
       return names.map((name) => byName.get(name) as ToolDefinition);
     },
     serverDeps: (selected) => ({
@@ -334,6 +348,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     },
     async close() {
       await Promise.allSettled([...sessions].map((s) => s.close()));
+      await capture.flush();
       sessions.clear();
       stopFollowing();
       await Promise.allSettled([executor.close(), manager.close(), cli.close()]);

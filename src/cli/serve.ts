@@ -1,6 +1,7 @@
 // `cairn serve`: the MCP server. Stdio by default (one process, one session); `--transport http` serves Streamable
 // HTTP to many sessions, gated by $CAIRN_TOKEN. `--tools` chooses exactly which tools a host sees.
 import type { Command } from "commander";
+import type { App } from "../app.js";
 import { toCairnError } from "../errors.js";
 import { isProfile, PROFILE_NAMES } from "../server/profiles.js";
 import type { RunningHttpServer } from "../server/transports/http.js";
@@ -17,6 +18,7 @@ interface ServeOptions {
   transport: string;
   tools?: string[];
   profile?: string;
+  episodeRetention?: string;
   host: string;
   port: string;
   allowRemote?: boolean;
@@ -50,6 +52,10 @@ export function registerServe(program: Command): void {
       "http: end a session after this long with no POST or DELETE in flight",
       String(DEFAULT_IDLE_TIMEOUT_MS / 1000),
     )
+    .option(
+      "--episode-retention <days>",
+      "days of inactivity before a session-memory episode expires, persisted in the workspace (0 = keep; default 30)",
+    )
     .option("--max-sessions <n>", "http: live sessions allowed at once", String(DEFAULT_MAX_SESSIONS))
     .addHelpText("after", `\nHTTP needs $CAIRN_TOKEN: ${TOKEN_HELP}.`)
     .action(async (options: ServeOptions, command: Command) => {
@@ -73,6 +79,16 @@ export function registerServe(program: Command): void {
         process.stderr.write(`cairn serve: ${(error as Error).message}\n`);
         await app.close();
         throw new ExitError(EXIT_USAGE);
+      }
+      const retention = options.episodeRetention === undefined ? undefined : Number(options.episodeRetention);
+      if (retention !== undefined && !(Number.isInteger(retention) && retention >= 0 && retention <= 36_500)) {
+        process.stderr.write("cairn serve: --episode-retention takes whole days from 0 (keep) to 36500\n");
+        await app.close();
+        throw new ExitError(EXIT_USAGE);
+      }
+      if (retention !== undefined || app.services.memory.capture.enabled) {
+        // A writer collects expired episodes at start-up, one bounded pass, without holding up the host.
+        void collectEpisodes(app, retention);
       }
       // Upstream servers connect while the host initializes; calls that need them wait for it.
       void app.start();
@@ -152,4 +168,16 @@ function httpSettings(options: ServeOptions): HttpSettings {
     );
   }
   return { host: options.host, port, token, allowRemote, idleTimeoutMs: Math.round(seconds * 1000), maxSessions };
+}
+
+/** Persists `retention` when given, then runs one collection pass; failures are logged, never fatal. */
+async function collectEpisodes(app: App, retention: number | undefined): Promise<void> {
+  try {
+    const memory = (await app.workspace()).memory;
+    if (retention !== undefined) await memory.setPolicy({ retention_days: retention });
+    const report = await memory.collect({ dryRun: false });
+    app.logger.debug("session memory collected", { ...report });
+  } catch (error) {
+    app.logger.warn("session memory collection failed; prune retries it", { error: toCairnError(error).message });
+  }
 }

@@ -34,6 +34,18 @@ export interface RunContext {
   holdAnswer(bytes: number): () => void;
   /** Hears progress an upstream server reports on a call of this run; absent when nobody asked for progress. */
   upstreamProgress?: ((capability: string, progress: UpstreamProgress) => void) | undefined;
+  /** The run's upstream calls, for capture (execute-code.ts RunCapture); absent when nothing captures. */
+  upstreamCalls?: UpstreamCallRecord[] | undefined;
+}
+
+/** One upstream call of a run as capture keeps it: never its arguments or its reply, only their digest and size. */
+export interface UpstreamCallRecord {
+  tool: string;
+  /** First 16 hex digits of the SHA-256 of the arguments' JSON. */
+  args_digest: string;
+  /** Characters of the reply's JSON; absent for a failed call. */
+  result_chars?: number;
+  error_code?: string;
 }
 
 /** Progress an upstream server reported on one call (the fields of MCP `notifications/progress`). */

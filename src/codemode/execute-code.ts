@@ -5,7 +5,7 @@ import { CairnError, ErrorCode } from "../errors.js";
 import type { ExecutionError, ExecutionResult, Executor } from "../sandbox/executor.js";
 import type { ArtifactInfo } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
-import type { Bindings, RunContext, UpstreamProgress } from "./bindings.js";
+import type { Bindings, RunContext, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
 import { encodeInputs } from "./inputs.js";
 import { transpileSnippet } from "./transpile.js";
 
@@ -34,6 +34,29 @@ export interface RunObserver {
   upstreamProgress(capability: string, progress: UpstreamProgress): void;
 }
 
+/** What capture keeps of one finished run (never its values or its logs). */
+export interface CapturedRun {
+  code: string;
+  ok: boolean;
+  error_code?: string | undefined;
+  ms: number;
+  /** Host calls by path (`workspace.query`: 2), at most HOST_CALL_NAMES paths. */
+  host_calls: Record<string, number>;
+  /** Handles of the artifacts the run saved. */
+  handles: string[];
+  upstream: UpstreamCallRecord[];
+}
+
+/** Hears every finished run once, after its reply is built; must be cheap and must not throw (it may defer work). */
+export interface RunCapture {
+  /** Read when a run starts: off, the run records nothing. */
+  readonly enabled: boolean;
+  run(session: Session, run: CapturedRun): void;
+}
+
+/** Distinct host call paths a captured run counts; the rest add to `other`. */
+const HOST_CALL_NAMES = 32;
+
 export interface CodeRunner {
   run(
     session: Session,
@@ -53,6 +76,8 @@ export function createCodeRunner(
    * such server never waits (a call to one waits inside the run instead).
    */
   prepare: (code: string) => Promise<void> = async () => {},
+  /** Hears each finished run (session memory); absent, runs are not captured. */
+  capture?: RunCapture,
 ): CodeRunner {
   return {
     async run(session, input, signal, observer) {
@@ -80,16 +105,29 @@ export function createCodeRunner(
           const line = error.data?.line as number | undefined;
           const failure: ExecutionError = { name: "SandboxError", code: error.code, message: error.message };
           if (line !== undefined) failure.line = line;
-          return reply({ ok: false, error: failure, logs: [], stats: { ms: Date.now() - started, tool_calls: 0 } }, []);
+          const ms = Date.now() - started;
+          capture?.run(session, {
+            code: input.code,
+            ok: false,
+            error_code: failure.code,
+            ms,
+            host_calls: {},
+            handles: [],
+            upstream: [],
+          });
+          return reply({ ok: false, error: failure, logs: [], stats: { ms, tool_calls: 0 } }, []);
         }
         throw error;
       }
+      const capturing = capture?.enabled === true ? capture : undefined;
       const run: Omit<RunContext, "signal"> = {
         session,
         savedArtifacts: [],
         holdAnswer: answerBudget(sandbox.memory_mb),
         upstreamProgress: observer && ((capability, progress) => observer.upstreamProgress(capability, progress)),
+        upstreamCalls: capturing && [],
       };
+      const hostCalls: Record<string, number> = Object.create(null);
       const result = await executor.execute({
         code: transpiled.code,
         inputsJson,
@@ -104,6 +142,7 @@ export function createCodeRunner(
         // The executor aborts the call's signal when the run ends, which stops upstream calls still in flight.
         onHostCall: (name, args, callSignal) => {
           observer?.hostCall(name);
+          if (capturing) count(hostCalls, name);
           return bindings.answer(name, args, { ...run, signal: callSignal });
         },
         onLog: observer && ((line) => observer.log(line)),
@@ -114,9 +153,23 @@ export function createCodeRunner(
         else result.error.line = line;
       }
       result.stats.ms = Date.now() - started;
+      capturing?.run(session, {
+        code: input.code,
+        ok: result.ok,
+        error_code: result.ok ? undefined : result.error.code,
+        ms: result.stats.ms,
+        host_calls: hostCalls,
+        handles: run.savedArtifacts.map((a) => a.handle),
+        upstream: run.upstreamCalls ?? [],
+      });
       return reply(result, run.savedArtifacts);
     },
   };
+}
+
+function count(calls: Record<string, number>, name: string): void {
+  const key = name in calls || Object.keys(calls).length < HOST_CALL_NAMES ? name : "other";
+  calls[key] = (calls[key] ?? 0) + 1;
 }
 
 /** Resolves when `pending` settles, `ms` have passed or `signal` aborts, whichever comes first; never rejects. */

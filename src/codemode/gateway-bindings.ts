@@ -2,9 +2,10 @@
 // (`everything["get-sum"](args)`, its alias `everything.get_sum`, `call_tool("everything.get-sum", args)`), the `cli`
 // namespace (`cli.NAME(...args)`, `cli_run(NAME, args)`). A member a namespace lacks is answered by the host with the
 // error that says what exists. Binary results land in the run's artifact store; long program output is spilled.
+import { createHash } from "node:crypto";
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Capability } from "../registry/capability.js";
-import type { Bindings, RunContext, UpstreamProgress } from "./bindings.js";
+import type { Bindings, RunContext, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
 
 /** The calls the gateway offers (an interface, so codemode does not depend on how upstreams are reached). */
 export interface GatewayPort {
@@ -55,7 +56,7 @@ export function defineGatewayBindings(bindings: Bindings, options: GatewayBindin
     }
     // The gateway waits for a server still starting, and answers for one that is down.
     const listener = ctx.upstreamProgress;
-    return options.gateway.call(name, (args ?? {}) as Record<string, unknown>, {
+    const call = options.gateway.call(name, (args ?? {}) as Record<string, unknown>, {
       signal: ctx.signal,
       ...(listener ? { onProgress: (progress: UpstreamProgress) => listener(name, progress) } : {}),
       saveBinary: async (bytes, mediaType, filename) => {
@@ -64,6 +65,7 @@ export function defineGatewayBindings(bindings: Bindings, options: GatewayBindin
         return { handle: info.handle };
       },
     });
+    return ctx.upstreamCalls === undefined ? call : recorded(call, name, args, ctx.upstreamCalls);
   };
   bindings.addProvider({
     namespaces: options.servers,
@@ -143,5 +145,33 @@ export function defineCliBindings(
     bindings.defineFunction(`cli.${name}`, (args, ctx) => run(name, args, ctx));
     // The canonical name search_tools and describe_tools give: call_tool("cli.git", {args: ["status"]}).
     bindings.defineCapability(`cli.${name}`, (args, ctx) => run(name, args.args ?? [], ctx));
+  }
+}
+
+/** At most this many upstream calls of one run are recorded; the rest are counted by the run's host calls. */
+const RECORDED_CALLS = 64;
+
+/** The call's value, its digest and size noted in `calls` as it settles (capture only: costs one stringify). */
+async function recorded(
+  call: Promise<unknown>,
+  name: string,
+  args: unknown,
+  calls: UpstreamCallRecord[],
+): Promise<unknown> {
+  const record: UpstreamCallRecord = {
+    tool: name,
+    args_digest: createHash("sha256")
+      .update(JSON.stringify(args ?? {}) ?? "")
+      .digest("hex")
+      .slice(0, 16),
+  };
+  if (calls.length < RECORDED_CALLS) calls.push(record);
+  try {
+    const value = await call;
+    record.result_chars = JSON.stringify(value)?.length ?? 0;
+    return value;
+  } catch (error) {
+    record.error_code = error instanceof CairnError ? error.code : ErrorCode.INTERNAL;
+    throw error;
   }
 }

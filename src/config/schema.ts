@@ -16,6 +16,7 @@ export const RESERVED_NAMESPACES = new Set([
   "cli",
   "cli_run",
   "workspace",
+  "tasks",
   "call_tool",
   "save_result",
   "load_result",
@@ -158,6 +159,22 @@ const GatewayConfigSchema = z.strictObject({
   direct: z.boolean().default(false).describe("also list every upstream tool as a direct MCP tool NAME__tool"),
 });
 
+const MemoryConfigSchema = z.strictObject({
+  capture: z
+    .boolean()
+    .optional()
+    .describe(
+      "record compact observations of runs, upstream calls and workspace writes for recall (default: on in the runtime profile, off otherwise)",
+    ),
+  goal: z.string().min(1).max(1000).optional().describe("the query recall uses when a call gives none"),
+  recall_tokens: int(1, 131_072, "token budget of a recall call that gives no max_tokens").default(1500),
+  model_dir: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("a provisioned local embedding model (embedder.json) for hybrid recall; never downloaded"),
+});
+
 const stringMap = z.record(z.string(), z.string());
 
 const serverCommon = {
@@ -219,6 +236,7 @@ export const ConfigSchema = z.strictObject({
   workspace: WorkspaceConfigSchema.prefault({}),
   cli: CliConfigSchema.prefault({}),
   gateway: GatewayConfigSchema.prefault({}),
+  memory: MemoryConfigSchema.prefault({}),
   servers: z.record(z.string(), ServerConfigSchema).default({}),
 });
 
@@ -228,6 +246,7 @@ export type OutputConfig = Config["output"];
 export type StoreConfig = Config["results"];
 export type WorkspaceConfig = Config["workspace"];
 export type CliConfig = Config["cli"];
+export type MemoryConfig = Config["memory"];
 export type ProgramPolicyConfig = z.infer<typeof ProgramPolicySchema>;
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
 export type StdioServerConfig = z.infer<typeof StdioServerConfigSchema>;

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import type { CodeRunner, RunObserver } from "../codemode/execute-code.js";
 import type { Profile } from "../config/profiles.js";
 import type { Config } from "../config/schema.js";
+import type { MemoryServices } from "../memory/memory-services.js";
 import type { UsageRecorder } from "../metrics/usage-recorder.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
 import type { Session } from "../session/session.js";
@@ -21,6 +22,8 @@ export interface OperationServices {
   sql(): Promise<WorkspaceSql>;
   /** Durable tasks over the workspace. */
   tasks(): Promise<TaskService>;
+  /** Session memory: capture health and the provisioned embedder (the store is the workspace's `memory`). */
+  readonly memory: MemoryServices;
   readonly runner: CodeRunner;
   readonly registry: CapabilityRegistry;
   /**

@@ -5,6 +5,9 @@ import { describeTools } from "./codemode/describe-tools.js";
 import { executeCode } from "./codemode/execute-code.js";
 import { readOutput } from "./codemode/read-output.js";
 import { searchTools } from "./codemode/search-tools.js";
+import { recall } from "./memory/recall.js";
+import { remember } from "./memory/remember.js";
+import { sessionStatus } from "./memory/session-status.js";
 import type { Operation, OperationFactory } from "./operation.js";
 import { changes } from "./provenance/changes.js";
 import { metrics } from "./provenance/metrics.js";
@@ -70,6 +73,9 @@ const FACTORIES: readonly OperationFactory[] = [
   provenance,
   changes,
   metrics,
+  recall,
+  remember,
+  sessionStatus,
   importFile,
   deleteVersions,
   exportFile,

@@ -19,6 +19,7 @@ import {
   type VersionRecord,
 } from "./catalog/catalog.js";
 import type { Attribution, EventLog } from "./catalog/event-log.js";
+import type { MemoryStore } from "./catalog/memory-store.js";
 import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
 import type { TaskLedger } from "./catalog/task-ledger.js";
 import { fitPages, fitPreviews, type PageWindow, pageOf } from "./excerpt-fit.js";
@@ -761,6 +762,11 @@ export class Workspace {
   /** The event log of this workspace's catalog: every write, who made it, and usage aggregates. */
   get events(): EventLog {
     return this.catalog.events;
+  }
+
+  /** Session memory in this workspace's catalog (memory/). */
+  get memory(): MemoryStore {
+    return this.catalog.memory;
   }
 
   /** The task ledger of this workspace's catalog (tasks/). */

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../../src/app.js";
 import { describeCapabilities } from "../../src/codemode/declarations.js";
-import { ConfigSchema } from "../../src/config/schema.js";
+import { ConfigSchema, RESERVED_NAMESPACES } from "../../src/config/schema.js";
 import { createLogger } from "../../src/log.js";
 import { operationCapabilities, programCapabilities } from "../../src/operations/capabilities.js";
 import { fieldsOf } from "../../src/operations/fields.js";
@@ -26,6 +26,11 @@ describe("the operation table", () => {
     const paths = table.flatMap((op) => (op.snippet ? [op.snippet.path] : []));
     expect(new Set(paths).size).toBe(paths.length);
     for (const path of paths) expect(path).toMatch(/^(workspace|cairn|tasks)\.[a-z_]+$/);
+  });
+
+  it("reserves every snippet namespace, so no upstream server can take one", () => {
+    const roots = new Set(table.flatMap((op) => (op.snippet ? [op.snippet.path.split(".")[0] as string] : [])));
+    for (const root of roots) expect(RESERVED_NAMESPACES.has(root), root).toBe(true);
   });
 
   it.each(table.map((op) => [op.name, op] as const))("gives %s a description on the tool and every field", (_, op) => {
@@ -65,6 +70,9 @@ describe("the operation table", () => {
       "provenance",
       "changes",
       "metrics",
+      "recall",
+      "remember",
+      "session_status",
       "import",
       "delete",
     ]);
@@ -196,6 +204,21 @@ describe("each handler's answer matches its declared output", () => {
     expect((await call("changes", { limit: 3 })).events).toHaveLength(3);
     await call("changes", { since: 0, limit: 2 });
     await call("metrics", {});
+  });
+
+  it("for the memory operations", async () => {
+    expect(await call("remember", { text: "chose weekly buckets", kind: "decision", event_id: "ev-1" })).toMatchObject({
+      stored: true,
+    });
+    expect(await call("remember", { text: "chose weekly buckets", event_id: "ev-1", kind: "decision" })).toMatchObject({
+      stored: false,
+    });
+    expect(await call("recall", { query: "weekly buckets" })).toMatchObject({ mode: "keyword" });
+    await call("recall", { query: "weekly", max_tokens: 60 });
+    await call("session_status", {});
+    expect(await call("prune", { dry_run: true, episode_retention: 0 })).toMatchObject({
+      episodes: { retention_days: 0, episodes_removed: 0 },
+    });
   });
 
   it("for the capability operations", async () => {

@@ -3,6 +3,7 @@
 
 import { randomBytes } from "node:crypto";
 import type { Attribution, EventLog } from "./event-log.js";
+import type { MemoryStore } from "./memory-store.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 /** The kinds SPEC.md names. */
@@ -221,6 +222,8 @@ export interface Catalog {
   readonly tasks: TaskLedger;
   /** Every write above appends its actor-attributed event here, in the same transaction. */
   readonly events: EventLog;
+  /** Session memory: episodes, observations and their retention (memory-store.ts). */
+  readonly memory: MemoryStore;
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
   /** Resolves refs (ids or names) in one snapshot; `undefined` for a ref that names nothing. */
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;

@@ -219,6 +219,49 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 4,
+    name: "session memory",
+    sql: `
+      -- One episode per MCP session: observations hang from it and expire with it after the retention period of
+      -- inactivity (memory_settings.retention_days).
+      CREATE TABLE episodes (
+        id INTEGER PRIMARY KEY,
+        session TEXT NOT NULL UNIQUE,
+        started_at INTEGER NOT NULL,
+        last_active INTEGER NOT NULL,
+        observations INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX episodes_active ON episodes (last_active);
+
+      -- Compact facts of what ran (run, upstream, write) and what a caller chose to remember. detail is bounded
+      -- JSON, never a body; artifact_id is the version a write made, which keeps the observation while it exists.
+      CREATE TABLE observations (
+        id INTEGER PRIMARY KEY,
+        episode_id INTEGER NOT NULL REFERENCES episodes (id),
+        kind TEXT NOT NULL CHECK (kind IN ('run', 'upstream', 'write', 'remember')),
+        at INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        event_id TEXT UNIQUE,
+        artifact_id TEXT,
+        pinned INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX observations_episode ON observations (episode_id);
+      CREATE INDEX observations_artifact ON observations (artifact_id) WHERE artifact_id IS NOT NULL;
+
+      -- rowid = observations.id. Contentless, as chunk_text: ranking needs the terms, the text is in observations.
+      CREATE VIRTUAL TABLE observation_text USING fts5 (
+        text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2'
+      );
+
+      -- Persisted policy (retention_days) and counters of what collection removed.
+      CREATE TABLE memory_settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
     version: 6,
     name: "event log and usage",
     sql: `

@@ -30,8 +30,10 @@ import {
   type VersionRecord,
 } from "./catalog.js";
 import { type Attribution, DEFAULT_EVENT_HISTORY } from "./event-log.js";
+import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
 import { SqliteEventLog } from "./sqlite-event-log.js";
+import { SqliteMemoryStore } from "./sqlite-memory-store.js";
 import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
 import type { TaskLedger } from "./task-ledger.js";
 
@@ -212,6 +214,7 @@ export class SqliteCatalog implements Catalog {
 
   readonly tasks: TaskLedger;
   readonly events: SqliteEventLog;
+  readonly memory: MemoryStore;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -233,6 +236,11 @@ export class SqliteCatalog implements Catalog {
         const row = this.rowByName(name);
         return row === undefined ? undefined : this.recordOf(row);
       },
+    });
+    this.memory = new SqliteMemoryStore({
+      db,
+      q: (source, pluck) => this.q(source, pluck),
+      exclusive: (work) => this.exclusive(work),
     });
   }
 

@@ -1,0 +1,195 @@
+// Capture: compact observations of what ran through Cairn (each execute_code run, each upstream call it made, each
+// workspace write), one batch per run written after the reply, off the run's path. Values, bodies and string
+// literals never reach an observation: digests, sizes, counts, names and codes only.
+import { createHash } from "node:crypto";
+import type { CapturedRun, RunCapture } from "../codemode/execute-code.js";
+import type { Logger } from "../log.js";
+import type { Operation } from "../operations/operation.js";
+import type { Session } from "../session/session.js";
+import type { MemoryStore, NewObservation } from "../workspace/catalog/memory-store.js";
+
+/** Batches waiting for the catalog at once; past it a batch is dropped and counted, so capture never piles up. */
+const MAX_PENDING = 64;
+/** Characters of a snippet's first line kept. */
+const FIRST_LINE = 160;
+/** Versions one write observation names at most. */
+const WRITE_VERSIONS = 16;
+/** Operations whose writes are not workspace writes worth recalling (memory's own, maintenance, runs). */
+const NOT_CAPTURED = new Set(["execute_code", "remember", "prune"]);
+
+export interface CaptureHealth {
+  enabled: boolean;
+  /** Observations written since the process started. */
+  recorded: number;
+  /** Batches that failed to write (the catalog refused or was unavailable). */
+  failed: number;
+  /** Batches dropped because MAX_PENDING were already waiting. */
+  dropped: number;
+  pending: number;
+  last_error?: string;
+}
+
+export class SessionCapture implements RunCapture {
+  private readonly writes = new Set<Promise<void>>();
+  private readonly health_: CaptureHealth;
+
+  constructor(
+    /** Set once the served profile is known (app.selectTools); read on each run. */
+    public enabled: boolean,
+    private readonly store: () => Promise<MemoryStore>,
+    private readonly logger: Logger,
+  ) {
+    this.health_ = { enabled, recorded: 0, failed: 0, dropped: 0, pending: 0 };
+  }
+
+  run(session: Session, run: CapturedRun): void {
+    if (!this.enabled) return;
+    this.record(session.id, runObservations(run));
+  }
+
+  /** A workspace write an operation made (its answer names the versions). */
+  write(sessionId: string, operation: string, answer: unknown): void {
+    if (!this.enabled) return;
+    this.record(sessionId, [writeObservation(operation, answer)]);
+  }
+
+  health(): CaptureHealth {
+    return { ...this.health_, enabled: this.enabled, pending: this.writes.size };
+  }
+
+  /** Resolves once every batch handed over so far is written or has failed. Never throws. */
+  async flush(): Promise<void> {
+    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+  }
+
+  private record(sessionId: string, observations: NewObservation[]): void {
+    if (this.writes.size >= MAX_PENDING) {
+      this.health_.dropped += 1;
+      return;
+    }
+    const write = (async () => {
+      try {
+        await (await this.store()).record(sessionId, observations);
+        this.health_.recorded += observations.length;
+      } catch (error) {
+        this.health_.failed += 1;
+        this.health_.last_error = error instanceof Error ? error.message : String(error);
+        this.logger.warn("capture failed; the run itself is unaffected", { error: this.health_.last_error });
+      }
+    })();
+    this.writes.add(write);
+    void write.finally(() => this.writes.delete(write));
+  }
+}
+
+/**
+ * `operations` with capture of the workspace writes they make: each operation that is not read-only, called from a
+ * tool or a snippet, records one `write` observation after it succeeds. The command line is not captured.
+ */
+export function capturingWrites(operations: readonly Operation[], capture: SessionCapture): Operation[] {
+  return operations.map((operation) => {
+    if (operation.annotations.readOnlyHint || NOT_CAPTURED.has(operation.name)) return operation;
+    const handler = operation.handler;
+    return {
+      ...operation,
+      async handler(args, ctx) {
+        const answer = await handler(args, ctx);
+        if (ctx.surface !== "cli") capture.write(ctx.session.id, operation.name, answer);
+        return answer;
+      },
+    };
+  });
+}
+
+/** The run and each upstream call it made, linked by the snippet's digest. */
+export function runObservations(run: CapturedRun): NewObservation[] {
+  const digest = sha256(run.code).slice(0, 16);
+  const line = firstLine(run.code);
+  const tools = Object.keys(run.host_calls);
+  const observations: NewObservation[] = [
+    {
+      kind: "run",
+      label: [`${run.ok ? "ok" : `failed ${run.error_code ?? ""}`}:`, line, ...tools].join(" "),
+      detail: {
+        digest,
+        first_line: line,
+        ok: run.ok,
+        ...(run.error_code === undefined ? {} : { error_code: run.error_code }),
+        ms: run.ms,
+        host_calls: run.host_calls,
+        handles: run.handles.slice(0, 16),
+        upstream_calls: run.upstream.length,
+      },
+    },
+  ];
+  for (const call of run.upstream) {
+    observations.push({
+      kind: "upstream",
+      label: `${call.tool}${call.error_code === undefined ? "" : ` failed ${call.error_code}`}`,
+      detail: { ...call, run: digest },
+    });
+  }
+  return observations;
+}
+
+/** `save`: the versions its answer names (`name v3 art_…`), or the operation alone when it names none. */
+export function writeObservation(operation: string, answer: unknown): NewObservation {
+  const versions = versionsIn(answer, 3).slice(0, WRITE_VERSIONS);
+  const label = [operation, ...versions.map((v) => `${v.name} v${v.version}`)].join(" ");
+  const first = versions[0];
+  return {
+    kind: "write",
+    label,
+    detail: { operation, versions },
+    ...(first === undefined ? {} : { artifact_id: first.artifact_id }),
+  };
+}
+
+interface VersionRef {
+  artifact_id: string;
+  name: string;
+  version: number;
+}
+
+/** Objects `{artifact_id, name, version}` in `value`, to `depth` levels, without repeats. */
+function versionsIn(value: unknown, depth: number, found: VersionRef[] = []): VersionRef[] {
+  if (depth < 0 || value === null || typeof value !== "object" || found.length >= WRITE_VERSIONS) return found;
+  if (Array.isArray(value)) {
+    for (const item of value.slice(0, WRITE_VERSIONS)) versionsIn(item, depth - 1, found);
+    return found;
+  }
+  const record = value as Record<string, unknown>;
+  const { artifact_id, name, version } = record;
+  if (typeof artifact_id === "string" && typeof name === "string" && typeof version === "number") {
+    if (!found.some((f) => f.artifact_id === artifact_id)) found.push({ artifact_id, name, version });
+  }
+  for (const child of Object.values(record)) {
+    if (child !== null && typeof child === "object") versionsIn(child, depth - 1, found);
+  }
+  return found;
+}
+
+/**
+ * The snippet's first non-blank line with every string literal emptied (SQL text, paths, secrets in arguments stay
+ * out) and a literal still open at the line's end cut off.
+ */
+export function firstLine(code: string): string {
+  const line = (code.split("\n").find((l) => l.trim() !== "") ?? "").trim();
+  let out = "";
+  for (let i = 0; i < line.length && out.length < FIRST_LINE; i++) {
+    const char = line.charAt(i);
+    if (char !== '"' && char !== "'" && char !== "`") {
+      out += char;
+      continue;
+    }
+    let end = i + 1;
+    while (end < line.length && line.charAt(end) !== char) end += line.charAt(end) === "\\" ? 2 : 1;
+    out += end < line.length ? `${char}…${char}` : `${char}…`;
+    i = end;
+  }
+  return out.length <= FIRST_LINE ? out : `${out.slice(0, FIRST_LINE - 1)}…`;
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}

@@ -1,0 +1,125 @@
+// recall: source passages (the `context` chunk index) and observations (the memory store) for one query, ranked
+// together by reciprocal-rank fusion, keyword by default and with cosine ranks too when an embedder is provisioned.
+// The caller fits the list to its token budget; the text is data for the model, never instructions.
+import type { MemoryStore, Observation } from "../workspace/catalog/memory-store.js";
+import { CONTEXT_LIMITS } from "../workspace/retrieval/context.js";
+import { contextBudget } from "../workspace/retrieval/context-budget.js";
+import type { Workspace } from "../workspace/workspace.js";
+import { cosine, type Embedder } from "./embedder.js";
+
+/** Candidates taken from each ranked list before fusion. */
+export const RECALL_CANDIDATES = 20;
+/** Newest observations an embedder also ranks, so a paraphrase with no shared word can still be found. */
+const RECENT_FOR_EMBEDDING = 200;
+/** Reciprocal-rank fusion constant (the usual 60): ranks matter, raw scores of different indexes never mix. */
+const RRF_K = 60;
+
+export interface PassageItem {
+  type: "passage";
+  artifact_id: string;
+  name: string;
+  version: number;
+  start: number;
+  end: number;
+  text: string;
+}
+
+export interface ObservationItem {
+  type: "observation";
+  id: number;
+  kind: Observation["kind"];
+  at: string;
+  label: string;
+  detail: Record<string, unknown>;
+  event_id?: string;
+}
+
+export type RecallItem = PassageItem | ObservationItem;
+
+export interface RecallAnswer {
+  query: string;
+  mode: "keyword" | "hybrid";
+  items: RecallItem[];
+  /** Every current text version was indexed when the passages were ranked. */
+  index_complete: boolean;
+}
+
+export interface RecallSources {
+  workspace: Workspace;
+  store: MemoryStore;
+  embedder?: Embedder | undefined;
+  /** Bytes a ranked passage list may hold (the context reply's own bound). */
+  passageBytes: number;
+}
+
+/** Ranked items for `query`, best first; `refs` limits the passages to those versions. */
+export async function recall(sources: RecallSources, query: string, refs?: string[]): Promise<RecallAnswer> {
+  const { workspace, store, embedder } = sources;
+  const [context, hits] = await Promise.all([
+    workspace.context(
+      { query, limit: RECALL_CANDIDATES, ...(refs === undefined ? {} : { refs }) },
+      { budget: contextBudget(Math.min(CONTEXT_LIMITS.maxBytes, sources.passageBytes)) },
+    ),
+    store.search(query, { limit: RECALL_CANDIDATES }),
+  ]);
+  const passages: RecallItem[] = context.chunks.map((c) => ({ type: "passage", ...c }));
+  const observations = new Map<number, Observation>(hits.map((o) => [o.id, o]));
+  const lists: RecallItem[][] = [passages, hits.map(observationItem)];
+  if (embedder !== undefined) {
+    for (const o of await store.recent({ limit: RECENT_FOR_EMBEDDING }))
+      if (!observations.has(o.id)) observations.set(o.id, o);
+    const candidates = [...passages, ...[...observations.values()].map(observationItem)];
+    const [q, ...vectors] = await embedder.embed([query, ...candidates.map(textOf)]);
+    const scored = candidates.map((item, i) => ({
+      item,
+      score: cosine(q as Float32Array, vectors[i] as Float32Array),
+    }));
+    lists.push(
+      scored
+        .filter((s) => s.score > 0)
+        .sort((a, b) => b.score - a.score)
+        .map((s) => s.item),
+    );
+  }
+  return {
+    query,
+    mode: embedder === undefined ? "keyword" : "hybrid",
+    items: fuse(lists),
+    index_complete: context.index_complete,
+  };
+}
+
+/** Reciprocal-rank fusion; ties keep the order of the lists (passages before observations). */
+export function fuse(lists: readonly RecallItem[][]): RecallItem[] {
+  const scores = new Map<string, { item: RecallItem; score: number; first: number }>();
+  let order = 0;
+  for (const list of lists) {
+    list.forEach((item, rank) => {
+      const key = keyOf(item);
+      const entry = scores.get(key) ?? { item, score: 0, first: order++ };
+      entry.score += 1 / (RRF_K + rank + 1);
+      scores.set(key, entry);
+    });
+  }
+  return [...scores.values()].sort((a, b) => b.score - a.score || a.first - b.first).map((e) => e.item);
+}
+
+function keyOf(item: RecallItem): string {
+  return item.type === "passage" ? `p:${item.artifact_id}:${item.start}` : `o:${item.id}`;
+}
+
+function textOf(item: RecallItem): string {
+  return item.type === "passage" ? item.text : `${item.kind} ${item.label}`;
+}
+
+function observationItem(o: Observation): ObservationItem {
+  return {
+    type: "observation",
+    id: o.id,
+    kind: o.kind,
+    at: new Date(o.at).toISOString(),
+    label: o.label,
+    detail: o.detail,
+    ...(o.event_id === undefined ? {} : { event_id: o.event_id }),
+  };
+}

@@ -1,0 +1,106 @@
+// Session memory over MCP with the built server in the runtime profile and a real upstream (server-everything): a run
+// and its upstream call are captured, a write is recorded, remember is idempotent, recall answers within max_tokens
+// exactly as sent, and a second session finds what the first one did.
+import { createRequire } from "node:module";
+import { encode } from "gpt-tokenizer/encoding/o200k_base";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Connected, connect } from "../helpers/mcp-client.js";
+
+const require = createRequire(import.meta.url);
+const everything = require.resolve("@modelcontextprotocol/server-everything/dist/index.js");
+const toml = `
+[servers.everything]
+command = "${process.execPath}"
+args = ["${everything}", "stdio"]
+
+[output]
+tokenizer = "o200k_base"
+`;
+
+let server: Connected;
+beforeAll(async () => {
+  server = await connect(toml, ["--profile", "runtime"]);
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe("session memory over MCP", () => {
+  it("lists recall, remember and session_status in runtime", async () => {
+    const names = (await server.client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(["recall", "remember", "session_status"]));
+  });
+
+  it("captures a run, its upstream call and a workspace write", async () => {
+    const ran = await server.run(
+      `const echoed = await everything.echo({ message: "quarterly churn secret-value" });
+return await workspace.save({ name: "reports/churn", content: String(echoed) });`,
+    );
+    expect(ran.json.ok, ran.text).toBe(true);
+    const status = await server.call("session_status", {});
+    expect(status.json.capture).toMatchObject({ enabled: true, failed: 0, dropped: 0 });
+    expect(status.json.this_session.by_kind).toMatchObject({ run: 1, upstream: 1, write: 1 });
+    expect(status.json.retention).toEqual({ retention_days: 30 });
+
+    const recalled = await server.call("recall", { query: "everything echo reports churn" });
+    const kinds = recalled.json.items
+      .filter((i: { type: string }) => i.type === "observation")
+      .map((i: { kind: string }) => i.kind);
+    expect(kinds).toEqual(expect.arrayContaining(["run", "upstream", "write"]));
+    // The saved artifact's passage holds the text; observations keep neither the argument nor the reply body.
+    const observations = recalled.json.items.filter((i: { type: string }) => i.type === "observation");
+    expect(JSON.stringify(observations)).not.toContain("secret-value");
+    const upstream = recalled.json.items.find((i: { kind?: string }) => i.kind === "upstream");
+    expect(upstream.detail).toMatchObject({
+      tool: "everything.echo",
+      args_digest: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
+    expect(upstream.detail.result_chars).toBeGreaterThan(0);
+  });
+
+  it("stores a replayed remember once", async () => {
+    const args = { text: "Decision: bucket churn by week, not by month", kind: "decision", event_id: "ev-weekly" };
+    expect((await server.call("remember", args)).json.stored).toBe(true);
+    expect((await server.call("remember", args)).json.stored).toBe(false);
+    const status = await server.call("session_status", {});
+    expect(status.json.this_session.by_kind.remember).toBe(1);
+  });
+
+  it("answers within max_tokens, counted on the exact reply sent", async () => {
+    for (const max_tokens of [60, 120, 400]) {
+      const reply = await server.call("recall", { query: "churn week decision echo", max_tokens });
+      expect(reply.isError, reply.text).toBe(false);
+      const sent = JSON.stringify({ content: [{ type: "text", text: reply.text }] });
+      expect(encode(sent).length).toBeLessThanOrEqual(max_tokens);
+    }
+    const tiny = await server.call("recall", { query: "churn", max_tokens: 5 });
+    expect(tiny.json.error.code).toBe("TOO_LARGE");
+  });
+
+  it("tells a call with no query and no goal what to do", async () => {
+    const reply = await server.call("recall", {});
+    expect(reply.json.error).toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringContaining("[memory] goal"),
+    });
+  });
+
+  it("recalls the first session's work from a second session on the same workspace", async () => {
+    const dir = server.dir;
+    const second = await connect(`${toml}\n[memory]\ngoal = "continue the churn report"\n`, [
+      "--profile",
+      "runtime",
+      "--workspace",
+      `${dir}/ws`,
+    ]);
+    try {
+      const reply = await second.call("recall", {});
+      expect(reply.json.query).toBe("continue the churn report");
+      const labels = reply.json.items.map((i: { label?: string; name?: string }) => i.label ?? i.name);
+      expect(labels.join("\n")).toContain("reports/churn");
+      expect(labels.join("\n")).toContain("bucket churn by week");
+    } finally {
+      await second.close();
+    }
+  });
+});
