@@ -18,6 +18,7 @@ import {
   type RemovedVersion,
   type VersionRecord,
 } from "./catalog/catalog.js";
+import type { ClaimStore, Fence } from "./catalog/claim-store.js";
 import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
 import type { TaskLedger } from "./catalog/task-ledger.js";
 import { fitPages, fitPreviews, type PageWindow, pageOf } from "./excerpt-fit.js";
@@ -63,6 +64,7 @@ import {
   checkBoolean,
   checkCheckpoint,
   checkDependencies,
+  checkFence,
   checkInteger,
   checkKind,
   checkMediaType,
@@ -174,6 +176,7 @@ export class Workspace {
     const kind = checkKind(args.kind);
     const dependencies = checkDependencies(args.dependencies);
     const query = checkSavedQuery(args);
+    const fence = checkFence(args.claim);
 
     const content = await this.saveContent(args, kind);
     const type = content.checkpoint
@@ -193,7 +196,7 @@ export class Workspace {
         ...query,
       },
       (info) => content.indexText ?? this.indexOf(type.media_type, content.head, info.bytes),
-      expected,
+      { expectedVersion: expected, fence },
     );
     return compactMetadata(record);
   }
@@ -570,7 +573,7 @@ export class Workspace {
           inputs: null,
         },
         (blob) => this.indexOf(type.media_type, head, blob.bytes),
-        expected,
+        { expectedVersion: expected },
         options.onProgress === undefined ? undefined : (copied) => options.onProgress?.(copied, info.size),
         (error) => (error instanceof CairnError ? error : importFailed(path, (error as Error).message, error)),
       );
@@ -588,7 +591,7 @@ export class Workspace {
     source: BlobSource,
     fields: Omit<NewVersion, "bytes" | "sha256" | "index_text">,
     indexText: (blob: { bytes: number }) => string,
-    expectedVersion: number | undefined,
+    write: { expectedVersion: number | undefined; fence?: Fence | undefined },
     onProgress?: (copied: number) => void,
     mapSourceError: (error: unknown) => unknown = (error) => error,
   ): Promise<VersionRecord> {
@@ -606,7 +609,7 @@ export class Workspace {
       published = true;
       const record = await this.catalog.insertVersion(
         { ...fields, bytes: staged.bytes, sha256: staged.sha256, index_text: indexText(staged) },
-        { expectedVersion, leaseToken: lease },
+        { ...write, leaseToken: lease },
       );
       // The save is done; its chunks come after, in the background.
       this.chunks.kick();
@@ -745,6 +748,11 @@ export class Workspace {
   /** The versions `refs` point to from one catalog snapshot, `undefined` for a ref that names nothing (never throws). */
   lookup(refs: readonly string[]): Promise<(VersionRecord | undefined)[]> {
     return this.catalog.get(refs);
+  }
+
+  /** Fenced claims of this workspace's catalog; `save` with a `claim` is checked against them. */
+  get claims(): ClaimStore {
+    return this.catalog.claims;
   }
 
   /** The task ledger of this workspace's catalog (tasks/). */

@@ -2,6 +2,7 @@
 // Backend-neutral on purpose (SQLite today, PostgreSQL later): no SQL, no handles, no engine types cross it.
 
 import { randomBytes } from "node:crypto";
+import type { ClaimStore, Fence } from "./claim-store.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 /** The kinds SPEC.md names. */
@@ -42,6 +43,8 @@ export interface InsertOptions {
   expectedVersion?: number;
   /** A lease from `leaseBlob`, released in the same transaction that commits the row. */
   leaseToken?: string;
+  /** A claim the write is made under: checked in the write's transaction (FENCED when its ticket no longer holds). */
+  fence?: Fence | undefined;
 }
 
 /** A dependency, direct or transitive, that is no longer the current version of its name. */
@@ -216,6 +219,8 @@ export interface ChunkSearch {
 export interface Catalog {
   /** Durable tasks, their runs, the step-result cache and approvals, in the same store and transactions. */
   readonly tasks: TaskLedger;
+  /** Fenced claims on named resources; a write's fence is checked in the write's own transaction. */
+  readonly claims: ClaimStore;
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
   /** Resolves refs (ids or names) in one snapshot; `undefined` for a ref that names nothing. */
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;

@@ -29,7 +29,9 @@ import {
   type StaleInput,
   type VersionRecord,
 } from "./catalog.js";
+import type { ClaimStore } from "./claim-store.js";
 import { MIGRATIONS } from "./migrations.js";
+import { SqliteClaimStore } from "./sqlite-claim-store.js";
 import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
 import type { TaskLedger } from "./task-ledger.js";
 
@@ -203,17 +205,29 @@ export class SqliteCatalog implements Catalog {
   private closed = false;
 
   readonly tasks: TaskLedger;
+  readonly claims: ClaimStore;
+  private readonly claimStore: SqliteClaimStore;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly leaseTtlMs: number,
   ) {
+    this.claimStore = new SqliteClaimStore({
+      db,
+      q: (source, pluck) => this.q(source, pluck),
+      exclusive: (work) => this.exclusive(work),
+    });
+    this.claims = this.claimStore;
     this.tasks = new SqliteTaskLedger({
       db,
       q: (source, pluck) => this.q(source, pluck),
       exclusive: (work) => this.exclusive(work),
       insertTx: (version, options) => this.insertTx(version, options),
       resolveDependencies: (refs) => this.resolveDependencies(refs),
+      checkFence: (resource, ticket) =>
+        ticket === undefined
+          ? this.claimStore.assertUnclaimedTx(resource)
+          : void this.claimStore.assertFenceTx({ resource, ticket }),
       current: (name) => {
         const row = this.rowByName(name);
         return row === undefined ? undefined : this.recordOf(row);
@@ -246,6 +260,7 @@ export class SqliteCatalog implements Catalog {
   }
 
   private insertTx(input: NewVersion, options: InsertOptions): VersionRecord {
+    if (options.fence !== undefined) this.claimStore.assertFenceTx(options.fence);
     const current = this.currentOf(input.name);
     if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current.version) {
       throw versionConflict(input.name, current?.version, options.expectedVersion);
