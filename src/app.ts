@@ -1,6 +1,5 @@
 // Composition root: config -> executor -> bindings -> tools -> sessions. The ONE place that picks backends; every
 // command of the CLI builds the app here and talks to it, never to the parts directly.
-import { userInfo } from "node:os";
 import { join } from "node:path";
 import { createCliRunner } from "./cli-programs/cli-runner.js";
 import { Bindings } from "./codemode/bindings.js";
@@ -8,6 +7,7 @@ import { type CodeRunner, createCodeRunner } from "./codemode/execute-code.js";
 import { defineCliBindings, defineGatewayBindings } from "./codemode/gateway-bindings.js";
 import { defineOperationBindings } from "./codemode/operation-bindings.js";
 import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindings.js";
+import { type Actor, localAccountName } from "./config/identity.js";
 import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { createLogger, type Logger } from "./log.js";
@@ -68,7 +68,10 @@ export interface App {
    */
   selectTools(selection?: { profile?: Profile | undefined; tools?: readonly string[] | undefined }): ToolDefinition[];
   serverDeps(tools: readonly ToolDefinition[]): ServerDeps;
-  newSession(id: string): Session;
+  /** Who this process acts as: [identity] of cairn.toml (default: the local account, a writer). */
+  readonly actor: Actor;
+  /** A session acting as `actor` (an HTTP token's identity), else as the configured identity. */
+  newSession(id: string, actor?: Actor): Session;
   close(): Promise<void>;
 }
 
@@ -79,6 +82,7 @@ export interface CreateAppOptions {
 export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): App {
   const { config } = loaded;
   const logger = options.logger ?? createLogger();
+  const actor: Actor = { name: config.identity.name ?? localAccountName(), role: config.identity.role };
   const executor: Executor =
     config.sandbox.backend === "node" && config.sandbox.allow_unsafe
       ? new NodeExecutor({ maxWorkers: config.sandbox.max_workers, maxQueued: config.sandbox.max_queued })
@@ -113,10 +117,11 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
         new TaskService({
           workspace: ws,
           sql: workspaceSql,
-          actor: localActor(),
-          // Each code step runs in a fresh sandbox with a session of its own, closed after it.
-          runSnippet: async (code, inputs, { session: id, signal }) => {
+          actor: actor.name,
+          // Each code step runs in a fresh sandbox with a session of its own, closed after it, as the run's caller.
+          runSnippet: async (code, inputs, { session: id, signal, actor: caller }) => {
             const session = new Session(id, config);
+            session.actor = caller ?? actor;
             try {
               const reply = await runner.run(session, { code, inputs }, signal);
               let parsed: { ok: boolean; value?: unknown; error?: { code?: string; message?: string } };
@@ -317,8 +322,10 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       workspace,
       logger,
     }),
-    newSession(id) {
+    actor,
+    newSession(id, as = actor) {
       const session = new Session(id, config, (closed) => sessions.delete(closed), spillBudget);
+      session.actor = as;
       sessions.add(session);
       return session;
     },
@@ -347,15 +354,6 @@ function hiddenCapabilities(): Capability[] {
  * A value made once, on first use. A failed attempt (an unwritable directory, say) is reported to its caller and tried
  * again on the next use instead of being remembered. `current()` is the value if it was made, without making it.
  */
-/** Who this process acts as, for the records of definitions and approvals. */
-function localActor(): string {
-  try {
-    return userInfo().username || "local";
-  } catch {
-    return "local";
-  }
-}
-
 function lazy<T>(make: () => Promise<T>): (() => Promise<T>) & { current(): Promise<T | undefined> } {
   let made: Promise<T> | undefined;
   const get = () => {

@@ -2,6 +2,7 @@
 // annotations are the operation's own; its answer is compact JSON (execute_code's reply passes as it is).
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Operation, OperationServices } from "../operations/operation.js";
+import { listedRole } from "../operations/roles.js";
 import { defineTool, jsonReply, type ToolDefinition, type ToolReply } from "./tool.js";
 
 /** One tool per operation exposed as a tool, in table order, with the profiles that list it. */
@@ -18,8 +19,10 @@ export function operationTools(
       description: operation.description,
       inputSchema: operation.input,
       annotations: operation.annotations,
+      role: listedRole(operation),
       handler: async (args, ctx) => {
         const output = await operation.handler(args, {
+          actor: ctx.session.actor,
           services,
           session: ctx.session,
           signal: ctx.signal,

@@ -32,6 +32,7 @@ const input = z.strictObject({
     .optional()
     .describe(`Up to ${WORKSPACE_LIMITS.dependencies} names or ws_ ids it derives from; stale when one is superseded.`),
   expected_version: ExpectedVersion.optional(),
+  ticket: z.number().int().positive().optional().describe("Your claim ticket on this name: refused if not current."),
 });
 
 export const save: OperationFactory = () =>
@@ -58,5 +59,10 @@ export const save: OperationFactory = () =>
       omit: ["from"],
       human: (m) => `saved ${describeVersion(m)}`,
     },
-    handler: async (args, ctx) => saveToWorkspace(await ctx.services.workspace(), args, ctx.session),
+    handler: async ({ ticket, ...args }, ctx) =>
+      saveToWorkspace(
+        await ctx.services.workspace(),
+        ticket === undefined ? args : { ...args, claim: { resource: args.name, ticket } },
+        ctx.session,
+      ),
   });
