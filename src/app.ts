@@ -23,7 +23,7 @@ import type { Executor } from "./sandbox/executor.js";
 import { NodeExecutor } from "./sandbox/node-executor.js";
 import { QuickJsExecutor } from "./sandbox/quickjs-executor.js";
 import type { ServerDeps } from "./server/create-server.js";
-import { operationTools } from "./server/operation-tools.js";
+import { operationTools, trimListedFields } from "./server/operation-tools.js";
 import { type Profile, selectToolNames } from "./server/profiles.js";
 import type { ToolDefinition } from "./server/tool.js";
 import { directTools } from "./server/tools/direct-tools.js";
@@ -300,7 +300,10 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       const byName = new Map(tools.map((t) => [t.name, t]));
       const available = exposed.map(({ tool, profiles }) => ({ name: tool.name, profiles }));
       const names = selectToolNames(available, selection.profile ?? config.profile, selection.tools);
-      return names.map((name) => byName.get(name) as ToolDefinition);
+      return trimListedFields(
+        names.map((name) => byName.get(name) as ToolDefinition),
+        table,
+      );
     },
     serverDeps: (selected) => ({
       version: VERSION,

@@ -108,6 +108,11 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
    */
   role?: Role;
   callRole?(args: z.infer<I>): Role;
+  /**
+   * Fields tools/list shows only when the tool named beside them is listed too (`{ticket: "claim"}`: a claim ticket
+   * means nothing to a host without claim). They are accepted either way, and snippets always see them.
+   */
+  listedWith?: Record<string, string>;
   tool?: { profiles: readonly Profile[] };
   /** `workspace.save`: a function snippets call with one arguments object, also reachable through call_tool. */
   snippet?: {

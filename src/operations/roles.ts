@@ -34,14 +34,18 @@ export function checkRole(operation: Operation, args: unknown, actor: Actor | un
   );
 }
 
-/** The operation with the role check in front of its handler. */
+/**
+ * The operation with the role check in front of its handler. The caller is the context's actor, else its session's
+ * (every session knows who acts through it), and the handler receives it as `ctx.actor` to record.
+ */
 export function withRoleCheck(operation: Operation): Operation {
   const handler = operation.handler;
   return {
     ...operation,
     handler: (args: unknown, ctx: OperationContext) => {
-      checkRole(operation, args, ctx.actor);
-      return handler(args, ctx);
+      const actor = ctx.actor ?? ctx.session.actor;
+      checkRole(operation, args, actor);
+      return handler(args, actor === ctx.actor ? ctx : { ...ctx, actor });
     },
   };
 }

@@ -1,6 +1,7 @@
 // The MCP tools of the operation table: each operation with a `tool` exposure becomes one tool whose schema, text and
 // annotations are the operation's own; its answer is compact JSON (execute_code's reply passes as it is).
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { toJsonSchema } from "../operations/json-schema.js";
 import type { Operation, OperationServices } from "../operations/operation.js";
 import { listedRole } from "../operations/roles.js";
 import { defineTool, jsonReply, type ToolDefinition, type ToolReply } from "./tool.js";
@@ -34,6 +35,25 @@ export function operationTools(
       },
     });
     return [{ tool, profiles: operation.tool.profiles }];
+  });
+}
+
+/**
+ * The selected tools with the fields an operation lists only beside another tool (`listedWith`) left out of their
+ * listed schema when that tool is not selected: the agent profile does not pay for claim tickets it cannot get.
+ */
+export function trimListedFields(
+  selected: readonly ToolDefinition[],
+  operations: readonly Operation[],
+): ToolDefinition[] {
+  const names = new Set(selected.map((tool) => tool.name));
+  return selected.map((tool) => {
+    const fields = operations.find((op) => op.name === tool.name)?.listedWith ?? {};
+    const hidden = Object.entries(fields).flatMap(([field, beside]) => (names.has(beside) ? [] : [field]));
+    if (hidden.length === 0) return tool;
+    const schema = toJsonSchema(tool.inputSchema) as { properties?: Record<string, unknown>; required?: string[] };
+    const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => !hidden.includes(k)));
+    return { ...tool, jsonInputSchema: { ...schema, properties } };
   });
 }
 

@@ -27,6 +27,7 @@ export const taskRun: OperationFactory = () =>
     }),
     output: BriefReply,
     annotations: WRITES,
+    listedWith: { ticket: "claim" },
     maxTokens: {},
     tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "tasks.run" },

@@ -52,6 +52,7 @@ export const save: OperationFactory = () =>
     }),
     output: Metadata,
     annotations: WRITES,
+    listedWith: { ticket: "claim" },
     tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.save" },
     cli: {
