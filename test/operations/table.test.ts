@@ -62,6 +62,10 @@ describe("the operation table", () => {
       "skill_find",
       "skill_inspect",
       "skill_use",
+      "claim",
+      "claim_renew",
+      "claim_release",
+      "claim_owner",
       "import",
       "delete",
     ]);
