@@ -77,22 +77,22 @@ export class SqliteClaimStore implements ClaimStore {
     );
   }
 
-  owner(resource: string): Promise<ClaimOwner> {
+  async owner(resource: string): Promise<ClaimOwner> {
     const row = this.row(resource);
     const now = this.now();
     const holding = row?.holder != null;
-    return Promise.resolve({
+    return {
       resource,
       held: holding && (row?.expires_at ?? 0) > now,
       holder: holding ? (row?.holder ?? null) : null,
       ticket: holding ? (row?.last_ticket ?? null) : null,
       expires_at: holding ? (row?.expires_at ?? null) : null,
       last_ticket: row?.last_ticket ?? 0,
-    });
+    };
   }
 
-  check(fence: Fence): Promise<void> {
-    return Promise.resolve(this.host.db.transaction(() => void this.assertFenceTx(fence))());
+  async check(fence: Fence): Promise<void> {
+    this.host.db.transaction(() => void this.assertFenceTx(fence))();
   }
 
   /** Inside a transaction: the resource's row when `fence` holds; FENCED otherwise. */
