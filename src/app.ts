@@ -1,6 +1,5 @@
 // Composition root: config -> executor -> bindings -> tools -> sessions. The ONE place that picks backends; every
 // command of the CLI builds the app here and talks to it, never to the parts directly.
-import { userInfo } from "node:os";
 import { join } from "node:path";
 import { createCliRunner } from "./cli-programs/cli-runner.js";
 import { Bindings } from "./codemode/bindings.js";
@@ -8,6 +7,7 @@ import { type CodeRunner, createCodeRunner } from "./codemode/execute-code.js";
 import { defineCliBindings, defineGatewayBindings } from "./codemode/gateway-bindings.js";
 import { defineOperationBindings } from "./codemode/operation-bindings.js";
 import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindings.js";
+import { type Actor, localAccountName } from "./config/identity.js";
 import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { createLogger, type Logger } from "./log.js";
@@ -26,7 +26,7 @@ import type { Executor } from "./sandbox/executor.js";
 import { NodeExecutor } from "./sandbox/node-executor.js";
 import { QuickJsExecutor } from "./sandbox/quickjs-executor.js";
 import type { ServerDeps } from "./server/create-server.js";
-import { operationTools } from "./server/operation-tools.js";
+import { operationTools, trimListedFields } from "./server/operation-tools.js";
 import { type Profile, selectToolNames } from "./server/profiles.js";
 import type { ToolDefinition } from "./server/tool.js";
 import { directTools } from "./server/tools/direct-tools.js";
@@ -72,7 +72,10 @@ export interface App {
    */
   selectTools(selection?: { profile?: Profile | undefined; tools?: readonly string[] | undefined }): ToolDefinition[];
   serverDeps(tools: readonly ToolDefinition[]): ServerDeps;
-  newSession(id: string): Session;
+  /** Who this process acts as: [identity] of cairn.toml (default: the local account, a writer). */
+  readonly actor: Actor;
+  /** A session acting as `actor` (an HTTP token's identity), else as the configured identity. */
+  newSession(id: string, actor?: Actor): Session;
   close(): Promise<void>;
 }
 
@@ -83,6 +86,7 @@ export interface CreateAppOptions {
 export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): App {
   const { config } = loaded;
   const logger = options.logger ?? createLogger();
+  const actor: Actor = { name: config.identity.name ?? localAccountName(), role: config.identity.role };
   const executor: Executor =
     config.sandbox.backend === "node" && config.sandbox.allow_unsafe
       ? new NodeExecutor({ maxWorkers: config.sandbox.max_workers, maxQueued: config.sandbox.max_queued })
@@ -117,10 +121,11 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
         new TaskService({
           workspace: ws,
           sql: workspaceSql,
-          actor: localActor(),
-          // Each code step runs in a fresh sandbox with a session of its own, closed after it.
-          runSnippet: async (code, inputs, { session: id, signal }) => {
+          actor: actor.name,
+          // Each code step runs in a fresh sandbox with a session of its own, closed after it, as the run's caller.
+          runSnippet: async (code, inputs, { session: id, signal, actor: caller }) => {
             const session = new Session(id, config);
+            session.actor = caller ?? actor;
             try {
               const reply = await runner.run(session, { code, inputs }, signal);
               let parsed: { ok: boolean; value?: unknown; error?: { code?: string; message?: string } };
@@ -319,7 +324,10 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       const profile = selection.profile ?? config.profile;
       capture.enabled = config.memory.capture ?? profile === "runtime";
       const names = selectToolNames(available, profile, selection.tools);
-      return names.map((name) => byName.get(name) as ToolDefinition);
+      return trimListedFields(
+        names.map((name) => byName.get(name) as ToolDefinition),
+        table,
+      );
     },
     serverDeps: (selected) => ({
       version: VERSION,
@@ -341,8 +349,10 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       workspace,
       logger,
     }),
-    newSession(id) {
+    actor,
+    newSession(id, as = actor) {
       const session = new Session(id, config, (closed) => sessions.delete(closed), spillBudget);
+      session.actor = as;
       sessions.add(session);
       return session;
     },
@@ -376,15 +386,6 @@ function hiddenCapabilities(): Capability[] {
  * A value made once, on first use. A failed attempt (an unwritable directory, say) is reported to its caller and tried
  * again on the next use instead of being remembered. `current()` is the value if it was made, without making it.
  */
-/** Who this process acts as, for the records of definitions and approvals. */
-function localActor(): string {
-  try {
-    return userInfo().username || "local";
-  } catch {
-    return "local";
-  }
-}
-
 function lazy<T>(make: () => Promise<T>): (() => Promise<T>) & { current(): Promise<T | undefined> } {
   let made: Promise<T> | undefined;
   const get = () => {

@@ -43,6 +43,10 @@ export const ErrorCode = {
   CORRUPT: "CORRUPT",
   /** Something is already at a destination path (`cairn export`): never replaced without --force, some never. */
   ALREADY_EXISTS: "ALREADY_EXISTS",
+  /** A claim refused: another holder's claim on the resource is unreleased and unexpired. Claim it after it ends. */
+  CLAIM_HELD: "CLAIM_HELD",
+  /** A write under a claim whose ticket no longer holds (a newer claim took over, or it was released): nothing written. */
+  FENCED: "FENCED",
   // A defect of Cairn itself, never a caller's mistake
   INTERNAL: "INTERNAL",
 } as const;
@@ -85,6 +89,8 @@ const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   IMPORT_FAILED: "WorkspaceError",
   CORRUPT: "WorkspaceError",
   ALREADY_EXISTS: "WorkspaceError",
+  CLAIM_HELD: "WorkspaceError",
+  FENCED: "WorkspaceError",
   INTERNAL: "InternalError",
 };
 

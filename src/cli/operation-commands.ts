@@ -77,6 +77,7 @@ function defineCommand(program: Command, operation: Operation): void {
       const printed = (output: unknown) =>
         json ? `${JSON.stringify(output, null, 2)}\n` : `${cli.human(output)}${omittedLine(output)}\n`;
       const output = await configured.handler(args, {
+        actor: app.actor,
         services: app.services,
         session: app.newSession("cli"),
         surface: "cli",

@@ -1,8 +1,11 @@
 // `cairn serve`: the MCP server. Stdio by default (one process, one session); `--transport http` serves Streamable
-// HTTP to many sessions, gated by $CAIRN_TOKEN. `--tools` chooses exactly which tools a host sees.
+// HTTP to many sessions, gated by $CAIRN_TOKEN and the [[http.tokens]] of cairn.toml, each token an identity.
+// `--tools` chooses exactly which tools a host sees.
 import type { Command } from "commander";
 import type { App } from "../app.js";
+import type { Config } from "../config/schema.js";
 import { toCairnError } from "../errors.js";
+import { registerSecret } from "../log.js";
 import { isProfile, PROFILE_NAMES } from "../server/profiles.js";
 import type { RunningHttpServer } from "../server/transports/http.js";
 import {
@@ -12,6 +15,7 @@ import {
   DEFAULT_MAX_SESSIONS,
   isLoopbackHost,
 } from "../server/transports/http-defaults.js";
+import type { HttpToken } from "../server/transports/http-guards.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
 
 interface ServeOptions {
@@ -57,7 +61,10 @@ export function registerServe(program: Command): void {
       "days of inactivity before a session-memory episode expires, persisted in the workspace (0 = keep; default 30)",
     )
     .option("--max-sessions <n>", "http: live sessions allowed at once", String(DEFAULT_MAX_SESSIONS))
-    .addHelpText("after", `\nHTTP needs $CAIRN_TOKEN: ${TOKEN_HELP}.`)
+    .addHelpText(
+      "after",
+      `\nHTTP needs $CAIRN_TOKEN (the [identity] of cairn.toml) or [[http.tokens]] (token_env, identity, role): ${TOKEN_HELP}.`,
+    )
     .action(async (options: ServeOptions, command: Command) => {
       if (options.transport !== "stdio" && options.transport !== "http") {
         process.stderr.write(`cairn serve: unknown transport "${options.transport}" (choose stdio or http)\n`);
@@ -72,6 +79,15 @@ export function registerServe(program: Command): void {
       }
       const profile = options.profile;
       const app = await openApp(command);
+      if (http !== undefined) {
+        try {
+          http.tokens = httpTokens(app.config, process.env);
+        } catch (error) {
+          process.stderr.write(`cairn serve: ${(error as Error).message}\n`);
+          await app.close();
+          throw new ExitError(EXIT_USAGE);
+        }
+      }
       let tools: ReturnType<typeof app.selectTools>;
       try {
         tools = app.selectTools({ profile, tools: options.tools?.flatMap((t) => t.split(",")).filter(Boolean) });
@@ -120,7 +136,7 @@ export function registerServe(program: Command): void {
         throw new ExitError(EXIT_FAILURE);
       }
       process.stderr.write(
-        `cairn: serving MCP over Streamable HTTP at ${running.url} (Authorization: Bearer $CAIRN_TOKEN)\n`,
+        `cairn: serving MCP over Streamable HTTP at ${running.url} (Authorization: Bearer <token>; ${http.tokens.length} identit${http.tokens.length === 1 ? "y" : "ies"})\n`,
       );
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
@@ -136,7 +152,7 @@ export function registerServe(program: Command): void {
 interface HttpSettings {
   host: string;
   port: number;
-  token: string;
+  tokens: HttpToken[];
   allowRemote: boolean;
   idleTimeoutMs: number;
   maxSessions: number;
@@ -148,8 +164,6 @@ function httpSettings(options: ServeOptions): HttpSettings {
     process.stderr.write(`cairn serve: ${message}\n`);
     throw new ExitError(EXIT_USAGE);
   };
-  const token = process.env.CAIRN_TOKEN ?? "";
-  if (token.trim() === "") fail(`--transport http refuses to start without $CAIRN_TOKEN: ${TOKEN_HELP}`);
   const port = Number(options.port);
   if (!/^\d+$/.test(options.port) || port > 65535)
     fail(`--port must be an integer from 0 to 65535, got "${options.port}"`);
@@ -167,7 +181,42 @@ function httpSettings(options: ServeOptions): HttpSettings {
       `refusing to bind ${options.host}: it is reachable from other machines; pass --allow-remote to do it on purpose (every request still needs the token)`,
     );
   }
-  return { host: options.host, port, token, allowRemote, idleTimeoutMs: Math.round(seconds * 1000), maxSessions };
+  return { host: options.host, port, tokens: [], allowRemote, idleTimeoutMs: Math.round(seconds * 1000), maxSessions };
+}
+
+/**
+ * The bearer tokens of the HTTP transport, read from the environment (never from the file): $CAIRN_TOKEN acting as
+ * the configured [identity], then each [[http.tokens]] entry's variable. Throws naming the variable that is unset or
+ * empty, or the entries sharing one token.
+ */
+export function httpTokens(config: Config, env: NodeJS.ProcessEnv): HttpToken[] {
+  const tokens: HttpToken[] = [];
+  const main = env.CAIRN_TOKEN ?? "";
+  if (main.trim() !== "") tokens.push({ token: main });
+  for (const entry of config.http.tokens) {
+    const token = env[entry.token_env] ?? "";
+    if (token.trim() === "") {
+      throw new Error(
+        `[[http.tokens]] of identity ${entry.identity} reads $${entry.token_env}, which is unset or empty: export it (e.g. export ${entry.token_env}=$(openssl rand -hex 32)) or remove the entry`,
+      );
+    }
+    // Kept out of every log line and error message from here on, as ${VAR} values of cairn.toml are.
+    registerSecret(token);
+    tokens.push({ token, actor: { name: entry.identity, role: entry.role } });
+  }
+  if (tokens.length === 0) {
+    throw new Error(`--transport http refuses to start without $CAIRN_TOKEN or [[http.tokens]]: ${TOKEN_HELP}`);
+  }
+  const seen = new Set<string>();
+  for (const { token } of tokens) {
+    if (seen.has(token)) {
+      throw new Error(
+        "two HTTP identities share one bearer token ($CAIRN_TOKEN or [[http.tokens]]), so a request could not say who it is: give each its own token",
+      );
+    }
+    seen.add(token);
+  }
+  return tokens;
 }
 
 /** Persists `retention` when given, then runs one collection pass; failures are logged, never fatal. */

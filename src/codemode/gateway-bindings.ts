@@ -51,6 +51,7 @@ export interface GatewayRunPreparation {
 
 export function defineGatewayBindings(bindings: Bindings, options: GatewayBindingsOptions): GatewayRunPreparation {
   const callUpstream = async (name: string, args: unknown, ctx: RunContext) => {
+    refuseReader(ctx, `${name}(...)`, "upstream tools");
     if (args !== undefined && args !== null && (typeof args !== "object" || Array.isArray(args))) {
       throw new CairnError(ErrorCode.INVALID_ARGUMENT, `${name}(args): args must be an object`);
     }
@@ -89,6 +90,20 @@ export function defineGatewayBindings(bindings: Bindings, options: GatewayBindin
   };
 }
 
+/**
+ * Readers may only read, and Cairn cannot vouch that an upstream tool or a program does (a readOnlyHint is the
+ * server's claim, not a guarantee): a reader's snippet calls neither (decision 0211).
+ */
+function refuseReader(ctx: RunContext, call: string, what: string): void {
+  const actor = ctx.session.actor;
+  if (actor?.role !== "reader") return;
+  throw new CairnError(
+    ErrorCode.NOT_ALLOWED,
+    `${call} needs the writer role and identity ${actor.name} is a reader: readers call Cairn's read operations only, not ${what}; ask a writer to make this call`,
+    { data: { required_role: "writer", role: "reader" } },
+  );
+}
+
 /** True when `code` holds `server` as a word (not inside a longer identifier): `server.x`, `"server.x"`, `server[`. */
 function namesServer(code: string, server: string): boolean {
   for (let at = code.indexOf(server); at >= 0; at = code.indexOf(server, at + 1)) {
@@ -114,6 +129,7 @@ export function defineCliBindings(
   suggest: (name: string) => string[] = () => [],
 ): void {
   const run = async (program: unknown, args: unknown, ctx: RunContext) => {
+    refuseReader(ctx, `cli_run(${JSON.stringify(String(program)).slice(0, 80)})`, "programs");
     if (typeof program !== "string") {
       throw new CairnError(ErrorCode.INVALID_ARGUMENT, "cli_run(name, args): name is a program name such as git");
     }

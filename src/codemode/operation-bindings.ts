@@ -20,6 +20,8 @@ export function defineOperationBindings(
     const errorName = path.startsWith("workspace.") ? "WorkspaceError" : undefined;
     const call = async (args: unknown, run: RunContext) =>
       operation.handler(checkArguments(schema, args, `${path}(args)`, { name: errorName }), {
+        // The run's caller: the MCP session's identity, or the caller of the task whose code step this is.
+        actor: run.session.actor,
         services,
         session: run.session,
         signal: run.signal,

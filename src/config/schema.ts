@@ -1,6 +1,7 @@
 // The schema of cairn.toml: every table of SPEC.md, strict (unknown keys are errors), with the SPEC defaults.
 // Ranges are generous but finite, so a typo such as `timeout_ms = 3000000000` is caught rather than obeyed.
 import { z } from "zod";
+import { IDENTITY_NAME_PATTERN, ROLES } from "./identity.js";
 import { PROFILE_NAMES } from "./profiles.js";
 
 const MIB = 1024 * 1024;
@@ -220,6 +221,35 @@ export const HttpServerConfigSchema = z.strictObject({
   ...serverCommon,
 });
 
+const identityName = z
+  .string()
+  .regex(IDENTITY_NAME_PATTERN, "letters, digits, '.', '_', '@' or '-', at most 64, e.g. research-agent");
+const role = z
+  .enum(ROLES)
+  .describe('"reader" (read-only operations), "writer" (every operation but approve) or "approver" (approve too)');
+
+const IdentityConfigSchema = z.strictObject({
+  name: identityName.optional().describe("the name every write records (default: the local account's name)"),
+  role: role.default("writer"),
+});
+
+const HttpTokenSchema = z.strictObject({
+  token_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name, e.g. CAIRN_TOKEN_REVIEWER")
+    .describe("the environment variable holding the bearer token (the token itself never goes in the file)"),
+  identity: identityName.describe("the identity of clients presenting this token"),
+  role,
+});
+
+const HttpConfigSchema = z.strictObject({
+  tokens: z
+    .array(HttpTokenSchema)
+    .max(64)
+    .default([])
+    .describe("[[http.tokens]]: bearer tokens of `serve --transport http`, each mapped to an identity and role"),
+});
+
 const ServerConfigSchema = z.union([StdioServerConfigSchema, HttpServerConfigSchema]);
 
 export const ConfigSchema = z.strictObject({
@@ -237,6 +267,8 @@ export const ConfigSchema = z.strictObject({
   cli: CliConfigSchema.prefault({}),
   gateway: GatewayConfigSchema.prefault({}),
   memory: MemoryConfigSchema.prefault({}),
+  identity: IdentityConfigSchema.prefault({}),
+  http: HttpConfigSchema.prefault({}),
   servers: z.record(z.string(), ServerConfigSchema).default({}),
 });
 
@@ -247,6 +279,8 @@ export type StoreConfig = Config["results"];
 export type WorkspaceConfig = Config["workspace"];
 export type CliConfig = Config["cli"];
 export type MemoryConfig = Config["memory"];
+export type IdentityConfig = Config["identity"];
+export type HttpTokenConfig = Config["http"]["tokens"][number];
 export type ProgramPolicyConfig = z.infer<typeof ProgramPolicySchema>;
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
 export type StdioServerConfig = z.infer<typeof StdioServerConfigSchema>;

@@ -3,6 +3,7 @@
 // the CLI command and the README row are all derived. Adding an operation is one module in operations/ and its tests.
 import type { z } from "zod";
 import type { CodeRunner, RunObserver } from "../codemode/execute-code.js";
+import type { Actor, Role } from "../config/identity.js";
 import type { Profile } from "../config/profiles.js";
 import type { Config } from "../config/schema.js";
 import type { MemoryServices } from "../memory/memory-services.js";
@@ -37,11 +38,7 @@ export interface OperationServices {
   readonly usage?: UsageRecorder | undefined;
 }
 
-/** Who calls: the identity a write records and the role that decides which operations it may call. */
-export interface Actor {
-  name: string;
-  role: "reader" | "writer" | "approver";
-}
+export type { Actor, Role } from "../config/identity.js";
 
 /** One call of an operation, from whichever surface. */
 export interface OperationContext {
@@ -111,6 +108,17 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   snippetInput?: z.ZodType;
   output: O;
   annotations: ToolAnnotations;
+  /**
+   * The least role that sees and may call it (roles.ts): absent, "reader" for a read-only operation (readOnlyHint),
+   * else "writer". `callRole` raises it per call when some arguments write (query with save_as).
+   */
+  role?: Role;
+  callRole?(args: z.infer<I>): Role;
+  /**
+   * Fields tools/list shows only when the tool named beside them is listed too (`{ticket: "claim"}`: a claim ticket
+   * means nothing to a host without claim). They are accepted either way, and snippets always see them.
+   */
+  listedWith?: Record<string, string>;
   tool?: { profiles: readonly Profile[] };
   /** `workspace.save`: a function snippets call with one arguments object, also reachable through call_tool. */
   snippet?: {

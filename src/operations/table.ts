@@ -1,6 +1,10 @@
 // The operation table: every built-in operation, in the order hosts list the tools. Everything a surface offers
 // (tools/list, snippet functions, describe_tools, cairn://namespace, CLI commands, the README table) comes from here.
 import type { Config } from "../config/schema.js";
+import { claim } from "./claims/claim.js";
+import { claimOwner } from "./claims/claim-owner.js";
+import { claimRelease } from "./claims/claim-release.js";
+import { claimRenew } from "./claims/claim-renew.js";
 import { describeTools } from "./codemode/describe-tools.js";
 import { executeCode } from "./codemode/execute-code.js";
 import { readOutput } from "./codemode/read-output.js";
@@ -17,6 +21,7 @@ import { diff } from "./retrieval/diff.js";
 import { retrieve } from "./retrieval/retrieve.js";
 import { search } from "./retrieval/search.js";
 import { sync } from "./retrieval/sync.js";
+import { withRoleCheck } from "./roles.js";
 import { describe } from "./sql/describe.js";
 import { query } from "./sql/query.js";
 import { refresh } from "./sql/refresh.js";
@@ -76,13 +81,20 @@ const FACTORIES: readonly OperationFactory[] = [
   recall,
   remember,
   sessionStatus,
+  claim,
+  claimRenew,
+  claimRelease,
+  claimOwner,
   importFile,
   deleteVersions,
   exportFile,
   prune,
 ];
 
-/** Every operation, with the limits of `config` in its texts and schema. */
+/**
+ * Every operation, with the limits of `config` in its texts and schema; each call checks the caller's role first
+ * (roles.ts), so no surface can skip it.
+ */
 export function operations(config: Config): Operation[] {
-  return FACTORIES.map((factory) => factory(config));
+  return FACTORIES.map((factory) => withRoleCheck(factory(config)));
 }

@@ -15,6 +15,7 @@ import {
   type ResourceTemplate,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import { roleAllows } from "../config/identity.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import { type Logger, redactSecrets } from "../log.js";
 import { toJsonSchema } from "../operations/json-schema.js";
@@ -60,9 +61,14 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
         "Cairn runs JavaScript snippets over your tools and keeps big data behind handles. Use search_tools / describe_tools to find capabilities, execute_code to run logic that calls them, and return small summaries plus handles (res_/art_) instead of raw data.",
     },
   );
-  const staticTools = new Map(deps.tools.map((tool) => [tool.name, tool]));
-  const allTools = () => [...deps.tools, ...(deps.dynamicTools?.() ?? []).filter((t) => !staticTools.has(t.name))];
-  const findTool = (name: string) => staticTools.get(name) ?? deps.dynamicTools?.().find((tool) => tool.name === name);
+  // Tools are filtered by the session's role (decision 0211): a reader lists and calls only read operations.
+  const permitted = (tool: ToolDefinition) => roleAllows(session.actor?.role ?? "writer", tool.role ?? "writer");
+  const staticTools = new Map(deps.tools.filter(permitted).map((tool) => [tool.name, tool]));
+  const allTools = () => [
+    ...staticTools.values(),
+    ...(deps.dynamicTools?.() ?? []).filter((t) => !staticTools.has(t.name) && permitted(t)),
+  ];
+  const findTool = (name: string) => allTools().find((tool) => tool.name === name);
   const unsubscribe = deps.onToolsChanged?.(() => {
     server.sendToolListChanged().catch(() => {});
   });
@@ -81,6 +87,17 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = findTool(request.params.name);
+    const hidden = tool === undefined ? deps.tools.find((t) => t.name === request.params.name) : undefined;
+    if (hidden !== undefined) {
+      const role = session.actor?.role ?? "writer";
+      return errorResult(
+        new CairnError(
+          ErrorCode.NOT_ALLOWED,
+          `${hidden.name} needs the ${hidden.role ?? "writer"} role and identity ${session.actor?.name ?? "(local)"} is a ${role}: ${role === "reader" ? "readers may only read; ask a writer to make this change" : `ask an ${hidden.role} to do it`}`,
+          { data: { operation: hidden.name, required_role: hidden.role ?? "writer", role } },
+        ),
+      );
+    }
     if (!tool) {
       const names = allTools().map((t) => t.name);
       // Models often swap _ and - or change the case: name the tool they meant first.

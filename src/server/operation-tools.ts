@@ -3,7 +3,9 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toCairnError } from "../errors.js";
 import type { UsageCall } from "../metrics/usage-recorder.js";
+import { toJsonSchema } from "../operations/json-schema.js";
 import type { Operation, OperationServices } from "../operations/operation.js";
+import { listedRole } from "../operations/roles.js";
 import { defineTool, jsonReply, type ToolDefinition, type ToolReply } from "./tool.js";
 
 /** One tool per operation exposed as a tool, in table order, with the profiles that list it. */
@@ -20,11 +22,13 @@ export function operationTools(
       description: operation.description,
       inputSchema: operation.input,
       annotations: operation.annotations,
+      role: listedRole(operation),
       handler: async (args, ctx) => {
         const started = performance.now();
         let output: unknown;
         try {
           output = await operation.handler(args, {
+            actor: ctx.session.actor,
             services,
             session: ctx.session,
             signal: ctx.signal,
@@ -49,6 +53,25 @@ export function operationTools(
       },
     });
     return [{ tool, profiles: operation.tool.profiles }];
+  });
+}
+
+/**
+ * The selected tools with the fields an operation lists only beside another tool (`listedWith`) left out of their
+ * listed schema when that tool is not selected: the agent profile does not pay for claim tickets it cannot get.
+ */
+export function trimListedFields(
+  selected: readonly ToolDefinition[],
+  operations: readonly Operation[],
+): ToolDefinition[] {
+  const names = new Set(selected.map((tool) => tool.name));
+  return selected.map((tool) => {
+    const fields = operations.find((op) => op.name === tool.name)?.listedWith ?? {};
+    const hidden = Object.entries(fields).flatMap(([field, beside]) => (names.has(beside) ? [] : [field]));
+    if (hidden.length === 0) return tool;
+    const schema = toJsonSchema(tool.inputSchema) as { properties?: Record<string, unknown>; required?: string[] };
+    const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => !hidden.includes(k)));
+    return { ...tool, jsonInputSchema: { ...schema, properties } };
   });
 }
 

@@ -2,6 +2,7 @@
 // limits, truthful annotations, and a handler. The server validates, dispatches, maps errors and spills in one place.
 import type { z } from "zod";
 import type { RunObserver } from "../codemode/execute-code.js";
+import type { Role } from "../config/identity.js";
 import type { Session } from "../session/session.js";
 
 export interface ToolAnnotations {
@@ -38,6 +39,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    */
   jsonInputSchema?: Record<string, unknown>;
   annotations: ToolAnnotations;
+  /**
+   * The least role of a session that lists it and may call it; absent (a direct upstream tool): "writer". The
+   * operation behind a tool checks the role again, per call.
+   */
+  role?: Role;
   handler(args: z.infer<S>, ctx: ToolContext): Promise<ToolReply>;
 }
 

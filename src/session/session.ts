@@ -1,5 +1,6 @@
 // A Session is what survives between runs of one MCP session: its result store and artifact store. On stdio that is
 // the process; over HTTP each MCP session has its own. Nothing else outlives a run: every run is a fresh sandbox.
+import type { Actor } from "../config/identity.js";
 import type { Config } from "../config/schema.js";
 import type { ArtifactInfo } from "./artifact-store.js";
 import { ArtifactStore } from "./artifact-store.js";
@@ -10,6 +11,11 @@ import { SpillBudget } from "./spill-budget.js";
 export class Session {
   readonly results: ResultStore;
   readonly artifacts: ArtifactStore;
+  /**
+   * Who calls through this session: the identity of the HTTP token that opened it, else [identity] of cairn.toml; a
+   * task's code step runs as the caller of its run. Every operation call of the session checks its role.
+   */
+  actor: Actor | undefined;
 
   constructor(
     readonly id: string,
@@ -21,6 +27,7 @@ export class Session {
   ) {
     this.results = new ResultStore(config.results);
     this.artifacts = new ArtifactStore(config.artifacts, config.output, { spillBudget });
+    this.actor = undefined;
   }
 
   /** The text a client receives for `text`: itself, or the spilled view. Never throws for a refused copy. */

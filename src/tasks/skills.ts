@@ -2,6 +2,7 @@
 // and, for tables, the exact ordered schema DuckDB reads), kept as versions of a name; applying one checks new
 // sources against those contracts and defines a task pinned to them. Distilling reads the ledger and the sources'
 // schemas only: no model call, no step is run again. A skill proves where it came from, not that it suits new data.
+import type { Actor } from "../config/identity.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { QueryInputFormat } from "../query/query-engine.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
@@ -241,7 +242,8 @@ export class SkillService {
    * Checks each bound source against the skill's contract (every mismatch named in one INVALID_ARGUMENT), applies
    * parameter overrides, and defines `task_name` from the plan, pinned to the exact versions checked.
    */
-  async use(input: SkillUseInput) {
+  /** `actor` is who defines the task it makes (the ledger records it). */
+  async use(input: SkillUseInput, actor?: Actor) {
     const record = await this.require(input.ref);
     const skill = record.skill as Skill;
     const ref = `${record.name}@${record.version}`;
@@ -298,7 +300,7 @@ export class SkillService {
         pin_sources: true,
         expected_version: input.expected_version,
       },
-      { origin: { skill: record.name, version: record.version } },
+      { origin: { skill: record.name, version: record.version }, actor },
     );
     return { ...defined, origin: { skill: record.name, version: record.version }, checked };
   }

@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
 import { nestedDeeperThan } from "../codemode/inputs.js";
+import type { Actor } from "../config/identity.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { QueryInput, QueryInputFormat } from "../query/query-engine.js";
 import { MAX_JSON_DEPTH } from "../sandbox/prelude.js";
@@ -49,9 +50,9 @@ export interface TaskServiceOptions {
   runSnippet(
     code: string,
     inputs: Record<string, unknown>,
-    options: { session: string; signal?: AbortSignal | undefined },
+    options: { session: string; signal?: AbortSignal | undefined; actor?: Actor | undefined },
   ): Promise<SnippetOutcome>;
-  /** Who defines and approves, as recorded. */
+  /** Who defines and approves when a call names no actor (the local account). */
   actor: string;
   /** A lease not renewed within this long may be taken over. @default 30000 */
   leaseTtlMs?: number;
@@ -73,6 +74,17 @@ export interface TaskRunInput {
   base_run?: string | undefined;
   /** The id the new run takes (the runner chooses it when it claims a due slot); a fresh one when absent. */
   new_run_id?: string | undefined;
+  /**
+   * The fencing ticket of the caller's claim on `task:NAME`: publication commits only while it is the newest ticket
+   * and not released (checked in the publication's transaction). Without one, a run of a task another holder has
+   * claimed (unexpired) is refused.
+   */
+  ticket?: number | undefined;
+}
+
+/** The claim resource a task's runs are fenced by. */
+export function taskResource(name: string): string {
+  return `task:${name}`;
 }
 
 export interface Unchanged {
@@ -120,7 +132,10 @@ export class TaskService {
   }
 
   /** Checks and stores a definition as the task's next version; `origin` records the skill it came from. */
-  async define(input: DefinitionInput, options: { origin?: StoredDefinition["origin"] } = {}) {
+  async define(
+    input: DefinitionInput,
+    options: { origin?: StoredDefinition["origin"]; actor?: Actor | undefined } = {},
+  ) {
     checkDefinitionSize(input);
     const aliases = Object.keys(input.sources);
     if (aliases.length > TASK_LIMITS.sources) {
@@ -136,7 +151,7 @@ export class TaskService {
     if (options.origin !== undefined) definition.origin = options.origin;
     const stored = await this.ledger.defineTask(input.name, definition, {
       expectedVersion: input.expected_version,
-      actor: this.options.actor,
+      actor: options.actor?.name ?? this.options.actor,
     });
     return {
       name: stored.name,
@@ -160,6 +175,8 @@ export class TaskService {
     signal?: AbortSignal,
     /** The caller's session: a code step's own when a snippet of a step runs a task. */
     caller?: string,
+    /** Who runs it: its code steps run as this actor. */
+    actor?: Actor,
   ): Promise<Brief | Unchanged> {
     const within = (caller === undefined ? undefined : this.stepSessions.get(caller)) ?? [];
     if (within.includes(input.name)) {
@@ -175,6 +192,7 @@ export class TaskService {
       );
     }
     const task = await this.requireTask(input.name);
+    await this.checkClaim(input.name, input.ticket);
     let run: RunRecord;
     let definition: StoredDefinition;
     if (input.resume_from !== undefined) {
@@ -197,7 +215,10 @@ export class TaskService {
     const heartbeat = setInterval(() => void this.ledger.heartbeat(run.run_id).catch(() => {}), this.heartbeatMs);
     heartbeat.unref();
     try {
-      const brief = await new TaskRun(this, run, definition, input.force === true, signal, within).execute();
+      const brief = await new TaskRun(this, run, definition, input.force === true, signal, within, {
+        actor,
+        ticket: input.ticket,
+      }).execute();
       if (input.base_run !== undefined) {
         const unchanged = await this.unchangedSince(input.base_run, brief);
         if (unchanged !== undefined) return unchanged;
@@ -236,7 +257,8 @@ export class TaskService {
    * Approves (or revokes approvals of) the exact version `ref` names now. `caller` is the caller's session: a code
    * step may revoke but not approve, or a task could open its own gate.
    */
-  async approve(input: { ref: string; revoke?: boolean | undefined }, caller?: string) {
+  async approve(input: { ref: string; revoke?: boolean | undefined }, caller?: string, actor?: Actor) {
+    const approver = actor?.name ?? this.options.actor;
     const within = caller === undefined ? undefined : this.stepSessions.get(caller);
     if (within !== undefined && input.revoke !== true) {
       throw new CairnError(
@@ -254,11 +276,32 @@ export class TaskService {
     const version = record as VersionRecord;
     const at = { artifact_id: version.artifact_id, name: version.name, version: version.version };
     if (input.revoke) {
-      const revoked = await this.ledger.revokeApprovals(version.artifact_id, this.options.actor);
+      const revoked = await this.ledger.revokeApprovals(version.artifact_id, approver);
       return { ...at, approved: false, revoked };
     }
-    const approval = await this.ledger.approve(version.artifact_id, this.options.actor);
+    const approval = await this.ledger.approve(version.artifact_id, approver);
     return { ...at, approved: true, approver: approval.approver, approved_at: approval.approved_at };
+  }
+
+  /**
+   * Refuses early a run that could not publish: a stale ticket (FENCED), or no ticket while another holder's claim on
+   * the task is unexpired (CLAIM_HELD). Publication checks the ticket again in its own transaction.
+   */
+  private async checkClaim(name: string, ticket: number | undefined): Promise<void> {
+    const claims = this.options.workspace.claims;
+    const resource = taskResource(name);
+    if (ticket !== undefined) {
+      await claims.check({ resource, ticket });
+      return;
+    }
+    const owner = await claims.owner(resource);
+    if (owner.held) {
+      throw new CairnError(
+        ErrorCode.CLAIM_HELD,
+        `task ${name} is claimed by ${owner.holder} (ticket ${owner.ticket}) until ${new Date(owner.expires_at ?? 0).toISOString()}: wait for the claim to end (claim_owner {"resource": ${JSON.stringify(resource)}}), or claim it and pass the ticket to task_run`,
+        { data: { resource, holder: owner.holder, expires_at: owner.expires_at } },
+      );
+    }
   }
 
   // --- what a TaskRun uses -------------------------------------------------------------------------------------
@@ -528,6 +571,8 @@ class TaskRun {
     private readonly signal: AbortSignal | undefined,
     /** The tasks whose code steps started this run, outermost first. */
     private readonly within: readonly string[] = [],
+    /** Who runs it (its code steps run as this actor) and the ticket its publication is fenced by. */
+    private readonly caller: { actor?: Actor | undefined; ticket?: number | undefined } = {},
   ) {
     this.progress = { ...(run.progress as Record<string, StepProgress>) };
     this.workspace = tasks.service.workspace;
@@ -563,7 +608,7 @@ class TaskRun {
           brief,
           error: { code: cause.code, message: cause.message },
           reused: this.reusedKeys,
-          actor: this.tasks.service.actor,
+          actor: this.caller.actor?.name ?? this.tasks.service.actor,
         })
         .catch(() => {});
       throw runFailure(brief, cause);
@@ -747,6 +792,7 @@ class TaskRun {
       outcome = await this.tasks.service.runSnippet(step.code as string, described, {
         session: session.id,
         signal: this.signal,
+        actor: this.caller.actor,
       });
     } finally {
       session.leave();
@@ -901,7 +947,11 @@ class TaskRun {
     brief.steps = this.briefSteps(finished.finished);
     brief.next_step = `approve each version in approvals_needed (approve {"ref": artifact_id}), then task_run {"name": ${JSON.stringify(this.name)}}`;
     await this.tasks.tasksLedger
-      .finishRun(this.run.run_id, { state: "awaiting_approval", brief, actor: this.tasks.service.actor })
+      .finishRun(this.run.run_id, {
+        state: "awaiting_approval",
+        brief,
+        actor: this.caller.actor?.name ?? this.tasks.service.actor,
+      })
       .catch(() => {});
     return brief;
   }
@@ -942,7 +992,7 @@ class TaskRun {
   ): Promise<Brief> {
     const { brief } = await this.publish(state, results, citations);
     await this.tasks.tasksLedger
-      .finishRun(this.run.run_id, { state, brief, actor: this.tasks.service.actor })
+      .finishRun(this.run.run_id, { state, brief, actor: this.caller.actor?.name ?? this.tasks.service.actor })
       .catch(() => {});
     return brief;
   }
@@ -1014,8 +1064,8 @@ class TaskRun {
     };
     const finished = await this.tasks.tasksLedger.finishRun(
       this.run.run_id,
-      { state, brief: null, reused: this.reusedKeys, actor: this.tasks.service.actor },
-      { steps, run: runVersion },
+      { state, brief: null, reused: this.reusedKeys, actor: this.caller.actor?.name ?? this.tasks.service.actor },
+      { steps, run: runVersion, fence: { resource: taskResource(this.name), ticket: this.caller.ticket } },
     );
     if (!finished.published) {
       this.omitted.push(

@@ -17,6 +17,8 @@ export interface SaveInput {
   /** Refs (ids or names; a name pins its current version). At most 16. */
   dependencies?: string[];
   expected_version?: number;
+  /** The claim this save is made under: refused (FENCED) unless its ticket is the resource's current one. */
+  claim?: { resource: string; ticket: number };
   /** Saved-query fields, filled by the query engine's `save_as`. */
   sql?: string;
   parameters?: unknown;

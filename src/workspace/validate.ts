@@ -11,6 +11,7 @@ import {
   MAX_DEPENDENCIES,
   type VersionRecord,
 } from "./catalog/catalog.js";
+import { CLAIM_LIMITS, type Fence } from "./catalog/claim-store.js";
 import { SQL_LIMITS, WORKSPACE_LIMITS } from "./limits.js";
 
 const MAX_NAME_CHARS = WORKSPACE_LIMITS.nameChars;
@@ -207,6 +208,32 @@ export function checkSavedQuery(args: Record<string, unknown>): {
   if (sql === null) return { sql: null, parameters: null, inputs: null };
   const inputs = Array.isArray(args.inputs) ? args.inputs.map((r, i) => checkRef(r, `inputs[${i}]`)) : [];
   return { sql, parameters: args.parameters ?? null, inputs };
+}
+
+/** A claim's resource: 1 to 200 characters, no control characters (`task:NAME`, an artifact name, any label). */
+export function checkResource(value: unknown, field = "resource"): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > CLAIM_LIMITS.resourceChars) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${field} must be a string of 1 to ${CLAIM_LIMITS.resourceChars} characters, such as "task:daily-report" or an artifact name`,
+    );
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
+  if (/[\u0000-\u001f\u007f]/.test(value)) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, `${field} must not hold control characters`);
+  }
+  return value;
+}
+
+/** The `claim: {resource, ticket}` of a write, or undefined without one. */
+export function checkFence(value: unknown): Fence | undefined {
+  if (value === undefined) return undefined;
+  const claim = checkObject("claim", value);
+  const ticket = checkInteger("claim.ticket", claim.ticket, 1, Number.MAX_SAFE_INTEGER);
+  if (ticket === undefined) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "claim needs ticket: the number claim answered");
+  }
+  return { resource: checkResource(claim.resource, "claim.resource"), ticket };
 }
 
 /** TOO_LARGE for text content (or a checkpoint) over MAX_TEXT_CONTENT_BYTES. */

@@ -18,6 +18,7 @@ import {
   type RemovedVersion,
   type VersionRecord,
 } from "./catalog/catalog.js";
+import type { ClaimStore, Fence } from "./catalog/claim-store.js";
 import type { Attribution, EventLog } from "./catalog/event-log.js";
 import type { MemoryStore } from "./catalog/memory-store.js";
 import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
@@ -66,6 +67,7 @@ import {
   checkBoolean,
   checkCheckpoint,
   checkDependencies,
+  checkFence,
   checkInteger,
   checkKind,
   checkMediaType,
@@ -182,6 +184,7 @@ export class Workspace {
     const kind = checkKind(args.kind);
     const dependencies = checkDependencies(args.dependencies);
     const query = checkSavedQuery(args);
+    const fence = checkFence(args.claim);
 
     const content = await this.saveContent(args, kind);
     const type = content.checkpoint
@@ -201,8 +204,7 @@ export class Workspace {
         ...query,
       },
       (info) => content.indexText ?? this.indexOf(type.media_type, content.head, info.bytes),
-      expected,
-      attribution(options, "save"),
+      { expectedVersion: expected, fence, event: attribution(options, "save") },
     );
     return compactMetadata(record);
   }
@@ -579,8 +581,7 @@ export class Workspace {
           inputs: null,
         },
         (blob) => this.indexOf(type.media_type, head, blob.bytes),
-        expected,
-        attribution(options, "import"),
+        { expectedVersion: expected, event: attribution(options, "import") },
         options.onProgress === undefined ? undefined : (copied) => options.onProgress?.(copied, info.size),
         (error) => (error instanceof CairnError ? error : importFailed(path, (error as Error).message, error)),
       );
@@ -598,8 +599,7 @@ export class Workspace {
     source: BlobSource,
     fields: Omit<NewVersion, "bytes" | "sha256" | "index_text">,
     indexText: (blob: { bytes: number }) => string,
-    expectedVersion: number | undefined,
-    event: Attribution,
+    write: { expectedVersion: number | undefined; fence?: Fence | undefined; event: Attribution },
     onProgress?: (copied: number) => void,
     mapSourceError: (error: unknown) => unknown = (error) => error,
   ): Promise<VersionRecord> {
@@ -617,7 +617,7 @@ export class Workspace {
       published = true;
       const record = await this.catalog.insertVersion(
         { ...fields, bytes: staged.bytes, sha256: staged.sha256, index_text: indexText(staged) },
-        { expectedVersion, leaseToken: lease, event },
+        { ...write, leaseToken: lease },
       );
       // The save is done; its chunks come after, in the background.
       this.chunks.kick();
@@ -767,6 +767,11 @@ export class Workspace {
   /** Session memory in this workspace's catalog (memory/). */
   get memory(): MemoryStore {
     return this.catalog.memory;
+  }
+
+  /** Fenced claims of this workspace's catalog; `save` with a `claim` is checked against them. */
+  get claims(): ClaimStore {
+    return this.catalog.claims;
   }
 
   /** The task ledger of this workspace's catalog (tasks/). */

@@ -222,6 +222,18 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
     expect(r.status).toBe(1);
     return JSON.parse(r.stdout).error;
   },
+  CLAIM_HELD: async () => {
+    const resource = unique("report");
+    await c.call("claim", { resource, ttl_s: 600 });
+    return toolError("claim", { resource });
+  },
+  FENCED: async () => {
+    const name = unique("claimed");
+    const first = (await c.call("claim", { resource: name })).json;
+    await c.call("claim_release", { resource: name, ticket: first.ticket });
+    await c.call("claim", { resource: name });
+    return toolError("save", { name, content: "late", ticket: first.ticket });
+  },
   INTERNAL: {
     notProducible:
       "a defect of Cairn itself (an invariant broken, a backend that cannot start): no argument, configuration or " +

@@ -15,6 +15,9 @@ let csv: string;
 beforeAll(async () => {
   c = await connect(
     `
+[identity]
+role = "approver"
+
 [servers.everything]
 command = "${process.execPath}"
 args = ["${everything}", "stdio"]

@@ -73,6 +73,10 @@ describe("the operation table", () => {
       "recall",
       "remember",
       "session_status",
+      "claim",
+      "claim_renew",
+      "claim_release",
+      "claim_owner",
       "import",
       "delete",
     ]);

@@ -69,8 +69,9 @@ const spendingReview = (extra: Record<string, unknown> = {}) => ({
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "cairn-tasks-"));
+  // An approver: these tests approve gates as well as define and run (roles are tested in e2e/claims.test.ts).
   app = createApp(
-    { config: ConfigSchema.parse({}), configPath: null, workspaceDir: join(dir, "ws") },
+    { config: ConfigSchema.parse({ identity: { role: "approver" } }), configPath: null, workspaceDir: join(dir, "ws") },
     { logger: createLogger("test", () => {}) },
   );
   await call("import", { path: file("spending.csv", SPENDING), name: "demo/spending" });

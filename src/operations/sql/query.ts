@@ -46,6 +46,9 @@ export const query: OperationFactory = (config) => {
     snippetInput: input.extend(wholeRowsFields(config)),
     output: QueryReply,
     annotations: WRITES,
+    // A preview is a read; only save_as writes.
+    role: "reader",
+    callRole: (args) => (args.save_as === undefined ? "reader" : "writer"),
     tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.query" },
     cli: {

@@ -25,6 +25,7 @@ export const approve: OperationFactory = () =>
       revoked: z.number().optional().describe("approvals revoked"),
     }),
     annotations: WRITES,
+    role: "approver",
     tool: { profiles: ["runtime", "full"] },
     snippet: { path: "tasks.approve" },
     cli: {
@@ -34,5 +35,5 @@ export const approve: OperationFactory = () =>
           ? `approved ${r.name} v${r.version} (${r.artifact_id})`
           : `revoked ${r.revoked ?? 0} approval(s) of ${r.name} v${r.version}`,
     },
-    handler: async (args, ctx) => (await ctx.services.tasks()).approve(args, ctx.session.id),
+    handler: async (args, ctx) => (await ctx.services.tasks()).approve(args, ctx.session.id, ctx.actor),
   });

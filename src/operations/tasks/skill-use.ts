@@ -42,5 +42,5 @@ export const skillUse: OperationFactory = () =>
           `  next: ${r.next_step}`,
         ].join("\n"),
     },
-    handler: async (args, ctx) => (await skillService(ctx)).use(args),
+    handler: async (args, ctx) => (await skillService(ctx)).use(args, ctx.actor),
   });

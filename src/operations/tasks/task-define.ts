@@ -19,5 +19,5 @@ export const taskDefine: OperationFactory = () =>
       args: ["name"],
       human: (r) => `defined ${r.name} v${r.version}: ${r.steps.join(" -> ")}`,
     },
-    handler: async (args, ctx) => (await ctx.services.tasks()).define(args),
+    handler: async (args, ctx) => (await ctx.services.tasks()).define(args, { actor: ctx.actor }),
   });

@@ -18,12 +18,20 @@ export const taskRun: OperationFactory = () =>
       force: z.boolean().optional().describe("Recompute every step."),
       resume_from: z.string().optional().describe("A run_id to continue."),
       base_run: z.string().optional().describe("Held brief's run_id: unchanged if same."),
+      ticket: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe("Your claim ticket on task:NAME: publish only if current."),
     }),
     output: BriefReply,
     annotations: WRITES,
+    listedWith: { ticket: "claim" },
     maxTokens: {},
     tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "tasks.run" },
     cli: { args: ["name"], human: humanBrief },
-    handler: async (args, ctx) => (await ctx.services.tasks()).run(args, ctx.budget, ctx.signal, ctx.session.id),
+    handler: async (args, ctx) =>
+      (await ctx.services.tasks()).run(args, ctx.budget, ctx.signal, ctx.session.id, ctx.actor),
   });

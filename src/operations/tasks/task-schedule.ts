@@ -39,6 +39,10 @@ export const taskSchedule: OperationFactory = () =>
       next_step: z.string().optional(),
     }),
     annotations: WRITES,
+    // Listing is a read; setting a trigger writes.
+    role: "reader",
+    callRole: (args) =>
+      args.every_s === undefined && args.on_change === undefined && args.enabled === undefined ? "reader" : "writer",
     tool: { profiles: ["runtime", "full"] },
     snippet: { path: "tasks.schedule" },
     cli: {

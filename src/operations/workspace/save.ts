@@ -33,6 +33,7 @@ const input = z.strictObject({
     .optional()
     .describe(`Up to ${WORKSPACE_LIMITS.dependencies} names or ws_ ids it derives from; stale when one is superseded.`),
   expected_version: ExpectedVersion.optional(),
+  ticket: z.number().int().positive().optional().describe("Your claim ticket on this name: refused if not current."),
 });
 
 export const save: OperationFactory = () =>
@@ -52,6 +53,7 @@ export const save: OperationFactory = () =>
     }),
     output: Metadata,
     annotations: WRITES,
+    listedWith: { ticket: "claim" },
     tool: { profiles: ["agent", "runtime", "full"] },
     snippet: { path: "workspace.save" },
     cli: {
@@ -59,5 +61,11 @@ export const save: OperationFactory = () =>
       omit: ["from"],
       human: (m) => `saved ${describeVersion(m)}`,
     },
-    handler: async (args, ctx) => saveToWorkspace(await ctx.services.workspace(), args, ctx.session, writeOptions(ctx)),
+    handler: async ({ ticket, ...args }, ctx) =>
+      saveToWorkspace(
+        await ctx.services.workspace(),
+        ticket === undefined ? args : { ...args, claim: { resource: args.name, ticket } },
+        ctx.session,
+        writeOptions(ctx),
+      ),
   });

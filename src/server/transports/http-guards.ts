@@ -1,15 +1,28 @@
 // The checks every HTTP request passes before Cairn routes it or reads a byte of its body: a loopback Host (against
-// DNS rebinding), a loopback Origin when one is sent, and the bearer token. Pure: they return a verdict, never throw.
+// DNS rebinding), a loopback Origin when one is sent, and a bearer token, which says who calls. Pure: they return a
+// verdict, never throw.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
+import type { Actor } from "../../config/identity.js";
 import { isLoopbackHost } from "./http-defaults.js";
 
-/** What a refused request is answered: the status, a message that never echoes the token, and extra headers. */
-type AccessVerdict = { ok: true } | { ok: false; status: 401 | 403; message: string; headers?: Record<string, string> };
+/** A bearer token and who presents it; no actor: the process's configured identity ($CAIRN_TOKEN). */
+export interface HttpToken {
+  token: string;
+  actor?: Actor | undefined;
+}
+
+/**
+ * What a refused request is answered (the status, a message that never echoes a token, extra headers), or for an
+ * accepted one the token it presented (its index in `tokens`).
+ */
+type AccessVerdict =
+  | { ok: true; token: number }
+  | { ok: false; status: 401 | 403; message: string; headers?: Record<string, string> };
 
 export interface AccessRules {
-  /** The bearer token every request must carry. */
-  token: string;
+  /** The bearer tokens a request may carry, each mapped to an identity. */
+  tokens: readonly HttpToken[];
   /** Accept any Host header (the token is then the only gate). */
   allowRemote: boolean;
 }
@@ -27,11 +40,11 @@ export function checkAccess(headers: IncomingHttpHeaders, rules: AccessRules): A
   if (origin !== undefined && !isLoopbackOrigin(origin)) {
     return { ok: false, status: 403, message: `Forbidden Origin: ${origin} (Cairn accepts only loopback origins)` };
   }
-  const refused = checkAuthorization(headers.authorization, rules.token);
-  if (refused !== undefined) {
-    return { ok: false, status: 401, message: refused, headers: { "WWW-Authenticate": 'Bearer realm="cairn"' } };
+  const presented = checkAuthorization(headers.authorization, rules.tokens);
+  if (typeof presented === "string") {
+    return { ok: false, status: 401, message: presented, headers: { "WWW-Authenticate": 'Bearer realm="cairn"' } };
   }
-  return { ok: true };
+  return { ok: true, token: presented };
 }
 
 /** True for an Origin of http(s) on a loopback name, any port. `null` and other schemes are not loopback. */
@@ -45,12 +58,19 @@ function isLoopbackOrigin(origin: string): boolean {
   return (url.protocol === "http:" || url.protocol === "https:") && isLoopbackHost(url.hostname);
 }
 
-/** Undefined when the header is acceptable, else the 401 message (which never echoes the presented token). */
-function checkAuthorization(header: string | undefined, token: string): string | undefined {
+/**
+ * The index of the token the header presents, else the 401 message (which never echoes the presented token). Every
+ * token is compared, so the time taken says nothing about which one (if any) matched.
+ */
+function checkAuthorization(header: string | undefined, tokens: readonly HttpToken[]): number | string {
   if (header === undefined) return "Unauthorized: send Authorization: Bearer <the value of $CAIRN_TOKEN>";
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   if (!match) return "Unauthorized: the Authorization header must be Bearer <token>";
-  return tokenMatches(match[1] as string, token) ? undefined : "Unauthorized: wrong bearer token";
+  let found = -1;
+  tokens.forEach((entry, i) => {
+    if (tokenMatches(match[1] as string, entry.token) && found < 0) found = i;
+  });
+  return found >= 0 ? found : "Unauthorized: wrong bearer token";
 }
 
 /**

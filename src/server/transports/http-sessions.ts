@@ -11,7 +11,8 @@ import { createMcpServer, type ServerDeps } from "../create-server.js";
 interface HttpSessionsOptions {
   /** The dependencies of every session's MCP server. */
   deps: ServerDeps;
-  newSession(id: string): Session;
+  /** A Session acting as the identity of the token (its index) that opened it. */
+  newSession(id: string, token: number): Session;
   logger: Logger;
   /** A session with no request in flight for this long is ended. */
   idleTimeoutMs: number;
@@ -21,6 +22,8 @@ interface HttpSessionsOptions {
 
 interface Entry {
   id: string;
+  /** The token that opened the session: the only one its later requests may carry. */
+  token: number;
   session: Session;
   server: Server;
   transport: StreamableHTTPServerTransport;
@@ -51,10 +54,13 @@ export class HttpSessions {
     return this.live >= this.options.maxSessions;
   }
 
-  /** Hands a request to the live session `id` and resolves once it is handled; false when there is no such session. */
-  async forward(id: string, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  /**
+   * Hands a request to the live session `id` and resolves once it is handled; false when there is no such session or
+   * it was opened with another token.
+   */
+  async forward(id: string, token: number, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     const entry = this.entries.get(id);
-    if (!entry || entry.ended) return false;
+    if (!entry || entry.ended || entry.token !== token) return false;
     this.track(entry, req, res);
     await entry.transport.handleRequest(req, res);
     return true;
@@ -64,13 +70,14 @@ export class HttpSessions {
    * Creates a session for an initialize request whose `body` is already parsed and answers it. The session joins
    * the table only if the SDK accepted the initialize; otherwise it is ended at once. Rejects when the SDK fails.
    */
-  async open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  async open(req: IncomingMessage, res: ServerResponse, body: unknown, token: number): Promise<void> {
     const id = randomUUID();
-    const session = this.options.newSession(id);
+    const session = this.options.newSession(id, token);
     this.live++;
     const server = createMcpServer(this.options.deps, session);
     const entry: Entry = {
       id,
+      token,
       session,
       server,
       transport: new StreamableHTTPServerTransport({

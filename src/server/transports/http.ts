@@ -1,5 +1,5 @@
-// Serves MCP over Streamable HTTP at /mcp: bearer token, loopback-only Host and Origin, one Cairn session per MCP
-// session. Plain node:http rather than Express: every check runs in a fixed order before a byte of the body is read.
+// Serves MCP over Streamable HTTP at /mcp: bearer tokens (each an identity), loopback-only Host and Origin, one Cairn
+// session per MCP session, bound to the identity that opened it. Plain node:http rather than Express: every check runs in a fixed order before a byte of the body is read.
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
@@ -12,7 +12,7 @@ import {
   DEFAULT_MAX_SESSIONS,
   isLoopbackHost,
 } from "./http-defaults.js";
-import { type AccessRules, checkAccess } from "./http-guards.js";
+import { type AccessRules, checkAccess, type HttpToken } from "./http-guards.js";
 import { HttpSessions } from "./http-sessions.js";
 import type { ServeHost } from "./serve-host.js";
 
@@ -25,8 +25,11 @@ interface HttpServeOptions {
   host?: string;
   /** TCP port; 0 picks a free one (the listening line and `url` say which). @default 8731 */
   port?: number;
-  /** The bearer token every request must carry. Required, non-empty. */
-  token: string;
+  /**
+   * The bearer tokens a request may carry, each with the identity it acts as (none: the process's configured one).
+   * At least one; each non-empty and distinct.
+   */
+  tokens: readonly HttpToken[];
   /** Allows a non-loopback bind address and any Host header (the token is then the only gate). @default false */
   allowRemote?: boolean;
   /** A session with no request in flight for this long is ended and its stores freed. @default 1800000 (30 min) */
@@ -62,16 +65,16 @@ export async function serveHttp(
   tools: readonly ToolDefinition[],
   options: HttpServeOptions,
 ): Promise<RunningHttpServer> {
-  const { host: address, port, token, allowRemote, idleTimeoutMs, maxSessions } = checkedOptions(options);
+  const { host: address, port, tokens, allowRemote, idleTimeoutMs, maxSessions } = checkedOptions(options);
   const logger = host.logger.child("http");
   const sessions = new HttpSessions({
     deps: host.serverDeps(tools),
-    newSession: (id) => host.newSession(id),
+    newSession: (id, token) => host.newSession(id, tokens[token]?.actor),
     logger,
     idleTimeoutMs,
     maxSessions,
   });
-  const routes: Routes = { access: { token, allowRemote }, sessions, maxSessions };
+  const routes: Routes = { access: { tokens, allowRemote }, sessions, maxSessions };
 
   const http: NodeHttpServer = createServer((req, res) => {
     route(req, res, routes).catch((error: unknown) => {
@@ -111,8 +114,14 @@ function checkedOptions(options: HttpServeOptions): Required<HttpServeOptions> {
   const allowRemote = options.allowRemote ?? false;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
-  if (options.token.trim() === "") {
-    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "the HTTP transport needs a non-empty bearer token");
+  if (options.tokens.length === 0 || options.tokens.some((t) => t.token.trim() === "")) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "the HTTP transport needs non-empty bearer tokens");
+  }
+  if (new Set(options.tokens.map((t) => t.token)).size !== options.tokens.length) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      "two HTTP identities share one bearer token, so a request could not say who it is: give each its own token",
+    );
   }
   if (!isLoopbackHost(host) && !allowRemote) {
     throw new CairnError(
@@ -132,7 +141,7 @@ function checkedOptions(options: HttpServeOptions): Required<HttpServeOptions> {
   return {
     host,
     port: options.port ?? DEFAULT_HTTP_PORT,
-    token: options.token,
+    tokens: options.tokens,
     allowRemote,
     idleTimeoutMs,
     maxSessions,
@@ -157,7 +166,10 @@ async function route(req: IncomingMessage, res: ServerResponse, routes: Routes):
   const sessionHeader = req.headers["mcp-session-id"];
   const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
   if (sessionId !== undefined) {
-    if (!(await sessions.forward(sessionId, req, res))) sendRpcError(res, 404, -32001, "Session not found");
+    // A session answers only the token that opened it: another identity cannot act through it.
+    if (!(await sessions.forward(sessionId, verdict.token, req, res))) {
+      sendRpcError(res, 404, -32001, "Session not found");
+    }
     return;
   }
   if (req.method !== "POST") {
@@ -167,11 +179,11 @@ async function route(req: IncomingMessage, res: ServerResponse, routes: Routes):
     res.setHeader("Allow", "GET, POST, DELETE");
     return sendRpcError(res, 405, -32000, "Method not allowed.");
   }
-  await initialize(req, res, routes);
+  await initialize(req, res, routes, verdict.token);
 }
 
 /** A POST without a session id: it must hold an initialize request, and a session must be free for it. */
-async function initialize(req: IncomingMessage, res: ServerResponse, routes: Routes): Promise<void> {
+async function initialize(req: IncomingMessage, res: ServerResponse, routes: Routes, token: number): Promise<void> {
   const body = await readBody(req, MAX_BODY_BYTES);
   if (body === "too-large") {
     return sendRpcError(res, 413, -32000, `Payload Too Large: a request body may hold ${MAX_BODY_BYTES} bytes`);
@@ -194,7 +206,7 @@ async function initialize(req: IncomingMessage, res: ServerResponse, routes: Rou
       `Too many sessions (${routes.maxSessions}, --max-sessions): end unused ones with DELETE or wait for their idle timeout`,
     );
   }
-  await routes.sessions.open(req, res, parsed);
+  await routes.sessions.open(req, res, parsed, token);
 }
 
 function sendRpcError(res: ServerResponse, status: number, code: number, message: string): void {

@@ -1,5 +1,6 @@
 // What a transport needs from the process it serves: a logger, the server's dependencies for the chosen tools and a
 // new Session per MCP session. The app satisfies it as it is; the transports never import the app.
+import type { Actor } from "../../config/identity.js";
 import type { Logger } from "../../log.js";
 import type { Session } from "../../session/session.js";
 import type { ServerDeps } from "../create-server.js";
@@ -10,6 +11,6 @@ export interface ServeHost {
   readonly logger: Logger;
   /** The dependencies of every MCP server the transport creates, for `tools`. */
   serverDeps(tools: readonly ToolDefinition[]): ServerDeps;
-  /** A new Session for the MCP session `id`. */
-  newSession(id: string): Session;
+  /** A new Session for the MCP session `id`, acting as `actor` (default: the process's configured identity). */
+  newSession(id: string, actor?: Actor): Session;
 }

@@ -2,6 +2,7 @@
 // Backend-neutral on purpose (SQLite today, PostgreSQL later): no SQL, no handles, no engine types cross it.
 
 import { randomBytes } from "node:crypto";
+import type { ClaimStore, Fence } from "./claim-store.js";
 import type { Attribution, EventLog } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import type { TaskLedger } from "./task-ledger.js";
@@ -46,6 +47,8 @@ export interface InsertOptions {
   leaseToken?: string;
   /** Who wrote and how, recorded in the event log with the row (operation `save` when absent). */
   event?: Attribution | undefined;
+  /** A claim the write is made under: checked in the write's transaction (FENCED when its ticket no longer holds). */
+  fence?: Fence | undefined;
 }
 
 /** A dependency, direct or transitive, that is no longer the current version of its name. */
@@ -224,6 +227,8 @@ export interface Catalog {
   readonly events: EventLog;
   /** Session memory: episodes, observations and their retention (memory-store.ts). */
   readonly memory: MemoryStore;
+  /** Fenced claims on named resources; a write's fence is checked in the write's own transaction. */
+  readonly claims: ClaimStore;
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
   /** Resolves refs (ids or names) in one snapshot; `undefined` for a ref that names nothing. */
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;

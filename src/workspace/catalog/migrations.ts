@@ -262,6 +262,21 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 5,
+    name: "claims",
+    sql: `
+      -- Fenced claims: one row per resource ever claimed, never deleted, so a ticket is never handed out twice.
+      -- holder and expires_at are null once released; last_ticket is the newest ticket given for the resource.
+      CREATE TABLE claims (
+        resource TEXT PRIMARY KEY,
+        last_ticket INTEGER NOT NULL,
+        holder TEXT,
+        expires_at INTEGER,
+        claimed_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
     version: 6,
     name: "event log and usage",
     sql: `

@@ -29,9 +29,11 @@ import {
   type StaleInput,
   type VersionRecord,
 } from "./catalog.js";
+import type { ClaimStore } from "./claim-store.js";
 import { type Attribution, DEFAULT_EVENT_HISTORY } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
+import { SqliteClaimStore } from "./sqlite-claim-store.js";
 import { SqliteEventLog } from "./sqlite-event-log.js";
 import { SqliteMemoryStore } from "./sqlite-memory-store.js";
 import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
@@ -215,6 +217,8 @@ export class SqliteCatalog implements Catalog {
   readonly tasks: TaskLedger;
   readonly events: SqliteEventLog;
   readonly memory: MemoryStore;
+  readonly claims: ClaimStore;
+  private readonly claimStore: SqliteClaimStore;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -225,6 +229,12 @@ export class SqliteCatalog implements Catalog {
       { db, q: (source, pluck) => this.q(source, pluck), exclusive: (work) => this.exclusive(work) },
       eventHistory,
     );
+    this.claimStore = new SqliteClaimStore({
+      db,
+      q: (source, pluck) => this.q(source, pluck),
+      exclusive: (work) => this.exclusive(work),
+    });
+    this.claims = this.claimStore;
     this.tasks = new SqliteTaskLedger({
       appendEvent: (event) => this.events.appendTx(event),
       db,
@@ -232,6 +242,10 @@ export class SqliteCatalog implements Catalog {
       exclusive: (work) => this.exclusive(work),
       insertTx: (version, options) => this.insertTx(version, options),
       resolveDependencies: (refs) => this.resolveDependencies(refs),
+      checkFence: (resource, ticket) =>
+        ticket === undefined
+          ? this.claimStore.assertUnclaimedTx(resource)
+          : void this.claimStore.assertFenceTx({ resource, ticket }),
       current: (name) => {
         const row = this.rowByName(name);
         return row === undefined ? undefined : this.recordOf(row);
@@ -269,6 +283,7 @@ export class SqliteCatalog implements Catalog {
   }
 
   private insertTx(input: NewVersion, options: InsertOptions): VersionRecord {
+    if (options.fence !== undefined) this.claimStore.assertFenceTx(options.fence);
     const current = this.currentOf(input.name);
     if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current.version) {
       throw versionConflict(input.name, current?.version, options.expectedVersion);

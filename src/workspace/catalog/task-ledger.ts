@@ -67,6 +67,11 @@ export interface Publication {
   steps: NewVersion[];
   /** The run artifact; its dependencies may name the step results by name (resolved after they are written). */
   run: NewVersion;
+  /**
+   * The claim the publication is made under, checked in its transaction: with a ticket, FENCED unless it is the
+   * resource's current one; without, CLAIM_HELD while another holder's claim is unexpired. Nothing commits then.
+   */
+  fence?: { resource: string; ticket?: number | undefined };
 }
 
 export interface FinishedRun {
@@ -135,7 +140,8 @@ export interface PublishedTask {
  * - Definition versions and run generations of a name never repeat; `defineTask` checks `expectedVersion` in the
  *   write transaction (VERSION_CONFLICT naming the current version).
  * - `finishRun` publishes only when no newer generation published before it: an older run finishing late never
- *   replaces a newer brief. Its state, brief and publication commit together or not at all.
+ *   replaces a newer brief. Its state, brief and publication commit together or not at all; a publication whose
+ *   `fence` does not hold commits nothing and throws.
  * - At most one unexpired lease per key; a lease whose owner `isAlive` says is gone is taken over at once.
  * - A cache entry keeps its blob from collection; evicting entries (least recently used first, past the bounds)
  *   never removes a version.

@@ -1,0 +1,142 @@
+// The ClaimStore on the SQLite catalog's connection: one `claims` row per resource (migration 5), each change one
+// BEGIN IMMEDIATE transaction behind the catalog's write gate; `assertFenceTx` runs inside a write's own transaction.
+import type BetterSqlite3 from "better-sqlite3";
+import { CairnError, ErrorCode } from "../../errors.js";
+import type { ClaimGrant, ClaimOwner, ClaimStore, Fence } from "./claim-store.js";
+
+/** What the store borrows from the catalog it is part of. */
+export interface ClaimHost {
+  db: BetterSqlite3.Database;
+  q(source: string, pluck?: boolean): BetterSqlite3.Statement;
+  exclusive<T>(work: () => T | Promise<T>): Promise<T>;
+  /** Milliseconds since the epoch. @default Date.now */
+  now?(): number;
+}
+
+interface ClaimRow {
+  resource: string;
+  last_ticket: number;
+  holder: string | null;
+  expires_at: number | null;
+}
+
+export class SqliteClaimStore implements ClaimStore {
+  constructor(private readonly host: ClaimHost) {}
+
+  private now(): number {
+    return this.host.now?.() ?? Date.now();
+  }
+
+  private write<T>(work: () => T): Promise<T> {
+    return this.host.exclusive(() => this.host.db.transaction(work).immediate());
+  }
+
+  private row(resource: string): ClaimRow | undefined {
+    return this.host
+      .q("SELECT resource, last_ticket, holder, expires_at FROM claims WHERE resource = ?")
+      .get(resource) as ClaimRow | undefined;
+  }
+
+  claim(resource: string, holder: string, ttlMs: number): Promise<ClaimGrant> {
+    return this.write(() => {
+      const now = this.now();
+      const row = this.row(resource);
+      if (row?.holder != null && row.expires_at !== null && row.expires_at > now) {
+        throw held(resource, row.holder, row.expires_at, now);
+      }
+      const ticket = (row?.last_ticket ?? 0) + 1;
+      const expiresAt = now + ttlMs;
+      this.host
+        .q(
+          `INSERT INTO claims (resource, last_ticket, holder, expires_at, claimed_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (resource) DO UPDATE SET last_ticket = excluded.last_ticket, holder = excluded.holder,
+             expires_at = excluded.expires_at, claimed_at = excluded.claimed_at`,
+        )
+        .run(resource, ticket, holder, expiresAt, now);
+      return { resource, ticket, holder, expires_at: expiresAt };
+    });
+  }
+
+  renew(fence: Fence, ttlMs: number): Promise<ClaimGrant> {
+    return this.write(() => {
+      const row = this.assertFenceTx(fence);
+      const expiresAt = this.now() + ttlMs;
+      this.host.q("UPDATE claims SET expires_at = ? WHERE resource = ?").run(expiresAt, fence.resource);
+      return { resource: fence.resource, ticket: fence.ticket, holder: row.holder as string, expires_at: expiresAt };
+    });
+  }
+
+  release(fence: Fence): Promise<boolean> {
+    return this.write(
+      () =>
+        this.host
+          .q(
+            "UPDATE claims SET holder = NULL, expires_at = NULL WHERE resource = ? AND last_ticket = ? AND holder IS NOT NULL",
+          )
+          .run(fence.resource, fence.ticket).changes === 1,
+    );
+  }
+
+  async owner(resource: string): Promise<ClaimOwner> {
+    const row = this.row(resource);
+    const now = this.now();
+    const holding = row?.holder != null;
+    return {
+      resource,
+      held: holding && (row?.expires_at ?? 0) > now,
+      holder: holding ? (row?.holder ?? null) : null,
+      ticket: holding ? (row?.last_ticket ?? null) : null,
+      expires_at: holding ? (row?.expires_at ?? null) : null,
+      last_ticket: row?.last_ticket ?? 0,
+    };
+  }
+
+  async check(fence: Fence): Promise<void> {
+    this.host.db.transaction(() => void this.assertFenceTx(fence))();
+  }
+
+  /** Inside a transaction: the resource's row when `fence` holds; FENCED otherwise. */
+  assertFenceTx(fence: Fence): ClaimRow {
+    const row = this.row(fence.resource);
+    if (row !== undefined && row.last_ticket === fence.ticket && row.holder !== null) return row;
+    throw fenced(fence, row, this.now());
+  }
+
+  /**
+   * Inside a transaction: a write to `resource` that carries no ticket passes only while no one holds an unexpired
+   * claim on it (CLAIM_HELD otherwise).
+   */
+  assertUnclaimedTx(resource: string): void {
+    const row = this.row(resource);
+    const now = this.now();
+    if (row?.holder != null && row.expires_at !== null && row.expires_at > now) {
+      throw held(resource, row.holder, row.expires_at, now);
+    }
+  }
+}
+
+function held(resource: string, holder: string, expiresAt: number, now: number): CairnError {
+  const seconds = Math.max(1, Math.ceil((expiresAt - now) / 1000));
+  return new CairnError(
+    ErrorCode.CLAIM_HELD,
+    `${resource} is claimed by ${holder} for ${seconds} more s (until ${new Date(expiresAt).toISOString()}): wait until then and claim it again, or ask ${holder} to release it`,
+    { data: { resource, holder, expires_at: expiresAt } },
+  );
+}
+
+function fenced(fence: Fence, row: ClaimRow | undefined, now: number): CairnError {
+  const why =
+    row === undefined
+      ? `${fence.resource} was never claimed`
+      : row.last_ticket > fence.ticket
+        ? `a newer claim (ticket ${row.last_ticket}${row.holder === null ? ", since released" : ` by ${row.holder}`}) replaced ticket ${fence.ticket}`
+        : row.last_ticket < fence.ticket
+          ? `ticket ${fence.ticket} was never given (the newest is ${row.last_ticket})`
+          : `ticket ${fence.ticket} was released`;
+  const holder = row?.holder != null && (row.expires_at ?? 0) > now ? row.holder : undefined;
+  return new CairnError(
+    ErrorCode.FENCED,
+    `the claim on ${fence.resource} no longer holds: ${why}. Nothing was written; read the current state (another holder may have written since), then claim ${fence.resource} again and retry with the new ticket`,
+    { data: { resource: fence.resource, ticket: fence.ticket, last_ticket: row?.last_ticket ?? 0, holder } },
+  );
+}
