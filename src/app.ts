@@ -324,6 +324,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       const profile = selection.profile ?? config.profile;
       capture.enabled = config.memory.capture ?? profile === "runtime";
       const names = selectToolNames(available, profile, selection.tools);
+      usage.measureTokens = names.includes("metrics");
       return trimListedFields(
         names.map((name) => byName.get(name) as ToolDefinition),
         table,

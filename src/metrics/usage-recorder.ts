@@ -67,6 +67,11 @@ export class UsageRecorder {
   private flushing: Promise<void> | undefined;
   private readonly flushEvery: number;
   private readonly maxQueuedChars: number;
+  /**
+   * Whether replies are counted in tokens (which loads the tokenizer on the first call): on where `metrics` is
+   * offered, so a server without it never pays for a tokenizer it does not use.
+   */
+  measureTokens = true;
 
   constructor(private readonly options: UsageRecorderOptions) {
     this.flushEvery = options.flushEvery ?? 256;
@@ -83,7 +88,7 @@ export class UsageRecorder {
       aggregate.failures++;
       aggregate.errors[call.error] = (aggregate.errors[call.error] ?? 0) + 1;
     }
-    const reply = call.reply;
+    const reply = this.measureTokens ? call.reply : undefined;
     if (reply !== undefined) {
       const chars = reply.sent.length + reply.json.length;
       if (this.queuedChars + chars <= this.maxQueuedChars) {
