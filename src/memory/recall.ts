@@ -62,9 +62,12 @@ export async function recall(sources: RecallSources, query: string, refs?: strin
     ),
     store.search(query, { limit: RECALL_CANDIDATES }),
   ]);
-  const passages: RecallItem[] = context.chunks.map((c) => ({ type: "passage", ...c }));
+  const passages = byPhrase(
+    context.chunks.map((c): RecallItem => ({ type: "passage", ...c })),
+    query,
+  );
   const observations = new Map<number, Observation>(hits.map((o) => [o.id, o]));
-  const lists: RecallItem[][] = [passages, hits.map(observationItem)];
+  const lists: RecallItem[][] = [passages, byPhrase(hits.map(observationItem), query)];
   if (embedder !== undefined) {
     for (const o of await store.recent({ limit: RECENT_FOR_EMBEDDING }))
       if (!observations.has(o.id)) observations.set(o.id, o);
@@ -87,6 +90,45 @@ export async function recall(sources: RecallSources, query: string, refs?: strin
     items: fuse(lists),
     index_complete: context.index_complete,
   };
+}
+
+/** Words of a run of the query an item must hold, in order, before its phrase outranks keyword order. */
+const PHRASE_WORDS = 3;
+
+/**
+ * Keyword ranks from BM25 score words one by one, so a passage quoting the query can lose to a near-duplicate (the
+ * same sentence about setUTCMinutes as about setMinutes). Items holding a longer run of the query's words, in
+ * order, come first; runs shorter than PHRASE_WORDS leave the keyword order as it was.
+ */
+export function byPhrase(items: RecallItem[], query: string): RecallItem[] {
+  const wanted = words(query);
+  if (wanted.length < PHRASE_WORDS) return items;
+  const runs = items.map((item, rank) => {
+    const run = longestRun(wanted, words(textOf(item)));
+    return { item, rank, run: run >= PHRASE_WORDS ? run : 0 };
+  });
+  return runs.sort((a, b) => b.run - a.run || a.rank - b.rank).map((r) => r.item);
+}
+
+function words(text: string): string[] {
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 4096);
+}
+
+/** The longest run of consecutive words of `query` found consecutively in `text`. */
+function longestRun(query: readonly string[], text: readonly string[]): number {
+  let best = 0;
+  let previous = new Array<number>(text.length + 1).fill(0);
+  for (const word of query) {
+    const row = new Array<number>(text.length + 1).fill(0);
+    for (let j = 0; j < text.length; j++) {
+      if (text[j] === word) {
+        row[j + 1] = (previous[j] as number) + 1;
+        if ((row[j + 1] as number) > best) best = row[j + 1] as number;
+      }
+    }
+    previous = row;
+  }
+  return best;
 }
 
 /** Reciprocal-rank fusion; ties keep the order of the lists (passages before observations). */
