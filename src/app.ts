@@ -13,6 +13,8 @@ import type { Config } from "./config/schema.js";
 import { createLogger, type Logger } from "./log.js";
 import { capturingWrites, SessionCapture } from "./memory/capture.js";
 import { loadEmbedder } from "./memory/embedder.js";
+import { RecallCounter } from "./memory/recall-coverage.js";
+import { setRecallCoverage } from "./metrics/metrics.js";
 import { UsageRecorder } from "./metrics/usage-recorder.js";
 import { operationCapabilities, programCapabilities } from "./operations/capabilities.js";
 import { signatureOf } from "./operations/fields.js";
@@ -187,6 +189,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const upstreamCapabilities = () =>
     registry.list().filter((c) => c.server !== undefined && c.server in config.servers);
 
+  const recalls = new RecallCounter();
+  setRecallCoverage(async () => recalls.coverage());
   // Usage aggregates wait in memory and reach the workspace in batches (every 256 calls, each minute, at close).
   const usage = new UsageRecorder({
     store: async () => (await workspace.current())?.events,
@@ -200,7 +204,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     workspace,
     sql,
     tasks,
-    memory: { capture, embedder },
+    memory: { capture, embedder, recalls },
     get runner() {
       return runner;
     },

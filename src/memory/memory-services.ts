@@ -2,6 +2,7 @@
 // sees the run that just ended) and the embedder `[memory] model_dir` provisions, loaded on first use.
 import type { CaptureHealth } from "./capture.js";
 import type { Embedder } from "./embedder.js";
+import type { RecallCounter } from "./recall-coverage.js";
 
 export interface MemoryServices {
   capture: {
@@ -12,4 +13,6 @@ export interface MemoryServices {
   };
   /** The provisioned embedder, or undefined without `[memory] model_dir`; CONFIG_INVALID when it cannot load. */
   embedder(): Promise<Embedder | undefined>;
+  /** What recall calls of this process covered (metrics' recall coverage). */
+  recalls: RecallCounter;
 }

@@ -169,7 +169,13 @@ describe("metrics over MCP", () => {
     expect(byName.get("task_run/tool")).toMatchObject({ calls: 1, failures: 0 });
     expect(m.json.step_reuse.runs).toBeGreaterThanOrEqual(1);
     expect(m.json.step_reuse.steps_computed).toBeGreaterThanOrEqual(1);
-    expect(m.json.recall).toEqual({ coverage: null, reason: expect.stringContaining("recall") });
+    // No recall was made yet: coverage counts nothing, and says so.
+    expect(m.json.recall.coverage).toMatchObject({ calls: 0, answered: 0, answered_share: null });
+    await c.call("recall", { query: "a query about nothing saved" });
+    await c.call("recall", { query: "provenance" });
+    const after = await c.call("metrics", { operation: "recall" });
+    expect(after.json.recall.coverage).toMatchObject({ calls: 2 });
+    expect(after.json.recall.coverage.answered + after.json.recall.coverage.empty).toBe(2);
     const one = await c.call("metrics", { operation: "save" });
     expect(one.json.operations.map((o: { operation: string }) => o.operation)).toEqual(["save"]);
   });

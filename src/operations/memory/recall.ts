@@ -91,6 +91,8 @@ export const recall: OperationFactory = (config) =>
         args.refs,
       );
       const budget = ctx.budget ?? (await tokenBudget(config.memory.recall_tokens, ctx));
-      return fitList(answer, "items", budget, "raise max_tokens or narrow the query");
+      const reply = fitList(answer, "items", budget, "raise max_tokens or narrow the query");
+      memory.recalls.record(answer, reply.items);
+      return reply;
     },
   });

@@ -15,7 +15,7 @@ export const metrics: OperationFactory = (config) =>
   defineOperation({
     name: "metrics",
     title: "Read usage metrics",
-    summary: `Per operation and surface over the last \`days\` (default ${METRICS_LIMITS.defaultDays}, at most ${METRICS_LIMITS.maxDays}): calls, failures by code, latency p50/p95 (ms, within ~19%), reply tokens against one JSON copy (${config.output.tokenizer}); task step reuse from the ledger; recall coverage (null with the reason when recall reports none).`,
+    summary: `Per operation and surface over the last \`days\` (default ${METRICS_LIMITS.defaultDays}, at most ${METRICS_LIMITS.maxDays}): calls, failures by code, latency p50/p95 (ms, within ~19%), reply tokens against one JSON copy (${config.output.tokenizer}); task step reuse from the ledger; recall coverage of this process (calls answered, empty, ranked while indexing, items a budget left out).`,
     description:
       "Read measured usage: per operation calls, failures (by code), latency_ms {p50, p95}, tokens {reply, one_json_copy, ratio}; step_reuse of tasks; recall coverage. Read-only; operation narrows it to one.",
     input: z.strictObject({
