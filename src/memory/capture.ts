@@ -2,6 +2,7 @@
 // workspace write), one batch per run written after the reply, off the run's path. Values, bodies and string
 // literals never reach an observation: digests, sizes, counts, names and codes only.
 import { createHash } from "node:crypto";
+import { cut } from "../codemode/bindings.js";
 import type { CapturedRun, RunCapture } from "../codemode/execute-code.js";
 import type { Logger } from "../log.js";
 import type { Operation } from "../operations/operation.js";
@@ -12,6 +13,10 @@ import type { MemoryStore, NewObservation } from "../workspace/catalog/memory-st
 const MAX_PENDING = 64;
 /** Characters of a snippet's first line kept. */
 const FIRST_LINE = 160;
+/** Characters of a host call's or upstream tool's name kept: a snippet chooses the names it calls, any length. */
+const NAME_CHARS = 64;
+/** Bytes of a run's host call counts (names as JSON): the rest are counted as "other", so the detail always fits. */
+const HOST_CALLS_BYTES = 480;
 /** Versions one write observation names at most. */
 const WRITE_VERSIONS = 16;
 /** Operations whose writes are not workspace writes worth recalling (memory's own, maintenance, runs). */
@@ -105,7 +110,8 @@ export function capturingWrites(operations: readonly Operation[], capture: Sessi
 export function runObservations(run: CapturedRun): NewObservation[] {
   const digest = sha256(run.code).slice(0, 16);
   const line = firstLine(run.code);
-  const tools = Object.keys(run.host_calls);
+  const hostCalls = boundedCalls(run.host_calls);
+  const tools = Object.keys(hostCalls);
   const observations: NewObservation[] = [
     {
       kind: "run",
@@ -116,20 +122,36 @@ export function runObservations(run: CapturedRun): NewObservation[] {
         ok: run.ok,
         ...(run.error_code === undefined ? {} : { error_code: run.error_code }),
         ms: run.ms,
-        host_calls: run.host_calls,
+        host_calls: hostCalls,
         handles: run.handles.slice(0, 16),
         upstream_calls: run.upstream.length,
       },
     },
   ];
   for (const call of run.upstream) {
+    const tool = cut(call.tool, NAME_CHARS);
     observations.push({
       kind: "upstream",
-      label: `${call.tool}${call.error_code === undefined ? "" : ` failed ${call.error_code}`}`,
-      detail: { ...call, run: digest },
+      label: `${tool}${call.error_code === undefined ? "" : ` failed ${call.error_code}`}`,
+      detail: { ...call, tool, run: digest },
     });
   }
   return observations;
+}
+
+/** `calls` with each name cut to NAME_CHARS, and the names past HOST_CALLS_BYTES counted as "other". */
+function boundedCalls(calls: Record<string, number>): Record<string, number> {
+  const bounded: Record<string, number> = Object.create(null);
+  let bytes = 0;
+  for (const [name, count] of Object.entries(calls)) {
+    let key = cut(name, NAME_CHARS);
+    if (!(key in bounded)) {
+      bytes += Buffer.byteLength(JSON.stringify(key), "utf8") + 8;
+      if (bytes > HOST_CALLS_BYTES) key = "other";
+    }
+    bounded[key] = (bounded[key] ?? 0) + count;
+  }
+  return bounded;
 }
 
 /** `save`: the versions its answer names (`name v3 art_…`), or the operation alone when it names none. */
@@ -171,10 +193,11 @@ function versionsIn(value: unknown, depth: number, found: VersionRef[] = []): Ve
 
 /**
  * The snippet's first non-blank line with every string literal emptied (SQL text, paths, secrets in arguments stay
- * out) and a literal still open at the line's end cut off.
+ * out) and a literal still open at the line's end cut off; control characters become spaces.
  */
 export function firstLine(code: string): string {
-  const line = (code.split("\n").find((l) => l.trim() !== "") ?? "").trim();
+  // Control characters (a terminal escape, a NUL, a lone carriage return) become spaces: the line is shown as text.
+  const line = (code.split("\n").find((l) => l.trim() !== "") ?? "").replace(CONTROL, " ").trim();
   let out = "";
   for (let i = 0; i < line.length && out.length < FIRST_LINE; i++) {
     const char = line.charAt(i);
@@ -189,6 +212,9 @@ export function firstLine(code: string): string {
   }
   return out.length <= FIRST_LINE ? out : `${out.slice(0, FIRST_LINE - 1)}…`;
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters removed
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");

@@ -85,6 +85,24 @@ return await workspace.save({ name: "reports/churn", content: String(echoed) });
     });
   });
 
+  it("captures a hostile run whose host call names are long, many and carry text", async () => {
+    const before = (await server.call("session_status", {})).json;
+    const ran = await server.run(
+      `for (let i = 0; i < 40; i++) {
+  try { await call_tool("everything.k" + i + "-" + "x".repeat(3000) + "token-zq9", {}); } catch {}
+  try { await everything["m" + i + "-" + "y".repeat(3000) + "token-zq9"]({}); } catch {}
+}
+return "done";`,
+    );
+    expect(ran.json.ok, ran.text).toBe(true);
+    const status = (await server.call("session_status", {})).json;
+    expect(status.capture.failed).toBe(before.capture.failed);
+    expect(status.this_session.by_kind.run).toBe(before.this_session.by_kind.run + 1);
+    const recalled = await server.call("recall", { query: "token zq9 everything", max_tokens: 4000 });
+    expect(recalled.text).not.toContain("x".repeat(200));
+    expect(recalled.text).not.toContain("token-zq9");
+  });
+
   it("recalls the first session's work from a second session on the same workspace", async () => {
     const dir = server.dir;
     const second = await connect(`${toml}\n[memory]\ngoal = "continue the churn report"\n`, [

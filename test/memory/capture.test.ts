@@ -1,0 +1,34 @@
+// A run's observations from hostile snippets: whatever names a snippet calls and whatever its first line holds, the
+// detail fits the store's bound (a refused detail would lose the run's whole batch) and the label is plain text.
+import { describe, expect, it } from "vitest";
+import { firstLine, runObservations } from "../../src/memory/capture.js";
+import { MEMORY_LIMITS } from "../../src/workspace/catalog/memory-store.js";
+
+const handle = (i: number) => `art_${String(i).padStart(43, "A")}`;
+
+describe("runObservations", () => {
+  it("keeps the detail within the bound for long names, many paths, many handles and a hostile first line", () => {
+    const host_calls: Record<string, number> = {};
+    for (let i = 0; i < 32; i++) host_calls[`everything.${i}${"\u4e16".repeat(3000)}`] = 1;
+    const [run, upstream] = runObservations({
+      code: `${"\u0001\u4e16".repeat(5000)}\nreturn 1`,
+      ok: false,
+      error_code: "TOOL_NOT_FOUND",
+      ms: 12,
+      host_calls,
+      handles: Array.from({ length: 40 }, (_, i) => handle(i)),
+      upstream: [{ tool: `everything.${"x".repeat(5000)}`, args_digest: "0123456789abcdef", error_code: "INTERNAL" }],
+    });
+    for (const observation of [run, upstream]) {
+      expect(Buffer.byteLength(JSON.stringify(observation?.detail), "utf8")).toBeLessThanOrEqual(MEMORY_LIMITS.detail);
+    }
+    const calls = run?.detail.host_calls as Record<string, number>;
+    expect(Object.values(calls).reduce((a, b) => a + b, 0)).toBe(32);
+    expect(calls.other).toBeGreaterThan(0);
+    expect(upstream?.label.length).toBeLessThan(100);
+  });
+
+  it("shows control characters of the first line as spaces", () => {
+    expect(firstLine("\u001b[2Jconst a = 1;\r\u0000 // x\nreturn a")).toBe("[2Jconst a = 1;   // x");
+  });
+});
