@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { cut } from "../codemode/bindings.js";
 import type { CapturedRun, RunCapture } from "../codemode/execute-code.js";
-import type { Logger } from "../log.js";
+import { type Logger, redactSecrets } from "../log.js";
 import type { Operation } from "../operations/operation.js";
 import type { Session } from "../session/session.js";
 import type { MemoryStore, NewObservation } from "../workspace/catalog/memory-store.js";
@@ -129,7 +129,7 @@ export function runObservations(run: CapturedRun): NewObservation[] {
     },
   ];
   for (const call of run.upstream) {
-    const tool = cut(call.tool, NAME_CHARS);
+    const tool = cut(redactSecrets(call.tool), NAME_CHARS);
     observations.push({
       kind: "upstream",
       label: `${tool}${call.error_code === undefined ? "" : ` failed ${call.error_code}`}`,
@@ -144,7 +144,7 @@ function boundedCalls(calls: Record<string, number>): Record<string, number> {
   const bounded: Record<string, number> = Object.create(null);
   let bytes = 0;
   for (const [name, count] of Object.entries(calls)) {
-    let key = cut(name, NAME_CHARS);
+    let key = cut(redactSecrets(name), NAME_CHARS);
     if (!(key in bounded)) {
       bytes += Buffer.byteLength(JSON.stringify(key), "utf8") + 8;
       if (bytes > HOST_CALLS_BYTES) key = "other";
@@ -193,11 +193,13 @@ function versionsIn(value: unknown, depth: number, found: VersionRef[] = []): Ve
 
 /**
  * The snippet's first non-blank line with every string literal emptied (SQL text, paths, secrets in arguments stay
- * out) and a literal still open at the line's end cut off; control characters become spaces.
+ * out) and a literal still open at the line's end cut off; control characters become spaces, registered secrets
+ * "[redacted]".
  */
 export function firstLine(code: string): string {
   // Control characters (a terminal escape, a NUL, a lone carriage return) become spaces: the line is shown as text.
-  const line = (code.split("\n").find((l) => l.trim() !== "") ?? "").replace(CONTROL, " ").trim();
+  // A registered secret (a `${VAR}` value of cairn.toml, a token) never lands, in a comment or a name either.
+  const line = redactSecrets((code.split("\n").find((l) => l.trim() !== "") ?? "").replace(CONTROL, " ")).trim();
   let out = "";
   for (let i = 0; i < line.length && out.length < FIRST_LINE; i++) {
     const char = line.charAt(i);

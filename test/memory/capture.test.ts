@@ -1,6 +1,7 @@
 // A run's observations from hostile snippets: whatever names a snippet calls and whatever its first line holds, the
 // detail fits the store's bound (a refused detail would lose the run's whole batch) and the label is plain text.
 import { describe, expect, it } from "vitest";
+import { registerSecret } from "../../src/log.js";
 import { firstLine, runObservations } from "../../src/memory/capture.js";
 import { MEMORY_LIMITS } from "../../src/workspace/catalog/memory-store.js";
 
@@ -30,5 +31,19 @@ describe("runObservations", () => {
 
   it("shows control characters of the first line as spaces", () => {
     expect(firstLine("\u001b[2Jconst a = 1;\r\u0000 // x\nreturn a")).toBe("[2Jconst a = 1;   // x");
+  });
+
+  it("keeps registered secrets out of the first line and the names it records", () => {
+    registerSecret("zq-secret-value-0042");
+    const [run, upstream] = runObservations({
+      code: "// key zq-secret-value-0042 for the report\nreturn 1",
+      ok: true,
+      ms: 1,
+      host_calls: { "everything.zq-secret-value-0042": 1 },
+      handles: [],
+      upstream: [{ tool: "everything.zq-secret-value-0042", args_digest: "0123456789abcdef" }],
+    });
+    expect(JSON.stringify([run, upstream])).not.toContain("zq-secret-value-0042");
+    expect(run?.label).toContain("[redacted]");
   });
 });
