@@ -103,6 +103,24 @@ return "done";`,
     expect(recalled.text).not.toContain("token-zq9");
   });
 
+  it("keeps a cairn.toml secret out of remembered text and captured first lines", async () => {
+    process.env.ZQ_MEMORY_SECRET = "zq-mem-secret-7781";
+    const other = await connect(`${toml}\n[servers.everything.env]\nAPI_KEY = "\${ZQ_MEMORY_SECRET}"\n`, [
+      "--profile",
+      "runtime",
+    ]);
+    try {
+      const remembered = await other.call("remember", { text: "the key is zq-mem-secret-7781", event_id: "ev-key" });
+      expect(remembered.isError, remembered.text).toBe(false);
+      await other.run("// zq-mem-secret-7781 opens it\nreturn 1");
+      const recalled = await other.call("recall", { query: "key opens it", max_tokens: 4000 });
+      expect(recalled.text).toContain("[redacted]");
+      expect(recalled.text).not.toContain("zq-mem-secret-7781");
+    } finally {
+      await other.close();
+    }
+  });
+
   it("recalls the first session's work from a second session on the same workspace", async () => {
     const dir = server.dir;
     const second = await connect(`${toml}\n[memory]\ngoal = "continue the churn report"\n`, [
