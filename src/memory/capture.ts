@@ -62,9 +62,12 @@ export class SessionCapture implements RunCapture {
     return { ...this.health_, enabled: this.enabled, pending: this.writes.size };
   }
 
-  /** Resolves once every batch handed over so far is written or has failed. Never throws. */
+  /**
+   * Resolves once every batch handed over so far is written or has failed; batches handed over meanwhile (other
+   * sessions keep running) are not waited for, so a steady stream of runs cannot hold a caller forever. Never throws.
+   */
   async flush(): Promise<void> {
-    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+    await Promise.allSettled([...this.writes]);
   }
 
   private record(sessionId: string, observations: NewObservation[]): void {

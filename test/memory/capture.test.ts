@@ -2,7 +2,8 @@
 // detail fits the store's bound (a refused detail would lose the run's whole batch) and the label is plain text.
 import { describe, expect, it } from "vitest";
 import { registerSecret } from "../../src/log.js";
-import { firstLine, runObservations } from "../../src/memory/capture.js";
+import { firstLine, runObservations, SessionCapture } from "../../src/memory/capture.js";
+import type { MemoryStore } from "../../src/workspace/catalog/memory-store.js";
 import { MEMORY_LIMITS } from "../../src/workspace/catalog/memory-store.js";
 
 const handle = (i: number) => `art_${String(i).padStart(43, "A")}`;
@@ -45,5 +46,26 @@ describe("runObservations", () => {
     });
     expect(JSON.stringify([run, upstream])).not.toContain("zq-secret-value-0042");
     expect(run?.label).toContain("[redacted]");
+  });
+});
+
+describe("SessionCapture.flush", () => {
+  it("waits for the batches handed over before it, not for those that keep arriving after", async () => {
+    const silent = { warn() {}, error() {}, info() {}, debug() {} } as never;
+    let calls = 0;
+    let capture: SessionCapture;
+    const store = {
+      // Each write hands over the next batch before it finishes; from the second on, writes never finish.
+      record: async () => {
+        calls += 1;
+        capture.write("other-session", "save", {});
+        if (calls > 1) await new Promise(() => {});
+      },
+    } as unknown as MemoryStore;
+    capture = new SessionCapture(true, async () => store, silent);
+    capture.write("s1", "save", {});
+    await capture.flush();
+    expect(calls).toBeGreaterThanOrEqual(1);
+    expect(capture.health().pending).toBeGreaterThan(0);
   });
 });
