@@ -13,6 +13,8 @@ import type { MemoryStore, NewObservation } from "../workspace/catalog/memory-st
 const MAX_PENDING = 64;
 /** Characters of a snippet's first line kept. */
 const FIRST_LINE = 160;
+/** Characters of the first line read to find its literals (templates nest: this bounds the depth too). */
+const SCANNED = 4_096;
 /** Characters of a host call's or upstream tool's name kept: a snippet chooses the names it calls, any length. */
 const NAME_CHARS = 64;
 /** Bytes of a run's host call counts (names as JSON): the rest are counted as "other", so the detail always fits. */
@@ -49,7 +51,15 @@ export class SessionCapture implements RunCapture {
 
   run(session: Session, run: CapturedRun): void {
     if (!this.enabled) return;
-    this.record(session.id, runObservations(run));
+    let observations: NewObservation[];
+    try {
+      observations = runObservations(run);
+    } catch (error) {
+      // Called on the run's path: a capture that cannot describe the run is counted, never the run's failure.
+      this.failed(error);
+      return;
+    }
+    this.record(session.id, observations);
   }
 
   /** A workspace write an operation made (its answer names the versions). */
@@ -70,6 +80,12 @@ export class SessionCapture implements RunCapture {
     await Promise.allSettled([...this.writes]);
   }
 
+  private failed(error: unknown): void {
+    this.health_.failed += 1;
+    this.health_.last_error = error instanceof Error ? error.message : String(error);
+    this.logger.warn("capture failed; the run itself is unaffected", { error: this.health_.last_error });
+  }
+
   private record(sessionId: string, observations: NewObservation[]): void {
     if (this.writes.size >= MAX_PENDING) {
       this.health_.dropped += 1;
@@ -80,9 +96,7 @@ export class SessionCapture implements RunCapture {
         await (await this.store()).record(sessionId, observations);
         this.health_.recorded += observations.length;
       } catch (error) {
-        this.health_.failed += 1;
-        this.health_.last_error = error instanceof Error ? error.message : String(error);
-        this.logger.warn("capture failed; the run itself is unaffected", { error: this.health_.last_error });
+        this.failed(error);
       }
     })();
     this.writes.add(write);
@@ -202,7 +216,9 @@ function versionsIn(value: unknown, depth: number, found: VersionRef[] = []): Ve
 export function firstLine(code: string): string {
   // Control characters (a terminal escape, a NUL, a lone carriage return) become spaces: the line is shown as text.
   // A registered secret (a `${VAR}` value of cairn.toml, a token) never lands, in a comment or a name either.
-  const line = redactSecrets((code.split("\n").find((l) => l.trim() !== "") ?? "").replace(CONTROL, " ")).trim();
+  // Only its head is scanned (SCANNED characters): a literal still open there is cut off like one open at the end.
+  const head = (code.split("\n", 64).find((l) => l.trim() !== "") ?? "").slice(0, SCANNED);
+  const line = redactSecrets(head.replace(CONTROL, " ")).trim();
   let out = "";
   for (let i = 0; i < line.length && out.length < FIRST_LINE; i++) {
     const char = line.charAt(i);
@@ -210,12 +226,44 @@ export function firstLine(code: string): string {
       out += char;
       continue;
     }
-    let end = i + 1;
-    while (end < line.length && line.charAt(end) !== char) end += line.charAt(end) === "\\" ? 2 : 1;
+    const end = literalEnd(line, i);
     out += end < line.length ? `${char}…${char}` : `${char}…`;
     i = end;
   }
   return out.length <= FIRST_LINE ? out : `${out.slice(0, FIRST_LINE - 1)}…`;
+}
+
+/**
+ * The index of the quote closing the literal opened at `start` (the line's length when it stays open). A template's
+ * `${...}` is skipped whole, literals nested in it included: `${`inner`}` does not end the outer template.
+ */
+function literalEnd(line: string, start: number): number {
+  const quote = line.charAt(start);
+  let at = start + 1;
+  while (at < line.length) {
+    const char = line.charAt(at);
+    if (char === "\\") at += 2;
+    else if (char === quote) return at;
+    else if (quote === "`" && char === "$" && line.charAt(at + 1) === "{") at = expressionEnd(line, at + 2);
+    else at += 1;
+  }
+  return line.length;
+}
+
+/** The index just past the `}` closing a template expression that starts at `start`. */
+function expressionEnd(line: string, start: number): number {
+  let depth = 1;
+  let at = start;
+  while (at < line.length) {
+    const char = line.charAt(at);
+    if (char === '"' || char === "'" || char === "`") at = literalEnd(line, at) + 1;
+    else {
+      if (char === "{") depth += 1;
+      else if (char === "}" && --depth === 0) return at + 1;
+      at += 1;
+    }
+  }
+  return line.length;
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters removed

@@ -30,6 +30,15 @@ describe("runObservations", () => {
     expect(upstream?.label.length).toBeLessThan(100);
   });
 
+  it("empties a template literal whole, literals nested in its expressions included", () => {
+    expect(firstLine("q({sql: `SELECT * FROM t WHERE pw = ${`hunter2`} AND ${\"x\" + '}'}`}); const y = 1;")).toBe(
+      "q({sql: `…`}); const y = 1;",
+    );
+    expect(firstLine("x = `a ${f(`b ${'hunter2'}`)}")).toBe("x = `…");
+    // Nested past any stack, in one huge line: cut off, never a thrown error on the run's path.
+    expect(firstLine(`x = ${"`${".repeat(200_000)}`)).toBe("x = `…");
+  });
+
   it("shows control characters of the first line as spaces", () => {
     expect(firstLine("\u001b[2Jconst a = 1;\r\u0000 // x\nreturn a")).toBe("[2Jconst a = 1;   // x");
   });
