@@ -192,7 +192,7 @@ export class TaskService {
       );
     }
     const task = await this.requireTask(input.name);
-    await this.checkClaim(input.name, input.ticket);
+    await this.checkClaim(input.name, input.ticket, actor?.name);
     let run: RunRecord;
     let definition: StoredDefinition;
     if (input.resume_from !== undefined) {
@@ -284,14 +284,14 @@ export class TaskService {
   }
 
   /**
-   * Refuses early a run that could not publish: a stale ticket (FENCED), or no ticket while another holder's claim on
+   * Refuses early a run that could not publish: a stale ticket or another identity's (FENCED), or no ticket while another holder's claim on
    * the task is unexpired (CLAIM_HELD). Publication checks the ticket again in its own transaction.
    */
-  private async checkClaim(name: string, ticket: number | undefined): Promise<void> {
+  private async checkClaim(name: string, ticket: number | undefined, holder: string | undefined): Promise<void> {
     const claims = this.options.workspace.claims;
     const resource = taskResource(name);
     if (ticket !== undefined) {
-      await claims.check({ resource, ticket });
+      await claims.check({ resource, ticket, holder });
       return;
     }
     const owner = await claims.owner(resource);
@@ -1065,7 +1065,11 @@ class TaskRun {
     const finished = await this.tasks.tasksLedger.finishRun(
       this.run.run_id,
       { state, brief: null, reused: this.reusedKeys, actor: this.caller.actor?.name ?? this.tasks.service.actor },
-      { steps, run: runVersion, fence: { resource: taskResource(this.name), ticket: this.caller.ticket } },
+      {
+        steps,
+        run: runVersion,
+        fence: { resource: taskResource(this.name), ticket: this.caller.ticket, holder: this.caller.actor?.name },
+      },
     );
     if (!finished.published) {
       this.omitted.push(

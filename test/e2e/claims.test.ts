@@ -275,6 +275,43 @@ role = "reader"
     }
   });
 
+  it("refuses release and renew of a claim by an identity that does not hold it, ticket known or not", async () => {
+    const [ada, bob] = await Promise.all([client(TOKENS.ada), client(TOKENS.bob)]);
+    const granted = await call(ada, "claim", { resource: "held/by-ada" });
+    expect(granted.isError).toBe(false);
+    const { ticket } = (await call(bob, "claim_owner", { resource: "held/by-ada" })).json;
+    expect(ticket).toBe(granted.json.ticket);
+    expect((await call(bob, "claim_release", { resource: "held/by-ada", ticket })).json.released).toBe(false);
+    const renewed = await call(bob, "claim_renew", { resource: "held/by-ada", ticket });
+    expect(renewed.json.error.code).toBe("FENCED");
+    expect(renewed.json.error.message).toContain("held by ada");
+    const owner = await call(ada, "claim_owner", { resource: "held/by-ada" });
+    expect(owner.json).toMatchObject({ held: true, holder: "ada", ticket });
+    expect((await call(bob, "claim", { resource: "held/by-ada" })).json.error.code).toBe("CLAIM_HELD");
+    expect((await call(ada, "claim_release", { resource: "held/by-ada", ticket })).json.released).toBe(true);
+  });
+
+  it("refuses a task run carrying another identity's ticket", async () => {
+    const [ada, bob] = await Promise.all([client(TOKENS.ada), client(TOKENS.bob)]);
+    await call(ada, "save", { name: "held-in/sales", content: "region,amount\nnorth,1\n", kind: "csv" });
+    const defined = await call(ada, "task_define", {
+      name: "held-totals",
+      objective: "totals by region",
+      sources: { sales: "held-in/sales" },
+      steps: [
+        { name: "sum", inputs: ["sales"], sql: "SELECT region, sum(amount) AS total FROM input1 GROUP BY region" },
+      ],
+    });
+    expect(defined.isError).toBe(false);
+    const { ticket } = (await call(ada, "claim", { resource: "task:held-totals" })).json;
+    const refused = await call(bob, "task_run", { name: "held-totals" });
+    expect(refused.json.error.code).toBe("CLAIM_HELD");
+    const borrowed = await call(bob, "task_run", { name: "held-totals", ticket });
+    expect(borrowed.json.error?.code).toBe("FENCED");
+    const own = await call(ada, "task_run", { name: "held-totals", ticket });
+    expect(own.json.published).toBe(true);
+  });
+
   it("filters each identity's tools by its role and records the approver", async () => {
     const [ada, bob, eve] = await Promise.all([client(TOKENS.ada), client(TOKENS.bob), client(TOKENS.eve)]);
     const names = async (c: Client) => (await c.listTools()).tools.map((t) => t.name);

@@ -85,6 +85,42 @@ return await workspace.save({ name: "reports/churn", content: String(echoed) });
     });
   });
 
+  it("captures a hostile run whose host call names are long, many and carry text", async () => {
+    const before = (await server.call("session_status", {})).json;
+    const ran = await server.run(
+      `for (let i = 0; i < 40; i++) {
+  try { await call_tool("everything.k" + i + "-" + "x".repeat(3000) + "token-zq9", {}); } catch {}
+  try { await everything["m" + i + "-" + "y".repeat(3000) + "token-zq9"]({}); } catch {}
+}
+return "done";`,
+    );
+    expect(ran.json.ok, ran.text).toBe(true);
+    const status = (await server.call("session_status", {})).json;
+    expect(status.capture.failed).toBe(before.capture.failed);
+    expect(status.this_session.by_kind.run).toBe(before.this_session.by_kind.run + 1);
+    const recalled = await server.call("recall", { query: "token zq9 everything", max_tokens: 4000 });
+    expect(recalled.text).not.toContain("x".repeat(200));
+    expect(recalled.text).not.toContain("token-zq9");
+  });
+
+  it("keeps a cairn.toml secret out of remembered text and captured first lines", async () => {
+    process.env.ZQ_MEMORY_SECRET = "zq-mem-secret-7781";
+    const other = await connect(`${toml}\n[servers.everything.env]\nAPI_KEY = "\${ZQ_MEMORY_SECRET}"\n`, [
+      "--profile",
+      "runtime",
+    ]);
+    try {
+      const remembered = await other.call("remember", { text: "the key is zq-mem-secret-7781", event_id: "ev-key" });
+      expect(remembered.isError, remembered.text).toBe(false);
+      await other.run("// zq-mem-secret-7781 opens it\nreturn 1");
+      const recalled = await other.call("recall", { query: "key opens it", max_tokens: 4000 });
+      expect(recalled.text).toContain("[redacted]");
+      expect(recalled.text).not.toContain("zq-mem-secret-7781");
+    } finally {
+      await other.close();
+    }
+  });
+
   it("recalls the first session's work from a second session on the same workspace", async () => {
     const dir = server.dir;
     const second = await connect(`${toml}\n[memory]\ngoal = "continue the churn report"\n`, [

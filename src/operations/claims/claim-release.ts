@@ -1,7 +1,7 @@
 // claim_release: ends a claim; its ticket is never given again, so a write still carrying it is refused.
 import { z } from "zod";
 import { defineOperation, type OperationFactory } from "../operation.js";
-import { Resource, resourceOf, Ticket } from "./shapes.js";
+import { holderOf, Resource, resourceOf, Ticket } from "./shapes.js";
 
 export const claimRelease: OperationFactory = () =>
   defineOperation({
@@ -28,7 +28,7 @@ export const claimRelease: OperationFactory = () =>
     handler: async (args, ctx) => {
       const workspace = await ctx.services.workspace();
       const resource = resourceOf(args);
-      const released = await workspace.claims.release({ resource, ticket: args.ticket });
+      const released = await workspace.claims.release({ resource, ticket: args.ticket, holder: holderOf(ctx) });
       return { resource, ticket: args.ticket, released };
     },
   });

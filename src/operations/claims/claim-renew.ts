@@ -1,7 +1,7 @@
 // claim_renew: extends a claim while its ticket is still the resource's newest and unreleased.
 import { z } from "zod";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
-import { Grant, grantReply, Resource, resourceOf, Ticket, TtlSeconds, ttlMs } from "./shapes.js";
+import { Grant, grantReply, holderOf, Resource, resourceOf, Ticket, TtlSeconds, ttlMs } from "./shapes.js";
 
 export const claimRenew: OperationFactory = () =>
   defineOperation({
@@ -22,7 +22,10 @@ export const claimRenew: OperationFactory = () =>
     handler: async (args, ctx) => {
       const workspace = await ctx.services.workspace();
       return grantReply(
-        await workspace.claims.renew({ resource: resourceOf(args), ticket: args.ticket }, ttlMs(args.ttl_s)),
+        await workspace.claims.renew(
+          { resource: resourceOf(args), ticket: args.ticket, holder: holderOf(ctx) },
+          ttlMs(args.ttl_s),
+        ),
       );
     },
   });

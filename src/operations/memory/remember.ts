@@ -1,6 +1,7 @@
 // remember: record a decision or observation the caller chose to keep, idempotent by event id (a retried call stores
 // once, from any process). It is unverified text, recalled as data and expiring with its episode like capture.
 import { z } from "zod";
+import { redactSecrets } from "../../log.js";
 import { MEMORY_LIMITS } from "../../workspace/catalog/memory-store.js";
 import { defineOperation, type OperationFactory } from "../operation.js";
 
@@ -53,7 +54,8 @@ export const remember: OperationFactory = () =>
       const note = args.kind ?? "note";
       const { stored, observation } = await store.remember(ctx.session.id, {
         kind: "remember",
-        label: args.text,
+        // A registered secret (a `${VAR}` value of cairn.toml) is not kept in memory that any later session recalls.
+        label: redactSecrets(args.text),
         detail: { note },
         event_id: args.event_id,
       });

@@ -6,6 +6,8 @@
 export interface Fence {
   resource: string;
   ticket: number;
+  /** The caller: when given, the claim must also be held by this identity (a ticket is readable by anyone). */
+  holder?: string | undefined;
 }
 
 /** A claim held: who holds it, its ticket and until when (milliseconds since the epoch). */

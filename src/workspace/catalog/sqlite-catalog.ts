@@ -242,10 +242,10 @@ export class SqliteCatalog implements Catalog {
       exclusive: (work) => this.exclusive(work),
       insertTx: (version, options) => this.insertTx(version, options),
       resolveDependencies: (refs) => this.resolveDependencies(refs),
-      checkFence: (resource, ticket) =>
+      checkFence: ({ resource, ticket, holder }) =>
         ticket === undefined
           ? this.claimStore.assertUnclaimedTx(resource)
-          : void this.claimStore.assertFenceTx({ resource, ticket }),
+          : void this.claimStore.assertFenceTx({ resource, ticket, holder }),
       current: (name) => {
         const row = this.rowByName(name);
         return row === undefined ? undefined : this.recordOf(row);

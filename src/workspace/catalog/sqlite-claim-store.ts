@@ -71,9 +71,10 @@ export class SqliteClaimStore implements ClaimStore {
       () =>
         this.host
           .q(
-            "UPDATE claims SET holder = NULL, expires_at = NULL WHERE resource = ? AND last_ticket = ? AND holder IS NOT NULL",
+            `UPDATE claims SET holder = NULL, expires_at = NULL
+             WHERE resource = ? AND last_ticket = ? AND holder IS NOT NULL AND (? IS NULL OR holder = ?)`,
           )
-          .run(fence.resource, fence.ticket).changes === 1,
+          .run(fence.resource, fence.ticket, fence.holder ?? null, fence.holder ?? null).changes === 1,
     );
   }
 
@@ -98,7 +99,8 @@ export class SqliteClaimStore implements ClaimStore {
   /** Inside a transaction: the resource's row when `fence` holds; FENCED otherwise. */
   assertFenceTx(fence: Fence): ClaimRow {
     const row = this.row(fence.resource);
-    if (row !== undefined && row.last_ticket === fence.ticket && row.holder !== null) return row;
+    const holds = row !== undefined && row.last_ticket === fence.ticket && row.holder !== null;
+    if (holds && (fence.holder === undefined || row.holder === fence.holder)) return row;
     throw fenced(fence, row, this.now());
   }
 
@@ -132,7 +134,9 @@ function fenced(fence: Fence, row: ClaimRow | undefined, now: number): CairnErro
         ? `a newer claim (ticket ${row.last_ticket}${row.holder === null ? ", since released" : ` by ${row.holder}`}) replaced ticket ${fence.ticket}`
         : row.last_ticket < fence.ticket
           ? `ticket ${fence.ticket} was never given (the newest is ${row.last_ticket})`
-          : `ticket ${fence.ticket} was released`;
+          : row.holder === null
+            ? `ticket ${fence.ticket} was released`
+            : `ticket ${fence.ticket} is held by ${row.holder}, not by ${fence.holder}`;
   const holder = row?.holder != null && (row.expires_at ?? 0) > now ? row.holder : undefined;
   return new CairnError(
     ErrorCode.FENCED,

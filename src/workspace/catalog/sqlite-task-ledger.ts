@@ -34,10 +34,11 @@ export interface LedgerHost {
   /** Inside a transaction: refs to ids, NOT_FOUND for any missing. */
   resolveDependencies(refs: readonly string[]): string[];
   /**
-   * Inside a write transaction: FENCED unless `ticket` is the resource's current claim ticket; without a ticket,
+   * Inside a write transaction: FENCED unless `ticket` is the resource's current claim ticket (held by `holder`, when
+   * given); without a ticket,
    * CLAIM_HELD while another holder's claim on it is unexpired.
    */
-  checkFence(resource: string, ticket: number | undefined): void;
+  checkFence(fence: { resource: string; ticket?: number | undefined; holder?: string | undefined }): void;
   /** Inside a transaction: the current version of a name. */
   current(name: string): VersionRecord | undefined;
   /** Inside a write transaction: records the write in the catalog's event log. */
@@ -264,7 +265,7 @@ export class SqliteTaskLedger implements TaskLedger {
       const steps: VersionRecord[] = [];
       let runArtifact: VersionRecord | null = null;
       if (publication !== undefined && newest) {
-        if (publication.fence !== undefined) this.host.checkFence(publication.fence.resource, publication.fence.ticket);
+        if (publication.fence !== undefined) this.host.checkFence(publication.fence);
         const made = { ...by, operation: "task_run", detail: { run_id: runId, task: row.task } };
         for (const version of publication.steps) steps.push(this.publishVersion(version, made));
         runArtifact = this.publishVersion(publication.run, made);

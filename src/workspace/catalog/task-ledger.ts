@@ -69,9 +69,9 @@ export interface Publication {
   run: NewVersion;
   /**
    * The claim the publication is made under, checked in its transaction: with a ticket, FENCED unless it is the
-   * resource's current one; without, CLAIM_HELD while another holder's claim is unexpired. Nothing commits then.
+   * resource's current one (held by `holder`, when given); without, CLAIM_HELD while another holder's claim is unexpired. Nothing commits then.
    */
-  fence?: { resource: string; ticket?: number | undefined };
+  fence?: { resource: string; ticket?: number | undefined; holder?: string | undefined };
 }
 
 export interface FinishedRun {
