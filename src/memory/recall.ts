@@ -2,7 +2,7 @@
 // together by reciprocal-rank fusion, keyword by default and with cosine ranks too when an embedder is provisioned.
 // The caller fits the list to its token budget; the text is data for the model, never instructions.
 import type { MemoryStore, Observation } from "../workspace/catalog/memory-store.js";
-import { CONTEXT_LIMITS } from "../workspace/retrieval/context.js";
+import { CONTEXT_LIMITS, type ContextChunk } from "../workspace/retrieval/context.js";
 import { contextBudget } from "../workspace/retrieval/context-budget.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { cosine, type Embedder } from "./embedder.js";
@@ -14,14 +14,9 @@ const RECENT_FOR_EMBEDDING = 200;
 /** Reciprocal-rank fusion constant (the usual 60): ranks matter, raw scores of different indexes never mix. */
 const RRF_K = 60;
 
-export interface PassageItem {
+/** A ranked chunk of a text source, as `context` gives it. */
+export interface PassageItem extends ContextChunk {
   type: "passage";
-  artifact_id: string;
-  name: string;
-  version: number;
-  start: number;
-  end: number;
-  text: string;
 }
 
 export interface ObservationItem {

@@ -2,6 +2,7 @@
 // and what was left out), and how it is cut to a caller's token budget without ever hiding that it was cut.
 import { CairnError, ErrorCode } from "../errors.js";
 import type { ReplyBudget } from "../workspace/retrieval/budget.js";
+import type { ContextChunk } from "../workspace/retrieval/context.js";
 
 export interface BriefColumn {
   name: string;
@@ -43,15 +44,9 @@ export interface BriefSource {
   current: boolean;
 }
 
-export interface Citation {
+/** A passage of a text source a search ranked (context's chunk), and the search that found it. */
+export interface Citation extends ContextChunk {
   search: string;
-  artifact_id: string;
-  name: string;
-  version: number;
-  /** UTF-8 byte range of `text` in the version. */
-  start: number;
-  end: number;
-  text: string;
 }
 
 export interface NeededApproval {

@@ -34,6 +34,7 @@ import { type Attribution, DEFAULT_EVENT_HISTORY } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
 import { SqliteClaimStore } from "./sqlite-claim-store.js";
+import type { CatalogConnection } from "./sqlite-connection.js";
 import { SqliteEventLog } from "./sqlite-event-log.js";
 import { SqliteMemoryStore } from "./sqlite-memory-store.js";
 import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
@@ -225,21 +226,18 @@ export class SqliteCatalog implements Catalog {
     private readonly leaseTtlMs: number,
     eventHistory: number = DEFAULT_EVENT_HISTORY,
   ) {
-    this.events = new SqliteEventLog(
-      { db, q: (source, pluck) => this.q(source, pluck), exclusive: (work) => this.exclusive(work) },
-      eventHistory,
-    );
-    this.claimStore = new SqliteClaimStore({
+    // The stores share this connection, its statements and its write gate: a write of one is a transaction of all.
+    const connection: CatalogConnection = {
       db,
       q: (source, pluck) => this.q(source, pluck),
       exclusive: (work) => this.exclusive(work),
-    });
+    };
+    this.events = new SqliteEventLog(connection, eventHistory);
+    this.claimStore = new SqliteClaimStore(connection);
     this.claims = this.claimStore;
     this.tasks = new SqliteTaskLedger({
+      ...connection,
       appendEvent: (event) => this.events.appendTx(event),
-      db,
-      q: (source, pluck) => this.q(source, pluck),
-      exclusive: (work) => this.exclusive(work),
       insertTx: (version, options) => this.insertTx(version, options),
       resolveDependencies: (refs) => this.resolveDependencies(refs),
       checkFence: ({ resource, ticket, holder }) =>
@@ -251,11 +249,7 @@ export class SqliteCatalog implements Catalog {
         return row === undefined ? undefined : this.recordOf(row);
       },
     });
-    this.memory = new SqliteMemoryStore({
-      db,
-      q: (source, pluck) => this.q(source, pluck),
-      exclusive: (work) => this.exclusive(work),
-    });
+    this.memory = new SqliteMemoryStore(connection);
   }
 
   /** Prepared statements by SQL text: preparing costs more than running most of them. */

@@ -1,14 +1,11 @@
 // The ClaimStore on the SQLite catalog's connection: one `claims` row per resource (migration 5), each change one
 // BEGIN IMMEDIATE transaction behind the catalog's write gate; `assertFenceTx` runs inside a write's own transaction.
-import type BetterSqlite3 from "better-sqlite3";
 import { CairnError, ErrorCode } from "../../errors.js";
 import type { ClaimGrant, ClaimOwner, ClaimStore, Fence } from "./claim-store.js";
+import { type CatalogConnection, writeTx } from "./sqlite-connection.js";
 
 /** What the store borrows from the catalog it is part of. */
-export interface ClaimHost {
-  db: BetterSqlite3.Database;
-  q(source: string, pluck?: boolean): BetterSqlite3.Statement;
-  exclusive<T>(work: () => T | Promise<T>): Promise<T>;
+export interface ClaimHost extends CatalogConnection {
   /** Milliseconds since the epoch. @default Date.now */
   now?(): number;
 }
@@ -27,10 +24,6 @@ export class SqliteClaimStore implements ClaimStore {
     return this.host.now?.() ?? Date.now();
   }
 
-  private write<T>(work: () => T): Promise<T> {
-    return this.host.exclusive(() => this.host.db.transaction(work).immediate());
-  }
-
   private row(resource: string): ClaimRow | undefined {
     return this.host
       .q("SELECT resource, last_ticket, holder, expires_at FROM claims WHERE resource = ?")
@@ -38,7 +31,7 @@ export class SqliteClaimStore implements ClaimStore {
   }
 
   claim(resource: string, holder: string, ttlMs: number): Promise<ClaimGrant> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const now = this.now();
       const row = this.row(resource);
       if (row?.holder != null && row.expires_at !== null && row.expires_at > now) {
@@ -58,7 +51,7 @@ export class SqliteClaimStore implements ClaimStore {
   }
 
   renew(fence: Fence, ttlMs: number): Promise<ClaimGrant> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const row = this.assertFenceTx(fence);
       const expiresAt = this.now() + ttlMs;
       this.host.q("UPDATE claims SET expires_at = ? WHERE resource = ?").run(expiresAt, fence.resource);
@@ -67,7 +60,8 @@ export class SqliteClaimStore implements ClaimStore {
   }
 
   release(fence: Fence): Promise<boolean> {
-    return this.write(
+    return writeTx(
+      this.host,
       () =>
         this.host
           .q(

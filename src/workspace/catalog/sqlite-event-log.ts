@@ -2,7 +2,6 @@
 // transactions; history past the limit is removed a bounded batch at a time by the append that crosses it.
 
 import { userInfo } from "node:os";
-import type BetterSqlite3 from "better-sqlite3";
 import type {
   EventLog,
   EventPage,
@@ -14,13 +13,10 @@ import type {
   WorkspaceEvent,
 } from "./event-log.js";
 import { mergeUsage } from "./event-log.js";
+import type { CatalogConnection } from "./sqlite-connection.js";
 
 /** What the log borrows from the catalog it is part of. */
-export interface EventLogHost {
-  q(source: string, pluck?: boolean): BetterSqlite3.Statement;
-  exclusive<T>(work: () => T | Promise<T>): Promise<T>;
-  db: BetterSqlite3.Database;
-}
+export type EventLogHost = CatalogConnection;
 
 /** Events one expiry pass removes at most: an append that crosses the limit never pays for a large delete. */
 const EXPIRY_BATCH = 1_000;

@@ -1,6 +1,5 @@
 // The MemoryStore on the SQLite catalog's connection: writes are one BEGIN IMMEDIATE transaction behind the catalog's
 // write gate; observation text is ranked by a contentless FTS5 index, so each label is stored once.
-import type BetterSqlite3 from "better-sqlite3";
 import { CairnError, ErrorCode } from "../../errors.js";
 import {
   type CollectionReport,
@@ -15,13 +14,10 @@ import {
   type RememberAnswer,
   type RetentionPolicy,
 } from "./memory-store.js";
+import { type CatalogConnection, writeTx } from "./sqlite-connection.js";
 
 /** What the store borrows from the catalog it is part of. */
-export interface MemoryHost {
-  db: BetterSqlite3.Database;
-  q(source: string, pluck?: boolean): BetterSqlite3.Statement;
-  exclusive<T>(work: () => T | Promise<T>): Promise<T>;
-}
+export type MemoryHost = CatalogConnection;
 
 interface ObservationRow {
   id: number;
@@ -61,7 +57,7 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     const rows = observations.map(checked);
     const now = Date.now();
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const episode = this.touch(session, now, rows.length);
       for (const row of rows) this.insert(episode, row, now);
     });
@@ -70,7 +66,7 @@ export class SqliteMemoryStore implements MemoryStore {
   async remember(session: string, observation: NewObservation & { event_id: string }): Promise<RememberAnswer> {
     const row = checked(observation);
     const now = Date.now();
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const existing = this.byEventId(observation.event_id);
       if (existing !== undefined) {
         if (existing.label !== row.label || existing.kind !== row.kind) {
@@ -155,7 +151,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async setPolicy(policy: RetentionPolicy): Promise<RetentionPolicy> {
     const days = checkRetentionDays(policy.retention_days);
-    return this.write(() => {
+    return writeTx(this.host, () => {
       this.host
         .q(
           `INSERT INTO memory_settings (key, value) VALUES ('retention_days', ?)
@@ -222,11 +218,7 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       return report;
     };
-    return options.dryRun ? this.host.db.transaction(pass)() : this.write(pass);
-  }
-
-  private write<T>(work: () => T): Promise<T> {
-    return this.host.exclusive(() => this.host.db.transaction(work).immediate());
+    return options.dryRun ? this.host.db.transaction(pass)() : writeTx(this.host, pass);
   }
 
   /** Inside a write: the session's episode, created on first use, its activity and count brought up to date. */

@@ -1,10 +1,10 @@
 // The TaskLedger on the SQLite catalog's connection: each method one transaction (writes BEGIN IMMEDIATE, behind the
 // catalog's write gate), publication in the same transaction as the versions it makes.
 
-import type BetterSqlite3 from "better-sqlite3";
 import { CairnError, ErrorCode } from "../../errors.js";
 import type { InsertOptions, NewVersion, VersionRecord } from "./catalog.js";
 import type { NewEvent } from "./event-log.js";
+import { type CatalogConnection, writeTx } from "./sqlite-connection.js";
 import type {
   Approval,
   CacheBounds,
@@ -25,10 +25,7 @@ import type {
 } from "./task-ledger.js";
 
 /** What the ledger borrows from the catalog it is part of. */
-export interface LedgerHost {
-  db: BetterSqlite3.Database;
-  q(source: string, pluck?: boolean): BetterSqlite3.Statement;
-  exclusive<T>(work: () => T | Promise<T>): Promise<T>;
+export interface LedgerHost extends CatalogConnection {
   /** Inside a write transaction: inserts a version (expected version checked). */
   insertTx(version: NewVersion, options: InsertOptions): VersionRecord;
   /** Inside a transaction: refs to ids, NOT_FOUND for any missing. */
@@ -95,10 +92,6 @@ interface RunRow {
 export class SqliteTaskLedger implements TaskLedger {
   constructor(private readonly host: LedgerHost) {}
 
-  private write<T>(work: () => T): Promise<T> {
-    return this.host.exclusive(() => this.host.db.transaction(work).immediate());
-  }
-
   private read<T>(work: () => T): Promise<T> {
     return Promise.resolve(this.host.db.transaction(work)());
   }
@@ -108,7 +101,7 @@ export class SqliteTaskLedger implements TaskLedger {
     definition: unknown,
     options: { expectedVersion?: number | undefined; actor?: string | undefined },
   ): Promise<TaskDefinitionRecord> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const task = this.taskRow(name);
       const current = task?.current_version;
       if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current) {
@@ -173,7 +166,7 @@ export class SqliteTaskLedger implements TaskLedger {
     snapshot: Record<string, string>;
     owner: Owner;
   }): Promise<RunRecord> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const task = this.taskRow(input.task);
       if (task === undefined) throw noTask(input.task);
       const generation = task.last_generation + 1;
@@ -202,7 +195,7 @@ export class SqliteTaskLedger implements TaskLedger {
   }
 
   resumeRun(runId: string, owner: Owner, isAlive: (owner: Owner) => boolean): Promise<RunRecord> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const row = this.runRow(runId);
       if (row === undefined) throw noRun(runId);
       const run = this.runOf(row);
@@ -229,7 +222,7 @@ export class SqliteTaskLedger implements TaskLedger {
   }
 
   recordProgress(runId: string, progress: Record<string, unknown>): Promise<void> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       this.host
         .q("UPDATE task_runs SET progress = ?, heartbeat_at = ? WHERE id = ?")
         .run(JSON.stringify(progress), Date.now(), runId);
@@ -237,7 +230,7 @@ export class SqliteTaskLedger implements TaskLedger {
   }
 
   heartbeat(runId: string): Promise<void> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       this.host.q("UPDATE task_runs SET heartbeat_at = ? WHERE id = ? AND state = 'running'").run(Date.now(), runId);
     });
   }
@@ -253,7 +246,7 @@ export class SqliteTaskLedger implements TaskLedger {
     },
     publication?: Publication,
   ): Promise<FinishedRun> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const by = outcome.actor === undefined ? {} : { actor: outcome.actor };
       const touch = this.host.q("UPDATE step_cache SET used_at = ?, hits = hits + 1 WHERE key = ?");
       for (const key of outcome.reused ?? []) touch.run(Date.now(), key);
@@ -365,7 +358,7 @@ export class SqliteTaskLedger implements TaskLedger {
   }
 
   cachePut(entry: Omit<CacheEntry, "hits">, bounds: CacheBounds): Promise<number> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const now = Date.now();
       this.host
         .q(
@@ -401,17 +394,17 @@ export class SqliteTaskLedger implements TaskLedger {
   }
 
   cacheClear(): Promise<number> {
-    return this.write(() => this.host.q("DELETE FROM step_cache").run().changes);
+    return writeTx(this.host, () => this.host.q("DELETE FROM step_cache").run().changes);
   }
 
   cacheDrop(key: string): Promise<void> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       this.host.q("DELETE FROM step_cache WHERE key = ?").run(key);
     });
   }
 
   acquireLease(key: string, owner: Owner, ttlMs: number, isAlive: (owner: Owner) => boolean): Promise<LeaseAnswer> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const now = Date.now();
       const held = this.host.q("SELECT * FROM step_leases WHERE key = ?").get(key) as
         | { token: string; owner_host: string; owner_pid: number; expires_at: number }
@@ -433,7 +426,8 @@ export class SqliteTaskLedger implements TaskLedger {
   }
 
   renewLease(key: string, token: string, ttlMs: number): Promise<boolean> {
-    return this.write(
+    return writeTx(
+      this.host,
       () =>
         this.host
           .q("UPDATE step_leases SET expires_at = ? WHERE key = ? AND token = ?")
@@ -442,13 +436,13 @@ export class SqliteTaskLedger implements TaskLedger {
   }
 
   releaseLease(key: string, token: string): Promise<void> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       this.host.q("DELETE FROM step_leases WHERE key = ? AND token = ?").run(key, token);
     });
   }
 
   approve(artifactId: string, approver: string): Promise<Approval> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const approvedAt = new Date().toISOString();
       this.host
         .q("INSERT INTO approvals (artifact_id, approver, approved_at) VALUES (?, ?, ?)")
@@ -467,7 +461,7 @@ export class SqliteTaskLedger implements TaskLedger {
   }
 
   revokeApprovals(artifactId: string, actor: string): Promise<number> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const { changes } = this.host
         .q("UPDATE approvals SET revoked_at = ?, revoked_by = ? WHERE artifact_id = ? AND revoked_at IS NULL")
         .run(new Date().toISOString(), actor, artifactId);
@@ -550,7 +544,7 @@ export class SqliteTaskLedger implements TaskLedger {
     description: string,
     options: { expectedVersion?: number | undefined; actor?: string | undefined },
   ): Promise<SkillRecord> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       const current = this.host.q("SELECT current_version FROM skill_names WHERE name = ?", true).get(name) as
         | number
         | undefined;
@@ -639,7 +633,7 @@ export class SqliteTaskLedger implements TaskLedger {
     settings: unknown,
     options: { expectedVersion?: number | undefined; nextDue: number | null; actor?: string | undefined },
   ): Promise<ScheduleRecord> {
-    return this.write(() => {
+    return writeTx(this.host, () => {
       if (this.taskRow(task) === undefined) throw noTask(task);
       const current = this.scheduleRow(task)?.version;
       if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current) {
@@ -676,7 +670,8 @@ export class SqliteTaskLedger implements TaskLedger {
   }
 
   claimSchedule(task: string, seen: ScheduleSlot, claim: ScheduleSlot, at: number): Promise<boolean> {
-    return this.write(
+    return writeTx(
+      this.host,
       () =>
         this.host
           .q(
