@@ -47,6 +47,8 @@ export const ErrorCode = {
   CLAIM_HELD: "CLAIM_HELD",
   /** A write under a claim whose ticket no longer holds (a newer claim took over, or it was released): nothing written. */
   FENCED: "FENCED",
+  /** The workspace's PostgreSQL server or object store did not answer (after retries): check it runs, then retry. */
+  BACKEND_UNAVAILABLE: "BACKEND_UNAVAILABLE",
   // A defect of Cairn itself, never a caller's mistake
   INTERNAL: "INTERNAL",
 } as const;
@@ -91,6 +93,7 @@ const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   ALREADY_EXISTS: "WorkspaceError",
   CLAIM_HELD: "WorkspaceError",
   FENCED: "WorkspaceError",
+  BACKEND_UNAVAILABLE: "WorkspaceError",
   INTERNAL: "InternalError",
 };
 

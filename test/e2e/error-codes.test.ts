@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config/load.js";
 import { CairnError, ErrorCode } from "../../src/errors.js";
+import { createPgCatalog } from "../../src/workspace/catalog/pg-catalog.js";
 import { type Connected, connect, MAIN } from "../helpers/mcp-client.js";
 
 const require = createRequire(import.meta.url);
@@ -233,6 +234,15 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
     await c.call("claim_release", { resource: name, ticket: first.ticket });
     await c.call("claim", { resource: name });
     return toolError("save", { name, content: "late", ticket: first.ticket });
+  },
+  BACKEND_UNAVAILABLE: async () => {
+    // A catalog on a PostgreSQL server that is not there: port 1 on loopback refuses at once.
+    try {
+      await createPgCatalog("postgres://cairn@127.0.0.1:1/cairn", { attempts: 2, connectTimeoutMs: 2000 });
+    } catch (error) {
+      return error as CairnError;
+    }
+    throw new Error("a catalog on a closed port opened");
   },
   INTERNAL: {
     notProducible:

@@ -1,0 +1,11 @@
+// Types of services.mjs for the TypeScript tests.
+export function freePort(): Promise<number>;
+export function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }>;
+export function startS3(options?: { bucket?: string }): Promise<{
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  stop: () => Promise<void>;
+}>;

@@ -1,0 +1,232 @@
+// What the PostgreSQL catalog's stores share: one bounded pool, one way to write (a READ COMMITTED transaction that
+// first takes the catalog's write lock, as SQLite's BEGIN IMMEDIATE does) and one way to read several statements
+// from one snapshot (REPEATABLE READ, READ ONLY). Transient failures are retried only where nothing can have
+// committed. The only file besides pg-catalog.ts that imports `pg`, loaded lazily.
+import type { Pool, PoolClient, PoolConfig } from "pg";
+import { CairnError, ErrorCode } from "../../errors.js";
+
+/** One statement's way in: rows of a query, or how many rows a write touched. */
+export interface PgTx {
+  /** Rows of `sql` with `$1…` bound to `params`. */
+  rows<R>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /** The first row, or undefined. */
+  one<R>(sql: string, params?: readonly unknown[]): Promise<R | undefined>;
+  /** Rows written (or matched) by `sql`. */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+}
+
+export interface PgConnectionOptions {
+  /** Connections the pool holds at most. @default 4 */
+  poolSize?: number;
+  /** The schema the catalog's tables live in (created when missing). @default "public" */
+  schema?: string;
+  /** Attempts of a transaction that failed transiently (serialization, deadlock, lost connection). @default 4 */
+  attempts?: number;
+  /** Waiting for a connection (pool full or server slow to accept) fails after this. @default 10000 */
+  connectTimeoutMs?: number;
+  /** A statement running longer fails (PostgreSQL's statement_timeout). @default 60000 */
+  statementTimeoutMs?: number;
+}
+
+/** Arbitrary constant: the advisory lock every write transaction of a catalog takes first. */
+const WRITE_LOCK = 0x6361_6972; // "cair"
+/** SQLSTATEs after which the whole transaction may be run again: nothing it did committed. */
+const RETRY_STATES = new Set(["40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300"]);
+/** Node socket errors that mean the connection is gone. */
+const CONNECTION_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN"]);
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** True when `error` is a transient failure of the server or the connection, not of the statement. */
+export function isTransient(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && (RETRY_STATES.has(code) || code.startsWith("08") || CONNECTION_ERRORS.has(code))) {
+    return true;
+  }
+  return (
+    typeof message === "string" &&
+    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message)
+  );
+}
+
+/** Opens a bounded pool on `url` (a postgres:// URL) and checks the server answers. */
+export async function createPgConnection(url: string, options: PgConnectionOptions = {}): Promise<PgConnection> {
+  const schema = options.schema ?? "public";
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new CairnError(
+      ErrorCode.CONFIG_INVALID,
+      `"${schema}" is not a schema name Cairn uses: lowercase letters, digits and _, starting with a letter`,
+    );
+  }
+  const { default: pg } = await import("pg");
+  const config: PoolConfig = {
+    connectionString: url,
+    max: Math.max(1, options.poolSize ?? 4),
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: options.statementTimeoutMs ?? 60_000,
+    options: `-c search_path=${schema}`,
+    application_name: "cairn",
+    // int8 (bigint) and numeric as JS numbers: every count, size and millisecond time the catalog keeps is < 2^53.
+    types: {
+      getTypeParser: ((oid: number, format?: "text" | "binary") =>
+        oid === 20 || oid === 1700
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+    },
+  };
+  const pool = new pg.Pool(config);
+  // An idle client whose server went away emits here; without a listener the process would die.
+  pool.on("error", () => {});
+  const connection = new PgConnection(pool, schema, Math.max(1, options.attempts ?? 4));
+  try {
+    await connection.attempt(async (client) => {
+      // Two processes creating it at once: the loser sees a unique violation on the catalog of schemas.
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch((error: { code?: string }) => {
+        if (error.code !== "23505" && error.code !== "42P06") throw error;
+      });
+    });
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw unavailable(error, url);
+  }
+  return connection;
+}
+
+/** The pool and the transactions every PostgreSQL store runs its calls in. */
+export class PgConnection {
+  private closed = false;
+  private readonly listening = new WeakSet<PoolClient>();
+
+  constructor(
+    readonly pool: Pool,
+    readonly schema: string,
+    private readonly attempts: number,
+  ) {}
+
+  /**
+   * `work` as one write transaction: READ COMMITTED, the catalog's write lock taken before anything is read (so each
+   * statement after it sees every write committed before), committed at the end. Run again, whole, after a transient
+   * failure before COMMIT; a failure during COMMIT is reported, never retried (it may have committed).
+   */
+  write<T>(work: (tx: PgTx) => Promise<T>): Promise<T> {
+    return this.transaction("BEGIN ISOLATION LEVEL READ COMMITTED", work, true);
+  }
+
+  /** `work` as one read-only snapshot: every statement in it sees the same committed state. */
+  read<T>(work: (tx: PgTx) => Promise<T>): Promise<T> {
+    return this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", work, false);
+  }
+
+  /** One statement in its own transaction (retried like a read: it must not write). */
+  rows<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    return this.attempt(async (client) => (await client.query(sql, params as unknown[])).rows as R[]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  private async transaction<T>(begin: string, work: (tx: PgTx) => Promise<T>, lock: boolean): Promise<T> {
+    return this.attempt(async (client) => {
+      await client.query(begin);
+      let result: T;
+      try {
+        if (lock) await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
+        result = await work(txOf(client));
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      }
+      try {
+        await client.query("COMMIT");
+      } catch (error) {
+        if (isTransient(error) && !(error as { code?: string }).code?.startsWith("40")) {
+          throw new CairnError(
+            ErrorCode.BACKEND_UNAVAILABLE,
+            "the catalog's PostgreSQL server went away while a write committed: it may or may not have happened; read it back before you retry",
+            { cause: error },
+          );
+        }
+        throw error;
+      }
+      return result;
+    });
+  }
+
+  /**
+   * Runs `work` on a pooled client, again on a fresh one after a transient failure (at most `attempts` times, with a
+   * growing jittered pause). A client whose connection failed is destroyed, not returned to the pool.
+   */
+  async attempt<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    if (this.closed) throw new CairnError(ErrorCode.INTERNAL, "the catalog is closed");
+    for (let attempt = 1; ; attempt++) {
+      let client: PoolClient | undefined;
+      try {
+        client = await this.pool.connect();
+        // A checked-out client whose server goes away emits `error`; unheard, it would end the process. The query
+        // in flight fails on its own, and the client is destroyed below.
+        if (!this.listening.has(client)) {
+          this.listening.add(client);
+          client.on("error", () => {});
+        }
+        const result = await work(client);
+        client.release();
+        return result;
+      } catch (error) {
+        const broken = isTransient(error);
+        client?.release(broken ? (error as Error) : undefined);
+        if (error instanceof CairnError) throw error;
+        if (!broken) throw translate(error);
+        if (attempt >= this.attempts) throw unavailable(error);
+        await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt * (0.5 + Math.random())));
+      }
+    }
+  }
+}
+
+function txOf(client: PoolClient): PgTx {
+  return {
+    rows: async <R>(sql: string, params: readonly unknown[] = []) =>
+      (await client.query(sql, params as unknown[])).rows as R[],
+    one: async <R>(sql: string, params: readonly unknown[] = []) =>
+      (await client.query(sql, params as unknown[])).rows[0] as R | undefined,
+    run: async (sql: string, params: readonly unknown[] = []) =>
+      (await client.query(sql, params as unknown[])).rowCount ?? 0,
+  };
+}
+
+/** The server could not be reached or kept failing: what to check, without the URL's password. */
+function unavailable(error: unknown, url?: string): CairnError {
+  if (error instanceof CairnError) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  const where = url === undefined ? "" : ` at ${redactUrl(url)}`;
+  return new CairnError(
+    ErrorCode.BACKEND_UNAVAILABLE,
+    `the workspace catalog's PostgreSQL server${where} did not answer (${reason}): check it runs and accepts connections (cairn doctor), then retry`,
+    { cause: error },
+  );
+}
+
+/** A statement error that is not transient: a defect of Cairn's SQL or a schema it does not know. */
+function translate(error: unknown): Error {
+  if (error instanceof CairnError) return error;
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return new CairnError(ErrorCode.INTERNAL, `internal error: PostgreSQL ${code ?? ""} ${message}`.trim(), {
+    cause: error,
+  });
+}
+
+/** `url` with its password replaced by `***`. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "") parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(an unparsable URL)";
+  }
+}
