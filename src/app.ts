@@ -95,11 +95,13 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       : new QuickJsExecutor({ maxWorkers: config.sandbox.max_workers, maxQueued: config.sandbox.max_queued });
   // The native engines load on first use (SQLite with the workspace, DuckDB with the first query).
   const workspace = lazy(() =>
-    import("./workspace/workspace.js").then(({ openWorkspace }) =>
-      openWorkspace(loaded.workspaceDir, {
-        indexBytes: config.workspace.index_bytes,
-        logger: logger.child("workspace"),
-      }),
+    Promise.all([import("./workspace/workspace.js"), import("./workspace/backends.js")]).then(
+      ([{ openWorkspace }, { backendChoice }]) =>
+        openWorkspace(loaded.workspaceDir, {
+          backends: backendChoice(config.workspace),
+          indexBytes: config.workspace.index_bytes,
+          logger: logger.child("workspace"),
+        }),
     ),
   );
   const queryEngine = lazy<QueryEngine>(() =>

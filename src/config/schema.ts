@@ -105,6 +105,32 @@ const WorkspaceConfigSchema = z.strictObject({
   max_preview_rows: int(0, 10_000, "rows returned by query").default(25),
   max_preview_bytes: int(256, 10 * MIB, "bytes of rows returned by query").default(7680),
   index_bytes: int(0, 64 * MIB, "bytes of text indexed for find").default(65_536),
+  catalog: z
+    .string()
+    .regex(/^(sqlite|postgres(ql)?:\/\/\S+)$/, 'write "sqlite" or a postgres:// URL')
+    .default("sqlite")
+    .describe(
+      'where names and versions live: "sqlite" (catalog.db in path) or "postgres://USER@HOST:PORT/DB?schema=NAME" shared by a team (password from PGPASSWORD)',
+    ),
+  blobs: z
+    .string()
+    .regex(/^(fs|s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/\S*)?)$/, 'write "fs" or an s3://BUCKET/PREFIX URL')
+    .default("fs")
+    .describe(
+      'where content lives: "fs" (blobs/ in path) or "s3://BUCKET/PREFIX" (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the AWS profile)',
+    ),
+  endpoint: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe("an S3-compatible server's URL (MinIO, R2, Ceph); absent: AWS S3"),
+  region: z.string().min(1).max(64).default("us-east-1").describe("the S3 region"),
+  path_style: z.boolean().default(false).describe("address buckets as ENDPOINT/BUCKET (most S3-compatible servers)"),
+  blob_cache: z
+    .string()
+    .regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/, 'a size such as "512MB" or "4GB"')
+    .default("4GB")
+    .describe("local read-through cache of S3 blobs in path (least recently used go first)"),
+  pool_size: int(1, 100, "PostgreSQL connections one process holds at most").default(4),
 });
 
 const PROGRAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;

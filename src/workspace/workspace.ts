@@ -3,12 +3,12 @@
 
 import { constants } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
-import { basename, isAbsolute, join, resolve } from "node:path";
+import { basename, isAbsolute, resolve } from "node:path";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
 import { isTextMediaType } from "../media-type.js";
+import { type BackendChoice, openBlobStore, openCatalog } from "./backends.js";
 import type { BlobSource, BlobStore, StagedBlob } from "./blobs/blob-store.js";
-import { createFsBlobStore } from "./blobs/fs-blob-store.js";
 import {
   type ArtifactKind,
   type Catalog,
@@ -21,7 +21,6 @@ import {
 import type { ClaimStore, Fence } from "./catalog/claim-store.js";
 import type { Attribution, EventLog } from "./catalog/event-log.js";
 import type { MemoryStore } from "./catalog/memory-store.js";
-import { createSqliteCatalog } from "./catalog/sqlite-catalog.js";
 import type { TaskLedger } from "./catalog/task-ledger.js";
 import { fitPages, fitPreviews, type PageWindow, pageOf } from "./excerpt-fit.js";
 import { type WriteExportOptions, writeExport } from "./export-file.js";
@@ -93,6 +92,8 @@ import {
 import { VersionReader } from "./version-reader.js";
 
 interface WorkspaceOptions {
+  /** The catalog and blob store (`[workspace]` catalog, blobs...); SQLite and files in the directory by default. */
+  backends?: BackendChoice;
   /** Bytes of each text version indexed for `find`. @default 65536 */
   indexBytes?: number;
   /** Events the workspace's log keeps before the oldest are removed. @default 100000 */
@@ -123,8 +124,8 @@ interface SaveContent {
 }
 
 /**
- * Opens (creating with mode 0700 if missing) the workspace in `dir`: `catalog.db` (SQLite) and `blobs/`.
- * Temp files left by writers that died are removed.
+ * Opens (creating with mode 0700 if missing) the workspace in `dir`: `catalog.db` (SQLite) and `blobs/`, or the
+ * shared catalog and bucket `options.backends` names. Temp files left by writers that died are removed.
  */
 export async function openWorkspace(dir: string, options: WorkspaceOptions = {}): Promise<Workspace> {
   // Node's recursive mkdir never returns for a missing path under /proc or /sys (it loops): refuse them up front.
@@ -135,11 +136,9 @@ export async function openWorkspace(dir: string, options: WorkspaceOptions = {})
     );
   }
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const blobs = await createFsBlobStore(join(dir, "blobs"));
-  const catalog = await createSqliteCatalog(
-    join(dir, "catalog.db"),
-    options.eventHistory === undefined ? {} : { eventHistory: options.eventHistory },
-  );
+  const backends = options.backends ?? {};
+  const blobs = await openBlobStore(dir, backends);
+  const catalog = await openCatalog(dir, backends, { eventHistory: options.eventHistory });
   await blobs.cleanTemp();
   return new Workspace(catalog, blobs, options);
 }
