@@ -65,6 +65,8 @@ async function doctorHost(host: HostName): Promise<DoctorReport> {
   );
   steps.push(...probe.steps);
   if (probe.upstreams) steps.push(...upstreamSteps(host, probe.upstreams, checked, entry.env));
+  const { backendSteps } = await import("./doctor-backends.js");
+  steps.push(...(await backendSteps(checked.pins.config, checked.pins.workspace, entry.env)));
   return report({ command: entry.command, args: entry.args });
 }
 
@@ -172,8 +174,10 @@ export function registerDoctor(program: Command): void {
     .addHelpText(
       "after",
       "\nChecks, each ok, warn, FAIL (with the command that fixes it) or skipped: the host file and its cairn entry," +
-        "\nthe paths the entry names, initialize, tools/list, execute_code, the workspace, and each upstream server of" +
-        "\ncairn://namespace. The entry runs exactly as written, in the filesystem root. Exit 1 when any check fails.",
+        "\nthe paths the entry names, initialize, tools/list, execute_code, the workspace, each upstream server of" +
+        "\ncairn://namespace, and the workspace's catalog and blob store (PostgreSQL and S3 when configured: a probe" +
+        "\nblob is written, read back and removed). The entry runs exactly as written, in the filesystem root. Exit 1" +
+        "\nwhen any check fails.",
     )
     .action(async (hostArg: string | undefined, options: { json?: boolean }) => {
       const hosts =

@@ -85,8 +85,14 @@ describe("cairn doctor HOST", () => {
       ["execute_code", "ok"],
       ["workspace", "ok"],
       ["upstream everything", "ok"],
+      ["catalog", "ok"],
+      ["blobs", "ok"],
     ]);
     expect(step(report.steps, "upstream everything").detail).toMatch(/^ready, \d+ tools$/);
+    expect(step(report.steps, "catalog").detail).toContain(
+      `SQLite at ${join(home, ".cairn", "workspace", "catalog.db")}`,
+    );
+    expect(step(report.steps, "blobs").detail).toContain("read back verified and removed");
   });
 
   it("fails on an upstream that cannot start, naming it and its file, and passes once it is fixed", async () => {
