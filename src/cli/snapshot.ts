@@ -83,7 +83,15 @@ async function run(
   try {
     const options = globalOptions(command);
     const { loadConfig } = await import("../config/load.js");
-    const { workspaceDir } = loadConfig({ configPath: options.config, workspace: options.workspace });
+    const { config, workspaceDir } = loadConfig({ configPath: options.config, workspace: options.workspace });
+    const { backendChoice, isShared } = await import("../workspace/backends.js");
+    if (isShared(backendChoice(config.workspace))) {
+      const { CairnError, ErrorCode } = await import("../errors.js");
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        "snapshots carry a workspace on SQLite and files; this one's catalog or blobs are on a shared server (PostgreSQL, S3): copy it to a directory first (cairn workspace copy --to DIR), then snapshot that copy with a configuration that keeps the default backends (cairn --workspace DIR snapshot export FILE, run where no cairn.toml names PostgreSQL or S3)",
+      );
+    }
     const { output, text } = await work(workspaceDir);
     process.stdout.write(json ? `${JSON.stringify(output, null, 2)}\n` : `${text}\n`);
   } catch (error) {
