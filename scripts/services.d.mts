@@ -1,6 +1,6 @@
 // Types of services.mjs for the TypeScript tests.
 export function freePort(): Promise<number>;
-export function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }>;
+export function startPostgres(options?: { durable?: boolean }): Promise<{ url: string; stop: () => Promise<void> }>;
 export function startS3(options?: { bucket?: string }): Promise<{
   endpoint: string;
   bucket: string;

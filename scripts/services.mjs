@@ -4,7 +4,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir, userInfo } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -44,9 +44,12 @@ function postgresBin() {
 
 /**
  * Starts a PostgreSQL server on a free loopback port with trust authentication, or uses CAIRN_TEST_POSTGRES_URL.
+ * Tests run it without fsync (their data dies with the run); `durable` keeps PostgreSQL's defaults (fsync and
+ * synchronous commit on), for benchmarks that compare it with SQLite's durable commits.
+ * @param {{durable?: boolean}} [options]
  * @returns {Promise<{url: string, stop: () => Promise<void>}>}
  */
-export async function startPostgres() {
+export async function startPostgres(options = {}) {
   if (process.env.CAIRN_TEST_POSTGRES_URL) return { url: process.env.CAIRN_TEST_POSTGRES_URL, stop: async () => {} };
   const bin = postgresBin();
   const dir = mkdtempSync(join(tmpdir(), "cairn-pg-"));
@@ -70,10 +73,8 @@ export async function startPostgres() {
     `-p ${port}`,
     `-k ${dir}`,
     "-c listen_addresses=127.0.0.1",
-    "-c fsync=off",
-    "-c synchronous_commit=off",
-    "-c full_page_writes=off",
     "-c max_connections=200",
+    ...(options.durable ? [] : ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]),
   ].join(" ");
   run("pg_ctl", ["-D", data, "-o", settings, "-l", join(dir, "log"), "-w", "-t", "60", "start"]);
   const stop = async () => {
@@ -84,7 +85,7 @@ export async function startPostgres() {
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  return { url: `postgres://${user}@127.0.0.1:${port}/postgres`, stop, user: userInfo().username };
+  return { url: `postgres://${user}@127.0.0.1:${port}/postgres`, stop };
 }
 
 /**
