@@ -179,6 +179,18 @@ for (const [label, create, newStore] of implementations) {
       await catalog.close();
     });
 
+    it("saves and finds a version whose indexed text is over a megabyte of distinct words", async () => {
+      const catalog = await create();
+      // Past what one PostgreSQL tsvector holds: the words after its budget are not indexed there (decision 0220).
+      const words = Array.from({ length: 150_000 }, (_, i) => `w${i.toString(36)}x`);
+      const text = `opening ${words.join(" ")}`;
+      await catalog.insertVersion(version("huge", { bytes: text.length, index_text: text }));
+      const [hit] = await catalog.search("opening", { limit: 1 });
+      expect(hit?.record.name).toBe("huge");
+      expect(hit?.snippet.startsWith("[opening] w0x w1x")).toBe(true);
+      await catalog.close();
+    });
+
     it("snapshots refs and every current version by name in one read", async () => {
       const catalog = await create();
       const b1 = await catalog.insertVersion(version("snap/b"));

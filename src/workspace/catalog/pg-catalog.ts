@@ -43,7 +43,7 @@ import {
 import type { ClaimStore } from "./claim-store.js";
 import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY } from "./event-log.js";
 import { ftsSnippet } from "./fts-snippet.js";
-import { ftsDocument, ftsQuery, ftsWords } from "./fts-text.js";
+import { ftsQuery, ftsWords } from "./fts-text.js";
 import type { MemoryStore } from "./memory-store.js";
 import { PgClaimStore } from "./pg-claim-store.js";
 import { createPgConnection, type PgConnection, type PgConnectionOptions, type PgTx } from "./pg-connection.js";
@@ -162,6 +162,13 @@ const TOP_CHUNKS = `
   FROM chunks c JOIN chunk_versions s ON s.version_id = c.version_id, to_tsquery('simple', $1) q
   WHERE c.tsv @@ q AND s.state <> 'obsolete' AND ${CHUNK_SCOPE}
   ORDER BY ts_rank(c.tsv, q, 16) DESC, c.id LIMIT $3`;
+/**
+ * PostgreSQL refuses a tsvector whose lexemes and positions take more than 1 MiB; a document is cut before its words
+ * would pass this estimate (never at the default index_bytes, 64 KiB: ~10,000 words take ~100 KB).
+ */
+const TSVECTOR_BUDGET = 900_000;
+/** Positions a tsvector keeps per lexeme. */
+const POSITIONS_KEPT = 256;
 /** Versions one dropStaleChunks looks at. */
 const STALE_VERSIONS_A_STEP = 64;
 /** Query words a search or chunk search uses at most. */
@@ -175,6 +182,22 @@ interface ChunkProgressRow {
   bytes: number;
   indexed_bytes: number;
   reason: string | null;
+}
+
+/** `text`'s words for to_tsvector, as ftsDocument gives them, cut where the tsvector would pass its budget. */
+function indexedWords(text: string | null | undefined): string {
+  const words = ftsWords(text ?? "");
+  const counts = new Map<string, number>();
+  let size = 0;
+  for (const [i, word] of words.entries()) {
+    const count = counts.get(word) ?? 0;
+    // A new lexeme costs its bytes and an entry; each further position two bytes, up to the positions kept.
+    const cost = count === 0 ? Buffer.byteLength(word) + 6 : count < POSITIONS_KEPT ? 2 : 0;
+    if (size + cost > TSVECTOR_BUDGET) return words.slice(0, i).join(" ");
+    size += cost;
+    counts.set(word, count + 1);
+  }
+  return words.join(" ");
 }
 
 function progressOf(row: ChunkProgressRow): ChunkProgress {
@@ -307,10 +330,10 @@ export class PgCatalog implements Catalog {
     await tx.run(
       `INSERT INTO search (seq, name, summary, source, body, tsv) VALUES ($5, $6, $7, $8, $9, ${SEARCH_TSV})`,
       [
-        ftsDocument(input.name),
-        ftsDocument(input.summary),
-        ftsDocument(input.source),
-        ftsDocument(input.index_text),
+        indexedWords(input.name),
+        indexedWords(input.summary),
+        indexedWords(input.source),
+        indexedWords(input.index_text),
         inserted?.seq,
         input.name,
         input.summary ?? "",
@@ -762,7 +785,7 @@ async function addChunksTx(tx: PgTx, batch: ChunkBatch): Promise<boolean> {
         batch.artifact_id,
         batch.chunks.map((c) => c.start),
         batch.chunks.map((c) => c.end),
-        batch.chunks.map((c) => ftsDocument(c.text)),
+        batch.chunks.map((c) => indexedWords(c.text)),
       ],
     );
   }
