@@ -267,42 +267,63 @@ export class PgCatalog implements Catalog {
 
   private async insertTx(tx: PgTx, input: NewVersion, options: InsertOptions): Promise<VersionRecord> {
     if (options.fence !== undefined) await this.claimStore.assertFenceTx(tx, options.fence);
-    const current = await tx.one<{ id: string; version: number; seq: number }>(
-      "SELECT v.id, v.version, v.seq FROM names n JOIN versions v ON v.id = n.current_id WHERE n.name = $1",
+    // The name's current version and the last number it ever had, in one round trip (the lock is held meanwhile).
+    const found = await tx.one<{ id: string | null; version: number | null; seq: number | null; last: number | null }>(
+      `SELECT v.id, v.version, v.seq, (SELECT last_version FROM name_counters WHERE name = $1) AS last
+       FROM (SELECT 1) one LEFT JOIN names n ON n.name = $1 LEFT JOIN versions v ON v.id = n.current_id`,
       [input.name],
     );
+    const current =
+      found?.id == null ? undefined : { id: found.id, version: found.version as number, seq: found.seq as number };
     if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current.version) {
       throw versionConflict(input.name, current?.version, options.expectedVersion);
     }
     if (input.dependencies.length > MAX_DEPENDENCIES) throw tooManyDependencies();
     const dependencyIds = await this.resolveDependencies(tx, input.dependencies);
-    const counter = await tx.one<{ last_version: number }>("SELECT last_version FROM name_counters WHERE name = $1", [
-      input.name,
-    ]);
-    const version = (counter?.last_version ?? 0) + 1;
-    const id = newArtifactId();
+    const row: VersionRow = {
+      seq: 0,
+      id: newArtifactId(),
+      name: input.name,
+      version: (found?.last ?? 0) + 1,
+      kind: input.kind,
+      media_type: input.media_type,
+      bytes: input.bytes,
+      sha256: input.sha256,
+      filename: input.filename,
+      summary: input.summary,
+      source: input.source,
+      created_at: new Date().toISOString(),
+      checkpoint: input.checkpoint === null ? null : JSON.stringify(input.checkpoint),
+      sql: input.sql,
+      parameters: input.parameters === null || input.parameters === undefined ? null : JSON.stringify(input.parameters),
+      inputs: input.inputs === null ? null : JSON.stringify(input.inputs),
+      current_id: null,
+    };
+    const { id, version } = row;
     const inserted = await tx.one<{ seq: number }>(
       `INSERT INTO versions (id, name, version, kind, media_type, bytes, sha256, filename, summary, source,
          created_at, checkpoint, sql, parameters, inputs)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING seq`,
       [
         id,
-        input.name,
+        row.name,
         version,
-        input.kind,
-        input.media_type,
-        input.bytes,
-        input.sha256,
-        input.filename,
-        input.summary,
-        input.source,
-        new Date().toISOString(),
-        input.checkpoint === null ? null : JSON.stringify(input.checkpoint),
-        input.sql,
-        input.parameters === null || input.parameters === undefined ? null : JSON.stringify(input.parameters),
-        input.inputs === null ? null : JSON.stringify(input.inputs),
+        row.kind,
+        row.media_type,
+        row.bytes,
+        row.sha256,
+        row.filename,
+        row.summary,
+        row.source,
+        row.created_at,
+        row.checkpoint,
+        row.sql,
+        row.parameters,
+        row.inputs,
       ],
     );
+    row.seq = inserted?.seq as number;
+    row.current_id = id;
     if (dependencyIds.length > 0) {
       await tx.run(
         `INSERT INTO dependencies (version_id, position, dep_id)
@@ -311,13 +332,12 @@ export class PgCatalog implements Catalog {
       );
     }
     await tx.run(
-      `INSERT INTO name_counters (name, last_version) VALUES ($1, $2)
-       ON CONFLICT (name) DO UPDATE SET last_version = excluded.last_version`,
-      [input.name, version],
-    );
-    await tx.run(
-      "INSERT INTO names (name, current_id) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET current_id = excluded.current_id",
-      [input.name, id],
+      `WITH counted AS (
+         INSERT INTO name_counters (name, last_version) VALUES ($1, $2)
+         ON CONFLICT (name) DO UPDATE SET last_version = excluded.last_version
+       )
+       INSERT INTO names (name, current_id) VALUES ($1, $3) ON CONFLICT (name) DO UPDATE SET current_id = excluded.current_id`,
+      [input.name, version, id],
     );
     if (current !== undefined) {
       await tx.run("DELETE FROM search WHERE seq = $1", [current.seq]);
@@ -334,7 +354,7 @@ export class PgCatalog implements Catalog {
         indexedWords(input.summary),
         indexedWords(input.source),
         indexedWords(input.index_text),
-        inserted?.seq,
+        row.seq,
         input.name,
         input.summary ?? "",
         input.source ?? "",
@@ -352,7 +372,7 @@ export class PgCatalog implements Catalog {
       version,
       detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
     });
-    const [record] = await recordsOf(tx, [(await rowById(tx, id)) as VersionRow]);
+    const [record] = await recordsOf(tx, [row]);
     return record as VersionRecord;
   }
 

@@ -56,9 +56,10 @@ export class PgEventLog implements EventLog {
 
   /** Inside a write transaction: appends one event, then removes a batch of the oldest when past the limit. */
   async appendTx(tx: PgTx, event: NewEvent): Promise<void> {
-    const added = await tx.one<{ seq: number }>(
+    // RETURNING reads the table as it was before the insert: the oldest event, unless this is the first.
+    const added = await tx.one<{ seq: number; oldest: number | null }>(
       `INSERT INTO events (at, actor, role, operation, ref, artifact_id, version, detail)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq, (SELECT min(seq) FROM events) AS oldest`,
       [
         new Date().toISOString(),
         event.actor ?? this.defaultActor,
@@ -71,7 +72,7 @@ export class PgEventLog implements EventLog {
       ],
     );
     const seq = added?.seq as number;
-    const oldest = (await tx.one<{ seq: number }>("SELECT min(seq) AS seq FROM events"))?.seq ?? seq;
+    const oldest = added?.oldest ?? seq;
     // Expiry waits for a batch's worth past the limit, so most appends do only the lookup above. Gaps in seq (writes
     // rolled back after taking a number) only make the log keep fewer events than the limit, never more.
     if (seq - oldest + 1 < this.historyLimit + Math.min(EXPIRY_BATCH, this.historyLimit)) return;
