@@ -13,7 +13,6 @@ import {
   type ChunkProgress,
   type ChunkSearch,
   type ChunkSearchOptions,
-  type ChunkSkip,
   type InsertOptions,
   isArtifactId,
   type ListOptions,
@@ -29,7 +28,6 @@ import {
   type VersionRecord,
 } from "./catalog.js";
 import {
-  chunksOutOfOrder,
   currentVersionRefused,
   cursorOf,
   cursorSeq,
@@ -42,8 +40,6 @@ import {
 } from "./catalog-errors.js";
 import type { ClaimStore } from "./claim-store.js";
 import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY } from "./event-log.js";
-import { ftsSnippet } from "./fts-snippet.js";
-import { ftsQuery, ftsWords } from "./fts-text.js";
 import type { MemoryStore } from "./memory-store.js";
 import { PgClaimStore } from "./pg-claim-store.js";
 import { createPgConnection, type PgConnection, type PgConnectionOptions, type PgTx } from "./pg-connection.js";
@@ -51,6 +47,7 @@ import { PgEventLog } from "./pg-event-log.js";
 import type { PgLedgerHost, PgStoreHost } from "./pg-hosts.js";
 import { PgMemoryStore } from "./pg-memory-store.js";
 import { PG_MIGRATIONS } from "./pg-migrations.js";
+import { addChunksTx, chunkBacklog, dropStaleChunks, indexVersion, searchChunks, searchVersions } from "./pg-search.js";
 import { PgTaskLedger } from "./pg-task-ledger.js";
 import { BY_NAME, recordsOf, resolveRefs, rowById, rowByName, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
 import type { TaskLedger } from "./task-ledger.js";
@@ -132,77 +129,6 @@ class DryRun extends Error {
   constructor(readonly removed: RemovedVersion[]) {
     super("dry run");
   }
-}
-
-// Name weighs most, then summary, source, body: ts_rank's weights D, C, B, A, as bm25(search, 8, 4, 2, 1) weighs
-// the columns. Normalization 16 divides by log2(1 + distinct words): longer documents rank lower, a repeated word
-// still counts (decision 0220 has what differs from bm25).
-const RANK = "ts_rank('{0.1, 0.2, 0.4, 0.8}', s.tsv, q, 16)";
-const SEARCH_TSV = `setweight(to_tsvector('simple', $1), 'A') || setweight(to_tsvector('simple', $2), 'B')
-  || setweight(to_tsvector('simple', $3), 'C') || setweight(to_tsvector('simple', $4), 'D')`;
-// Ranking reads the index alone; rows and snippets are fetched for the hits only.
-const TOP_HITS = `
-  SELECT s.seq FROM search s, to_tsquery('simple', $1) q
-  WHERE s.tsv @@ q ORDER BY ${RANK} DESC, s.seq LIMIT $2`;
-const TOP_HITS_OF_KIND = `
-  SELECT s.seq FROM search s JOIN versions v ON v.seq = s.seq, to_tsquery('simple', $1) q
-  WHERE s.tsv @@ q AND v.kind = $3 ORDER BY ${RANK} DESC, s.seq LIMIT $2`;
-
-// The chunk index. A null $2 means every current text version; otherwise an array of version ids.
-const CHUNK_SCOPE = "($2::text[] IS NULL OR s.version_id = ANY($2::text[]))";
-const CHUNK_PROGRESS = `
-  SELECT s.version_id AS artifact_id, v.name, v.version, v.sha256, v.bytes, s.indexed_bytes, s.reason
-  FROM chunk_versions s JOIN versions v ON v.id = s.version_id
-  WHERE s.state = $1 AND ${CHUNK_SCOPE} ORDER BY s.seq LIMIT $3`;
-const CHUNK_COUNT = `SELECT count(*) AS n FROM chunk_versions s WHERE s.state = $1 AND ${CHUNK_SCOPE}`;
-// Superseded versions' chunks wait in the index until dropped, so they are filtered here, by their version's state.
-// Chunks carry no weights: ts_rank's default weight for them, normalized as RANK is.
-const TOP_CHUNKS = `
-  SELECT c.version_id, c.start_byte, c.end_byte
-  FROM chunks c JOIN chunk_versions s ON s.version_id = c.version_id, to_tsquery('simple', $1) q
-  WHERE c.tsv @@ q AND s.state <> 'obsolete' AND ${CHUNK_SCOPE}
-  ORDER BY ts_rank(c.tsv, q, 16) DESC, c.id LIMIT $3`;
-/**
- * PostgreSQL refuses a tsvector whose lexemes and positions take more than 1 MiB; a document is cut before its words
- * would pass this estimate (never at the default index_bytes, 64 KiB: ~10,000 words take ~100 KB).
- */
-const TSVECTOR_BUDGET = 900_000;
-/** Positions a tsvector keeps per lexeme. */
-const POSITIONS_KEPT = 256;
-/** Versions one dropStaleChunks looks at. */
-const STALE_VERSIONS_A_STEP = 64;
-/** Query words a search or chunk search uses at most. */
-const MAX_QUERY_WORDS = 32;
-
-interface ChunkProgressRow {
-  artifact_id: string;
-  name: string;
-  version: number;
-  sha256: string;
-  bytes: number;
-  indexed_bytes: number;
-  reason: string | null;
-}
-
-/** `text`'s words for to_tsvector, as ftsDocument gives them, cut where the tsvector would pass its budget. */
-function indexedWords(text: string | null | undefined): string {
-  const words = ftsWords(text ?? "");
-  const counts = new Map<string, number>();
-  let size = 0;
-  for (const [i, word] of words.entries()) {
-    const count = counts.get(word) ?? 0;
-    // A new lexeme costs its bytes and an entry; each further position two bytes, up to the positions kept.
-    const cost = count === 0 ? Buffer.byteLength(word) + 6 : count < POSITIONS_KEPT ? 2 : 0;
-    if (size + cost > TSVECTOR_BUDGET) return words.slice(0, i).join(" ");
-    size += cost;
-    counts.set(word, count + 1);
-  }
-  return words.join(" ");
-}
-
-function progressOf(row: ChunkProgressRow): ChunkProgress {
-  const { reason: _, ...progress } = row;
-  return progress;
 }
 
 /** The filters of a list: current versions under a name prefix and of a kind, with their parameters from `$1`. */
@@ -347,20 +273,7 @@ export class PgCatalog implements Catalog {
     if (isTextMediaType(input.media_type)) {
       await tx.run("INSERT INTO chunk_versions (version_id, state) VALUES ($1, 'pending')", [id]);
     }
-    await tx.run(
-      `INSERT INTO search (seq, name, summary, source, body, tsv) VALUES ($5, $6, $7, $8, $9, ${SEARCH_TSV})`,
-      [
-        indexedWords(input.name),
-        indexedWords(input.summary),
-        indexedWords(input.source),
-        indexedWords(input.index_text),
-        row.seq,
-        input.name,
-        input.summary ?? "",
-        input.source ?? "",
-        input.index_text,
-      ],
-    );
+    await indexVersion(tx, row.seq, input);
     if (options.leaseToken !== undefined) {
       await tx.run("DELETE FROM blob_leases WHERE token = $1", [options.leaseToken]);
     }
@@ -422,40 +335,8 @@ export class PgCatalog implements Catalog {
     });
   }
 
-  async search(text: string, options: SearchOptions): Promise<SearchHit[]> {
-    const words = ftsWords(text).slice(0, MAX_QUERY_WORDS);
-    if (words.length === 0) return [];
-    // Cheapest first: whole words, then word prefixes, then any word; the first that finds something wins.
-    const attempts: { query: string; prefix: boolean }[] = [
-      { query: ftsQuery(words, "all"), prefix: false },
-      { query: ftsQuery(words, "prefix"), prefix: true },
-    ];
-    if (words.length > 1) attempts.push({ query: ftsQuery(words, "any"), prefix: true });
-    return this.conn.read(async (tx) => {
-      for (const { query, prefix } of attempts) {
-        const hits =
-          options.kind === undefined
-            ? await tx.rows<{ seq: number }>(TOP_HITS, [query, options.limit])
-            : await tx.rows<{ seq: number }>(TOP_HITS_OF_KIND, [query, options.limit, options.kind]);
-        if (hits.length === 0) continue;
-        const seqs = hits.map((hit) => hit.seq);
-        const fields = new Map(
-          (
-            await tx.rows<{ seq: number; name: string; summary: string | null; source: string | null; body: string }>(
-              "SELECT seq, name, summary, source, body FROM search WHERE seq = ANY($1::bigint[])",
-              [seqs],
-            )
-          ).map((row) => [row.seq, [row.name, row.summary ?? "", row.source ?? "", row.body]]),
-        );
-        const rows = await tx.rows<VersionRow>(`${SELECT_VERSION} WHERE v.seq = ANY($1::bigint[])`, [seqs]);
-        const records = new Map((await recordsOf(tx, rows)).map((record, i) => [rows[i]?.seq, record]));
-        return seqs.map((seq) => ({
-          record: records.get(seq) as VersionRecord,
-          snippet: ftsSnippet(fields.get(seq) ?? [], words, { prefix }),
-        }));
-      }
-      return [];
-    });
+  search(text: string, options: SearchOptions): Promise<SearchHit[]> {
+    return this.conn.read((tx) => searchVersions(tx, text, options));
   }
 
   async list(options: ListOptions): Promise<ListPage> {
@@ -616,13 +497,8 @@ export class PgCatalog implements Catalog {
     }
   }
 
-  async chunkBacklog(options: { artifactIds?: readonly string[]; limit: number }): Promise<ChunkProgress[]> {
-    const rows = await this.conn.rows<ChunkProgressRow>(CHUNK_PROGRESS, [
-      "pending",
-      options.artifactIds ?? null,
-      options.limit,
-    ]);
-    return rows.map(progressOf);
+  chunkBacklog(options: { artifactIds?: readonly string[]; limit: number }): Promise<ChunkProgress[]> {
+    return chunkBacklog(this.conn, options);
   }
 
   addChunks(batches: readonly ChunkBatch[]): Promise<boolean[]> {
@@ -633,66 +509,12 @@ export class PgCatalog implements Catalog {
     });
   }
 
-  async dropStaleChunks(limit: number): Promise<number> {
-    // Most steps find nothing to drop: find that out without taking the write lock.
-    const any = await this.conn.rows("SELECT 1 FROM chunk_versions WHERE state = 'obsolete' LIMIT 1");
-    if (any.length === 0) return 0;
-    return this.conn.write(async (tx) => {
-      const versions = await tx.rows<{ version_id: string }>(
-        "SELECT version_id FROM chunk_versions WHERE state = 'obsolete' ORDER BY seq LIMIT $1",
-        [STALE_VERSIONS_A_STEP],
-      );
-      let removed = 0;
-      for (const { version_id } of versions) {
-        const room = limit - removed;
-        if (room <= 0) break;
-        const dropped = await tx.run(
-          "DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE version_id = $1 LIMIT $2)",
-          [version_id, room],
-        );
-        removed += dropped;
-        if (dropped < room) {
-          await tx.run("DELETE FROM chunk_versions WHERE version_id = $1", [version_id]);
-          removed++;
-        }
-      }
-      return removed;
-    });
+  dropStaleChunks(limit: number): Promise<number> {
+    return dropStaleChunks(this.conn, limit);
   }
 
-  async searchChunks(text: string, options: ChunkSearchOptions): Promise<ChunkSearch> {
-    const words = [...new Set(ftsWords(text))].slice(0, MAX_QUERY_WORDS);
-    // Any word ranks (a chunk that holds more of them ranks higher); prefixes only when no whole word is found.
-    const attempts = words.length === 0 ? [] : [words.join(" | "), ftsQuery(words, "any")];
-    const ids = options.artifactIds ?? null;
-    return this.conn.read(async (tx) => {
-      let rows: { version_id: string; start_byte: number; end_byte: number }[] = [];
-      for (const query of attempts) {
-        rows = await tx.rows(TOP_CHUNKS, [query, ids, options.limit + 1]);
-        if (rows.length > 0) break;
-      }
-      const hits = rows.slice(0, options.limit);
-      const versionIds = [...new Set(hits.map((hit) => hit.version_id))];
-      const versions =
-        versionIds.length === 0
-          ? []
-          : await tx.rows<VersionRow>(`${SELECT_VERSION} WHERE v.id = ANY($1::text[])`, [versionIds]);
-      const records = new Map((await recordsOf(tx, versions)).map((record) => [record.artifact_id, record]));
-      const listedOf = (state: string) => tx.rows<ChunkProgressRow>(CHUNK_PROGRESS, [state, ids, options.listed]);
-      return {
-        hits: hits.map((row) => ({
-          record: records.get(row.version_id) as VersionRecord,
-          start: row.start_byte,
-          end: row.end_byte,
-        })),
-        more: rows.length > options.limit,
-        pending: (await listedOf("pending")).map(progressOf),
-        pending_count: (await tx.one<{ n: number }>(CHUNK_COUNT, ["pending", ids]))?.n ?? 0,
-        skipped: (await listedOf("skipped")).map(
-          (row): ChunkSkip => ({ ...progressOf(row), reason: row.reason ?? "" }),
-        ),
-      };
-    });
+  searchChunks(text: string, options: ChunkSearchOptions): Promise<ChunkSearch> {
+    return this.conn.read((tx) => searchChunks(tx, text, options));
   }
 
   leaseBlob(sha256: string): Promise<string> {
@@ -780,41 +602,4 @@ async function removeRows(tx: PgTx, rows: VersionRow[]): Promise<RemovedVersion[
   await tx.run("DELETE FROM dependencies WHERE version_id = ANY($1::text[])", [ids]);
   await tx.run("DELETE FROM versions WHERE id = ANY($1::text[])", [ids]);
   return rows.map((r) => ({ artifact_id: r.id, name: r.name, version: r.version, sha256: r.sha256, bytes: r.bytes }));
-}
-
-/** Inside a write: adds one batch when its version is pending at `batch.from`; whether it did. */
-async function addChunksTx(tx: PgTx, batch: ChunkBatch): Promise<boolean> {
-  const row = await tx.one<{ state: string; indexed_bytes: number }>(
-    "SELECT state, indexed_bytes FROM chunk_versions WHERE version_id = $1",
-    [batch.artifact_id],
-  );
-  if (row === undefined || row.state !== "pending" || row.indexed_bytes !== batch.from) return false;
-  let at = batch.from;
-  for (const chunk of batch.chunks) {
-    if (chunk.start !== at || chunk.end <= chunk.start) throw chunksOutOfOrder(batch.artifact_id, batch.from);
-    at = chunk.end;
-  }
-  if (batch.chunks.length > 0) {
-    // One statement for the batch; ids follow the chunks' order, which breaks ranking ties as in SQLite.
-    await tx.run(
-      `INSERT INTO chunks (version_id, start_byte, end_byte, tsv)
-       SELECT $1, c.start_byte, c.end_byte, to_tsvector('simple', c.words)
-       FROM unnest($2::bigint[], $3::bigint[], $4::text[]) WITH ORDINALITY AS c (start_byte, end_byte, words, n)
-       ORDER BY c.n`,
-      [
-        batch.artifact_id,
-        batch.chunks.map((c) => c.start),
-        batch.chunks.map((c) => c.end),
-        batch.chunks.map((c) => indexedWords(c.text)),
-      ],
-    );
-  }
-  const reason = batch.state.state === "skipped" ? batch.state.reason : null;
-  await tx.run("UPDATE chunk_versions SET state = $1, indexed_bytes = $2, reason = $3 WHERE version_id = $4", [
-    batch.state.state,
-    at,
-    reason,
-    batch.artifact_id,
-  ]);
-  return true;
 }
