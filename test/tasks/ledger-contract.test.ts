@@ -18,7 +18,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 const implementations: [string, () => Promise<Catalog>][] = [
   ["SqliteCatalog", () => createSqliteCatalog(join(root, `catalog${n++}.db`))],
-  ["PgCatalog", () => createPgCatalog(freshPostgresUrl(), { poolSize: 4 }) as unknown as Promise<Catalog>],
+  ["PgCatalog", () => createPgCatalog(freshPostgresUrl(), { poolSize: 4 })],
 ];
 
 const ADA: Owner = { host: "host-a", pid: 101 };
