@@ -1,20 +1,69 @@
-// The Catalog contract, one suite run against every implementation (today SqliteCatalog on a real file).
+// The Catalog contract, one suite run against every implementation: SqliteCatalog on a real file, PgCatalog on a
+// fresh schema of the run's real PostgreSQL server.
 // Blob bytes are not involved: versions carry made-up hashes, and collection removes nothing but what it is told.
 
 import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Catalog, NewVersion } from "../../src/workspace/catalog/catalog.js";
+import type { CairnError } from "../../src/errors.js";
+import type { Catalog, NewVersion, VersionRecord } from "../../src/workspace/catalog/catalog.js";
+import type { ClaimGrant } from "../../src/workspace/catalog/claim-store.js";
+import { createPgCatalog, parsePgTarget } from "../../src/workspace/catalog/pg-catalog.js";
+import { createPgConnection } from "../../src/workspace/catalog/pg-connection.js";
 import { createSqliteCatalog } from "../../src/workspace/catalog/sqlite-catalog.js";
+import { freshPostgresUrl } from "../helpers/backends.js";
 import { caught as failure } from "../helpers/caught.js";
+
+const require = createRequire(import.meta.url);
+const Database = require("better-sqlite3") as typeof import("better-sqlite3");
 
 const root = mkdtempSync(join(tmpdir(), "cairn-catalog-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+/** One store a catalog lives in: opened as a catalog (as often as a test likes, as several processes would), or
+ * reached with plain SQL the way another program could. The statements tests run are valid in both dialects. */
+interface Store {
+  open(options?: { eventHistory?: number }): Promise<Catalog>;
+  exec(sql: string): Promise<void>;
+}
+
 let n = 0;
-const implementations: [string, () => Promise<Catalog>][] = [
-  ["SqliteCatalog", () => createSqliteCatalog(join(root, `catalog${n++}.db`))],
+function sqliteStore(): Store {
+  const path = join(root, `store${n++}.db`);
+  return {
+    open: (options) => createSqliteCatalog(path, options),
+    exec: async (sql) => {
+      const db = new Database(path);
+      try {
+        db.exec(sql);
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+function pgStore(): Store {
+  const target = freshPostgresUrl();
+  return {
+    open: (options) => createPgCatalog(target, options),
+    exec: async (sql) => {
+      const { url, schema } = parsePgTarget(target);
+      const conn = await createPgConnection(url, schema === undefined ? {} : { schema });
+      try {
+        await conn.write((tx) => tx.run(sql));
+      } finally {
+        await conn.close();
+      }
+    },
+  };
+}
+
+const implementations: [string, () => Promise<Catalog>, () => Store][] = [
+  ["SqliteCatalog", () => createSqliteCatalog(join(root, `catalog${n++}.db`)), sqliteStore],
+  ["PgCatalog", () => createPgCatalog(freshPostgresUrl()), pgStore],
 ];
 
 function version(name: string, extra: Partial<NewVersion> = {}): NewVersion {
@@ -38,7 +87,7 @@ function version(name: string, extra: Partial<NewVersion> = {}): NewVersion {
   };
 }
 
-for (const [label, create] of implementations) {
+for (const [label, create, newStore] of implementations) {
   describe(`Catalog contract: ${label}`, () => {
     it("inserts versions and resolves names and ids in one call", async () => {
       const catalog = await create();
@@ -455,6 +504,228 @@ for (const [label, create] of implementations) {
       });
       expect(removed).toEqual([sha]);
       await catalog.close();
+    });
+
+    it("refuses a store whose schema is newer than this Cairn", async () => {
+      const store = newStore();
+      await (await store.open()).close();
+      await store.exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', '')");
+      await expect(store.open()).rejects.toThrow(/newer than this Cairn/);
+    });
+
+    it("rejects a reused version number in the database itself", async () => {
+      const store = newStore();
+      await (await store.open()).close();
+      await store.exec("INSERT INTO name_counters (name, last_version) VALUES ('n', 3)");
+      await expect(
+        store.exec(
+          `INSERT INTO versions (id, name, version, kind, media_type, bytes, sha256, created_at)
+           VALUES ('ws_x', 'n', 2, 'note', 'text/plain', 0, 'x', '')`,
+        ),
+      ).rejects.toThrow(/already used/);
+    });
+
+    it("records each write as an event in its own transaction, and none for a refused one", async () => {
+      const catalog = await create();
+      const v1 = await catalog.insertVersion(version("ev/a"), { event: { actor: "ada", operation: "import" } });
+      const v2 = await catalog.insertVersion(version("ev/a"), {
+        expectedVersion: 1,
+        event: { actor: "bob", role: "approver", detail: { run: "r1" } },
+      });
+      await failure(catalog.insertVersion(version("ev/a"), { expectedVersion: 1 }));
+      await failure(catalog.deleteVersion(v2.artifact_id));
+      await catalog.deleteVersion(v1.artifact_id, 2, { actor: "cy" });
+      const newest = await catalog.events.page({ limit: 10 });
+      expect(newest.events.map((e) => [e.operation, e.actor, e.role, e.ref, e.version])).toEqual([
+        ["delete", "cy", "writer", "ev/a", 1],
+        ["save", "bob", "approver", "ev/a", 2],
+        ["import", "ada", "writer", "ev/a", 1],
+      ]);
+      expect(newest.events[1]?.detail).toEqual({ replaced: v1.artifact_id, run: "r1" });
+      expect(newest.events[0]?.detail).toEqual({ removed: true });
+      expect(newest).toMatchObject({ more: false, expired: null });
+      const [last, middle, first] = newest.events.map((e) => e.seq) as [number, number, number];
+      expect(first < middle && middle < last).toBe(true);
+      // Oldest first from a seq, and pages in either direction.
+      const ascending = await catalog.events.page({ fromSeq: middle, limit: 1 });
+      expect(ascending.events.map((e) => e.seq)).toEqual([middle]);
+      expect(ascending.more).toBe(true);
+      expect((await catalog.events.page({ fromSeq: 0, after: middle, limit: 5 })).events.map((e) => e.seq)).toEqual([
+        last,
+      ]);
+      expect((await catalog.events.page({ after: middle, limit: 5 })).events.map((e) => e.seq)).toEqual([first]);
+      expect((await catalog.events.page({ fromTime: "2999-01-01T00:00:00.000Z", limit: 5 })).events).toEqual([]);
+      const about = await catalog.events.about([v1.artifact_id], 10);
+      expect(about.map((e) => e.operation)).toEqual(["import", "delete"]);
+      expect(await catalog.events.about([], 10)).toEqual([]);
+      await catalog.close();
+    });
+
+    it("cuts a large event detail to a note, and records one event for a prune, none for a dry run", async () => {
+      const catalog = await create();
+      await catalog.insertVersion(version("big"), { event: { detail: { text: "x".repeat(5000) } } });
+      expect((await catalog.events.page({ limit: 1 })).events[0]?.detail).toEqual({
+        note: "detail cut: 5011 characters",
+      });
+      for (let i = 1; i <= 3; i++) await catalog.insertVersion(version("big"), { expectedVersion: i });
+      await catalog.prune({ keep: 1, dryRun: true });
+      expect((await catalog.events.page({ limit: 1 })).events[0]?.operation).toBe("save");
+      await catalog.prune({ keep: 2, dryRun: false, event: { actor: "gil" } });
+      const [prune] = (await catalog.events.page({ limit: 1 })).events;
+      expect(prune).toMatchObject({ operation: "prune", actor: "gil", ref: null, artifact_id: null });
+      expect(prune?.detail).toEqual({ removed: 2, keep: 2, versions: ["big v1", "big v2"] });
+      await catalog.close();
+    });
+
+    it("merges usage aggregates by day, operation and surface", async () => {
+      const catalog = await create();
+      const day = (d: string, calls: number, latency: number[]) => ({
+        day: d,
+        operation: "find",
+        surface: "tool",
+        calls,
+        failures: 1,
+        errors: { NOT_FOUND: 1 },
+        latency,
+        measured: calls,
+        reply_tokens: 10 * calls,
+        json_tokens: 12 * calls,
+      });
+      await catalog.events.addUsage([day("2026-01-01", 2, [1, 1]), day("2026-01-02", 1, [0, 1])]);
+      await catalog.events.addUsage([
+        day("2026-01-02", 3, [0, 0, 3]),
+        { ...day("2026-01-02", 1, [1]), surface: "cli" },
+      ]);
+      await catalog.events.addUsage([]);
+      const usage = await catalog.events.usage({ sinceDay: "2026-01-02" });
+      expect(usage).toEqual([
+        { ...day("2026-01-02", 1, [1]), surface: "cli" },
+        { ...day("2026-01-02", 4, [0, 1, 3]), failures: 2, errors: { NOT_FOUND: 2 } },
+      ]);
+      expect(await catalog.events.usage({ sinceDay: "2026-01-01", operation: "save" })).toEqual([]);
+      expect(await catalog.events.stepReuse()).toEqual({
+        runs: 0,
+        steps_reused: 0,
+        steps_computed: 0,
+        cache_entries: 0,
+        cache_hits: 0,
+      });
+      await catalog.close();
+    });
+
+    it("counts step reuse from the ledger's runs and cache", async () => {
+      const store = newStore();
+      await (await store.open()).close();
+      const run = (id: string, seq: number, progress: string, finished: string | null) =>
+        `INSERT INTO task_runs (id, seq, task, generation, definition_version, state, snapshot, progress, owner_host,
+           owner_pid, heartbeat_at, started_at, finished_at)
+         VALUES ('${id}', ${seq}, 't', ${seq}, 1, 'succeeded', '{}', '${progress}', 'h', 1, 0, '', ${finished === null ? "NULL" : `'${finished}'`})`;
+      await store.exec(run("r1", 1, '{"a":{"status":"computed"},"b":{"status":"reused"}}', "2026-01-01"));
+      await store.exec(run("r2", 2, '{"a":{"status":"computed"},"c":{"status":"computed"}}', null));
+      await store.exec(
+        `INSERT INTO step_cache (key, sha256, bytes, kind, media_type, meta, created_at, used_at, hits)
+         VALUES ('k1', 's', 1, 'json', 'application/json', '{}', 0, 0, 3), ('k2', 's', 1, 'json', 'application/json', '{}', 0, 0, 1)`,
+      );
+      const catalog = await store.open();
+      expect(await catalog.events.stepReuse()).toEqual({
+        runs: 1,
+        steps_reused: 4,
+        steps_computed: 3,
+        cache_entries: 2,
+        cache_hits: 4,
+      });
+      await catalog.close();
+    });
+
+    it("removes the oldest events past its history in bounded passes and leaves a marker", async () => {
+      const catalog = await newStore().open({ eventHistory: 5 });
+      await catalog.insertVersion(version("h/0"));
+      const [start] = (await catalog.events.page({ limit: 1 })).events;
+      const first = start?.seq as number;
+      for (let i = 1; i < 10; i++) await catalog.insertVersion(version(`h/${i}`));
+      // The tenth event crosses the limit plus one pass: the five oldest go.
+      const page = await catalog.events.page({ limit: 100 });
+      expect(page.events.map((e) => e.ref)).toEqual(["h/9", "h/8", "h/7", "h/6", "h/5"]);
+      expect(page.expired).toMatchObject({ before_seq: first + 5, removed: 5 });
+      expect((page.expired?.through_at as string) <= (page.events.at(-1)?.at as string)).toBe(true);
+      expect(await catalog.events.expiry()).toEqual(page.expired);
+      for (let i = 10; i < 15; i++) await catalog.insertVersion(version(`h/${i}`));
+      const later = await catalog.events.page({ fromSeq: 0, limit: 100 });
+      expect(later.events.map((e) => e.ref)).toEqual(["h/10", "h/11", "h/12", "h/13", "h/14"]);
+      expect(later.expired).toMatchObject({ before_seq: first + 10, removed: 10 });
+      await catalog.close();
+    });
+  });
+
+  describe(`Catalog contract: ${label}, two catalogs on one store (two processes)`, () => {
+    it("gives ten concurrent writers with the same expected_version one new version; the others learn the current one", async () => {
+      const store = newStore();
+      const [a, b] = [await store.open(), await store.open()];
+      await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : b).get(["race"])));
+      const first = await a.insertVersion(version("race"));
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 === 0 ? a : b).insertVersion(version("race", { summary: `writer ${i}` }), { expectedVersion: 1 }),
+        ),
+      );
+      const won = results.filter((r) => r.status === "fulfilled");
+      expect(won).toHaveLength(1);
+      const winner = (won[0] as PromiseFulfilledResult<VersionRecord>).value;
+      expect(winner.version).toBe(2);
+      for (const result of results.filter((r) => r.status === "rejected")) {
+        const error = (result as PromiseRejectedResult).reason as CairnError;
+        expect(error.code).toBe("VERSION_CONFLICT");
+        expect(error.data).toMatchObject({ current_version: 2, expected_version: 1 });
+        expect(error.message).toContain("is at version 2, not 1");
+      }
+      for (const catalog of [a, b]) {
+        const [current] = await catalog.get(["race"]);
+        expect(current).toMatchObject({ artifact_id: winner.artifact_id, version: 2, summary: winner.summary });
+        expect((await catalog.events.about([first.artifact_id, winner.artifact_id], 10)).length).toBe(2);
+      }
+      // A writer that read version 2 from the other catalog replaces it; numbers keep counting across both.
+      expect((await b.insertVersion(version("race"), { expectedVersion: 2 })).version).toBe(3);
+      expect((await a.search("race", { limit: 5 })).map((h) => h.record.version)).toEqual([3]);
+      await Promise.all([a.close(), b.close()]);
+    });
+
+    it("lets one of two catalogs hold a claim at a time, tickets only growing, and fences the replaced holder's save", async () => {
+      const store = newStore();
+      const [a, b] = [await store.open(), await store.open()];
+      // Connections opened first, so the claims below overlap rather than queue behind connection set-up.
+      await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : b).claims.owner("doc")));
+      const attempts = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).claims.claim("doc", `agent-${i}`, 60_000)),
+      );
+      const granted = attempts.filter((r) => r.status === "fulfilled");
+      expect(granted).toHaveLength(1);
+      const grant = (granted[0] as PromiseFulfilledResult<ClaimGrant>).value;
+      expect(grant.ticket).toBe(1);
+      for (const attempt of attempts.filter((r) => r.status === "rejected")) {
+        const error = (attempt as PromiseRejectedResult).reason as CairnError;
+        expect(error.code).toBe("CLAIM_HELD");
+        expect(error.data).toMatchObject({ holder: grant.holder });
+      }
+      expect(await b.claims.owner("doc")).toMatchObject({ held: true, holder: grant.holder, ticket: 1 });
+
+      const tickets = [grant.ticket];
+      let held = grant;
+      for (let i = 0; i < 6; i++) {
+        const [releaser, claimer] = i % 2 === 0 ? [a, b] : [b, a];
+        expect(await releaser.claims.release(held)).toBe(true);
+        held = await claimer.claims.claim("doc", `round-${i}`, 60_000);
+        tickets.push(held.ticket);
+      }
+      expect(tickets).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect((await a.claims.owner("doc")).last_ticket).toBe(7);
+
+      await a.insertVersion(version("doc"), { fence: { resource: "doc", ticket: held.ticket } });
+      const late = await failure(
+        b.insertVersion(version("doc"), { expectedVersion: 1, fence: { resource: "doc", ticket: 6 } }),
+      );
+      expect(late.code).toBe("FENCED");
+      expect((await b.get(["doc"]))[0]?.version).toBe(1);
+      await Promise.all([a.close(), b.close()]);
     });
   });
 }

@@ -1,38 +1,68 @@
-// The SQLite ClaimStore against its contract, with a clock the test moves (expiry without waiting), and the fence of
-// a save checked in the save's own transaction on a real workspace.
+// The ClaimStore against its contract on both catalogs, with a clock the test moves (expiry without waiting), and the
+// fence of a save checked in the save's own transaction on a real workspace of each backend. The fence of a task
+// publication needs the task ledger, so it runs on SQLite only for now.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ClaimStore } from "../../src/workspace/catalog/claim-store.js";
 import { MIGRATIONS } from "../../src/workspace/catalog/migrations.js";
+import { createPgCatalog } from "../../src/workspace/catalog/pg-catalog.js";
+import { PgClaimStore } from "../../src/workspace/catalog/pg-claim-store.js";
 import { SqliteClaimStore } from "../../src/workspace/catalog/sqlite-claim-store.js";
 import { openWorkspace } from "../../src/workspace/workspace.js";
+import { freshPostgresUrl } from "../helpers/backends.js";
 import { caught } from "../helpers/caught.js";
+import { CATALOG_BACKENDS, openBackendWorkspace } from "../helpers/workspace-backends.js";
 
 const root = mkdtempSync(join(tmpdir(), "cairn-claims-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 let now = 1_000_000;
-let store: SqliteClaimStore;
 
-beforeEach(() => {
-  const db = new Database(":memory:");
-  db.exec((MIGRATIONS.find((m) => m.name === "claims") as { sql: string }).sql);
-  const statements = new Map<string, Database.Statement>();
-  store = new SqliteClaimStore({
-    db,
-    q: (source, pluck = false) => {
-      const s = statements.get(source) ?? db.prepare(source);
-      statements.set(source, s);
-      return s.reader ? s.pluck(pluck) : s;
+/** A claim store on a fresh store of its backend, reading the test's clock; and how to close it. */
+const stores: [string, () => Promise<{ store: ClaimStore; close: () => Promise<void> }>][] = [
+  [
+    "SqliteClaimStore",
+    async () => {
+      const db = new Database(":memory:");
+      db.exec((MIGRATIONS.find((m) => m.name === "claims") as { sql: string }).sql);
+      const statements = new Map<string, Database.Statement>();
+      const store = new SqliteClaimStore({
+        db,
+        q: (source, pluck = false) => {
+          const s = statements.get(source) ?? db.prepare(source);
+          statements.set(source, s);
+          return s.reader ? s.pluck(pluck) : s;
+        },
+        exclusive: async (work) => work(),
+        now: () => now,
+      });
+      return {
+        store,
+        close: async () => {
+          db.close();
+        },
+      };
     },
-    exclusive: async (work) => work(),
-    now: () => now,
-  });
-});
+  ],
+  [
+    "PgClaimStore",
+    async () => {
+      const catalog = await createPgCatalog(freshPostgresUrl());
+      return { store: new PgClaimStore({ conn: catalog.conn, now: () => now }), close: () => catalog.close() };
+    },
+  ],
+];
 
-describe("SqliteClaimStore", () => {
+describe.each(stores)("%s", (_, open) => {
+  let store: ClaimStore;
+  let close: () => Promise<void>;
+  beforeEach(async () => {
+    ({ store, close } = await open());
+  });
+  afterEach(() => close());
   it("gives one holder at a time and names the holder and expiry to the refused", async () => {
     const grant = await store.claim("task:daily", "ada", 10_000);
     expect(grant).toEqual({ resource: "task:daily", ticket: 1, holder: "ada", expires_at: now + 10_000 });
@@ -88,6 +118,18 @@ describe("SqliteClaimStore", () => {
     expect((await store.owner("r")).held).toBe(true);
   });
 
+  it("renews and releases a claim only for the identity that holds it", async () => {
+    const grant = await store.claim("r", "ada", 1000);
+    const borrowed = { resource: "r", ticket: grant.ticket, holder: "bob" };
+    const refused = await caught(store.renew(borrowed, 5000));
+    expect(refused.code).toBe("FENCED");
+    expect(refused.message).toContain("ticket 1 is held by ada, not by bob");
+    expect(await store.release(borrowed)).toBe(false);
+    expect(await store.owner("r")).toMatchObject({ held: true, holder: "ada", expires_at: now + 1000 });
+    expect((await store.renew({ ...borrowed, holder: "ada" }, 5000)).expires_at).toBe(now + 5000);
+    expect(await store.release({ ...borrowed, holder: "ada" })).toBe(true);
+  });
+
   it("refuses tickets never given", async () => {
     expect((await caught(store.check({ resource: "never", ticket: 1 }))).message).toContain("never claimed");
     await store.claim("r", "ada", 1000);
@@ -95,9 +137,9 @@ describe("SqliteClaimStore", () => {
   });
 });
 
-describe("a save under a claim", () => {
+describe.each(CATALOG_BACKENDS)("a save under a claim (%s catalog)", (backend) => {
   it("commits with the current ticket and is refused, writing nothing, with a replaced one", async () => {
-    const ws = await openWorkspace(join(root, "ws"), { chunkInBackground: false });
+    const ws = await openBackendWorkspace(backend, join(root, `ws-${backend}`), { chunkInBackground: false });
     try {
       const first = await ws.claims.claim("report", "ada", 60_000);
       const saved = await ws.save({
