@@ -2,31 +2,21 @@
 // one process and across two), retention removes expired episodes in bounded passes but never pinned evidence or the
 // record of a version that still exists, and observations are ranked by keyword.
 import { execFile } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { firstLine, runObservations, writeObservation } from "../../src/memory/capture.js";
-import type { Catalog, NewVersion } from "../../src/workspace/catalog/catalog.js";
-import type { MemoryStore } from "../../src/workspace/catalog/memory-store.js";
+import type { Catalog } from "../../src/workspace/catalog/catalog.js";
 import { createPgCatalog } from "../../src/workspace/catalog/pg-catalog.js";
-import { PgMemoryStore } from "../../src/workspace/catalog/pg-memory-store.js";
 import { createSqliteCatalog } from "../../src/workspace/catalog/sqlite-catalog.js";
 import { freshPostgresUrl } from "../helpers/backends.js";
-
-/** What these tests use of a catalog. */
-interface MemoryCatalog {
-  memory: MemoryStore;
-  insertVersion(version: NewVersion): Promise<{ artifact_id: string }>;
-  close(): Promise<void>;
-}
 
 interface Backend {
   name: string;
   /** A fresh, empty catalog and the target a second process opens it by. */
-  open(dir: string): Promise<{ catalog: MemoryCatalog; target: string }>;
+  open(dir: string): Promise<{ catalog: Catalog; target: string }>;
   /** Module source run in a child process: opens the catalog at process.argv[1] as `catalog`. */
   child: string;
 }
@@ -48,51 +38,20 @@ const BACKENDS: Backend[] = [
     name: "PostgreSQL",
     async open() {
       const target = freshPostgresUrl();
-      const opened = await createPgCatalog(target);
-      const partial = opened as Partial<Catalog>;
-      return {
-        target,
-        catalog: {
-          // PgCatalog's skeleton does not wire its stores yet: the memory store is built on its connection here.
-          memory: partial.memory ?? new PgMemoryStore({ conn: opened.conn }),
-          insertVersion: partial.insertVersion?.bind(opened) ?? ((version) => insertVersionRow(opened, version)),
-          close: () => opened.close(),
-        },
-      };
+      return { catalog: await createPgCatalog(target), target };
     },
     child: `
       const { createPgCatalog } = await import(${dist("pg-catalog.js")});
-      const { PgMemoryStore } = await import(${dist("pg-memory-store.js")});
-      const opened = await createPgCatalog(process.argv[1]);
-      const catalog = { memory: opened.memory ?? new PgMemoryStore({ conn: opened.conn }), close: () => opened.close() };`,
+      const catalog = await createPgCatalog(process.argv[1]);`,
   },
 ];
-
-/**
- * Until PgCatalog has insertVersion: the `versions` row a version would get (all the memory store reads of it is its
- * id), written on the catalog's own connection.
- */
-async function insertVersionRow(
-  catalog: Awaited<ReturnType<typeof createPgCatalog>>,
-  version: NewVersion,
-): Promise<{ artifact_id: string }> {
-  const id = `art_${randomUUID().replaceAll("-", "")}`;
-  await catalog.conn.write((tx) =>
-    tx.run(
-      `INSERT INTO versions (id, name, version, kind, media_type, bytes, sha256, created_at)
-       VALUES ($1, $2, 1, $3, $4, $5, $6, $7)`,
-      [id, version.name, version.kind, version.media_type, version.bytes, version.sha256, new Date().toISOString()],
-    ),
-  );
-  return { artifact_id: id };
-}
 
 const DAY = 86_400_000;
 
 describe.each(BACKENDS)("memory store on $name", (backend) => {
   let dir: string;
   let target: string;
-  let catalog: MemoryCatalog;
+  let catalog: Catalog;
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "cairn-memory-"));
