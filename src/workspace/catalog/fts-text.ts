@@ -16,10 +16,11 @@ export function ftsDocument(text: string | null | undefined): string {
 }
 
 /**
- * A `to_tsquery('simple', …)` source for `words`: every word (`all`), every word as a prefix (`prefix`), or any
- * word as a prefix (`any`). Words are letters and digits only, so nothing in them is tsquery syntax.
+ * A `to_tsquery('simple', …)` source for `words`: every word (`all`), any word (`some`), every word as a prefix
+ * (`prefix`), or any word as a prefix (`any`). Words are letters and digits only, so nothing in them is tsquery syntax.
  */
-export function ftsQuery(words: readonly string[], mode: "all" | "prefix" | "any"): string {
+export function ftsQuery(words: readonly string[], mode: "all" | "some" | "prefix" | "any"): string {
   if (mode === "all") return words.join(" & ");
+  if (mode === "some") return words.join(" | ");
   return words.map((word) => `${word}:*`).join(mode === "prefix" ? " & " : " | ");
 }

@@ -177,14 +177,10 @@ export class PgCatalog implements Catalog {
         return row === undefined ? undefined : (await recordsOf(tx, [row]))[0];
       },
     };
-    // PgTaskLedger and PgMemoryStore are completed beside this class; until both implement their contracts this
-    // one cast keeps the catalog compiling (it goes when they do).
-    const stores = {
-      tasks: new PgTaskLedger(ledgerHost),
-      memory: new PgMemoryStore(host),
-    } as unknown as { tasks: TaskLedger; memory: MemoryStore };
-    this.tasks = stores.tasks;
-    this.memory = stores.memory;
+    this.memory = new PgMemoryStore(host);
+    // PgTaskLedger is completed beside this class; until it implements its contract this one cast keeps the catalog
+    // compiling (it goes when it does).
+    this.tasks = new PgTaskLedger(ledgerHost) as unknown as TaskLedger;
   }
 
   insertVersion(input: NewVersion, options: InsertOptions = {}): Promise<VersionRecord> {

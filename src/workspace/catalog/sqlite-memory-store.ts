@@ -2,6 +2,16 @@
 // write gate; observation text is ranked by a contentless FTS5 index, so each label is stored once.
 import { CairnError, ErrorCode } from "../../errors.js";
 import {
+  type CheckedRow,
+  COLLECTIBLE,
+  checked,
+  checkRetentionDays,
+  DAY_MS,
+  type ObservationRow,
+  observationOf,
+  PASS_OBSERVATIONS,
+} from "./memory-rows.js";
+import {
   type CollectionReport,
   DEFAULT_RETENTION_DAYS,
   MEMORY_LIMITS,
@@ -19,27 +29,8 @@ import { type CatalogConnection, writeTx } from "./sqlite-connection.js";
 /** What the store borrows from the catalog it is part of. */
 export type MemoryHost = CatalogConnection;
 
-interface ObservationRow {
-  id: number;
-  session: string;
-  kind: ObservationKind;
-  at: number;
-  label: string;
-  detail: string;
-  event_id: string | null;
-  artifact_id: string | null;
-  pinned: number;
-}
-
-const DAY_MS = 86_400_000;
-/** Observations one collection pass removes at most, so a huge episode is collected over several passes. */
-const PASS_OBSERVATIONS = 20_000;
-
 const SELECT_OBSERVATION = `SELECT o.id, e.session, o.kind, o.at, o.label, o.detail, o.event_id, o.artifact_id, o.pinned
   FROM observations o JOIN episodes e ON e.id = o.episode_id`;
-
-// An observation collection may remove: neither pinned nor naming a version that still exists.
-const COLLECTIBLE = `o.pinned = 0 AND (o.artifact_id IS NULL OR NOT EXISTS (SELECT 1 FROM versions v WHERE v.id = o.artifact_id))`;
 
 // Expired episodes with something to remove (an empty one, or a collectible observation), oldest first.
 const EXPIRED_EPISODES = `SELECT e.id FROM episodes e WHERE e.last_active < @cutoff AND (
@@ -254,76 +245,4 @@ export class SqliteMemoryStore implements MemoryStore {
     const row = this.host.q(`${SELECT_OBSERVATION} WHERE o.id = ?`).get(id) as ObservationRow | undefined;
     return row === undefined ? undefined : observationOf(row);
   }
-}
-
-interface CheckedRow {
-  kind: ObservationKind;
-  label: string;
-  detail: string;
-  event_id: string | null;
-  artifact_id: string | null;
-  pinned: number;
-}
-
-function checked(observation: NewObservation): CheckedRow {
-  if (!OBSERVATION_KINDS.includes(observation.kind)) {
-    throw new CairnError(
-      ErrorCode.INVALID_ARGUMENT,
-      `observation kind must be one of ${OBSERVATION_KINDS.join(", ")} (got ${JSON.stringify(observation.kind)})`,
-    );
-  }
-  const detail = JSON.stringify(observation.detail);
-  if (Buffer.byteLength(detail, "utf8") > MEMORY_LIMITS.detail) {
-    throw new CairnError(
-      ErrorCode.TOO_LARGE,
-      `an observation's detail is at most ${MEMORY_LIMITS.detail} bytes of JSON: record digests and sizes, not bodies`,
-    );
-  }
-  const eventId = observation.event_id;
-  if (eventId !== undefined && (eventId.length === 0 || eventId.length > MEMORY_LIMITS.eventId)) {
-    throw new CairnError(
-      ErrorCode.INVALID_ARGUMENT,
-      `event_id must be 1-${MEMORY_LIMITS.eventId} characters: use a stable id such as a UUID`,
-    );
-  }
-  return {
-    kind: observation.kind,
-    label: cut(observation.label, MEMORY_LIMITS.label),
-    detail,
-    event_id: eventId ?? null,
-    artifact_id: observation.artifact_id ?? null,
-    pinned: observation.pinned ? 1 : 0,
-  };
-}
-
-function checkRetentionDays(days: number): number {
-  if (!Number.isInteger(days) || days < 0 || days > MEMORY_LIMITS.retentionDays) {
-    throw new CairnError(
-      ErrorCode.INVALID_ARGUMENT,
-      `episode retention is a whole number of days from 0 (keep) to ${MEMORY_LIMITS.retentionDays} (got ${String(days)})`,
-    );
-  }
-  return days;
-}
-
-/** `text` cut to `max` characters without splitting a surrogate pair. */
-export function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let end = max - 1;
-  if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end -= 1;
-  return `${text.slice(0, end)}…`;
-}
-
-function observationOf(row: ObservationRow): Observation {
-  return {
-    id: row.id,
-    session: row.session,
-    kind: row.kind,
-    at: row.at,
-    label: row.label,
-    detail: JSON.parse(row.detail) as Record<string, unknown>,
-    ...(row.event_id === null ? {} : { event_id: row.event_id }),
-    ...(row.artifact_id === null ? {} : { artifact_id: row.artifact_id }),
-    pinned: row.pinned === 1,
-  };
 }
