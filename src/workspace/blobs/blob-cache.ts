@@ -127,7 +127,9 @@ export class BlobCache {
     if (options.lease) this.leases.set(sha256, Date.now() + this.options.leaseMs);
     await mkdir(join(this.dir, "sha256", sha256.slice(0, 2)), { recursive: true, mode: 0o700 });
     const now = new Date();
-    await utimes(tmp, now, options.lease ? now : new Date(0));
+    // Replacing a copy keeps its lease: another process may have handed that path out.
+    const leasedUntil = (await stat(path).catch(() => undefined))?.mtime ?? new Date(0);
+    await utimes(tmp, now, options.lease ? now : leasedUntil);
     await rename(tmp, path);
     this.remember(sha256, bytes);
     await this.evict(sha256);

@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { type FileHandle, open, readFile, unlink } from "node:fs/promises";
+import { setTimeout as delay } from "node:timers/promises";
 import type * as S3 from "@aws-sdk/client-s3";
 import { CairnError, ErrorCode } from "../../errors.js";
 import { BlobCache, type CacheFill } from "./blob-cache.js";
@@ -392,7 +393,13 @@ export class S3BlobStore implements BlobStore {
     if (present !== undefined && isTheBlob(present, sha256, bytes)) return;
     if (bytes > this.settings.threshold) await this.uploadParts(sha256, bytes, read);
     else await this.uploadWhole(sha256, bytes, read);
-    const after = await this.head(sha256);
+    let after = await this.head(sha256);
+    // A server whose writes are not atomic (s3rver writes the object in place, and answers before its last bytes
+    // reach the disk) shows a concurrent writer's partial object for a moment: ask again before calling it lost.
+    for (let wait = 50; wait <= 800 && (after === undefined || !isTheBlob(after, sha256, bytes)); wait *= 2) {
+      await delay(wait);
+      after = await this.head(sha256);
+    }
     if (after === undefined || !isTheBlob(after, sha256, bytes)) {
       const found = after === undefined ? "nothing" : `${after.bytes} bytes with other metadata or checksum`;
       throw new CairnError(
@@ -512,12 +519,9 @@ export class S3BlobStore implements BlobStore {
     this.keyOf(sha256);
     const cached = await this.cache.lookup(sha256, { lease: false });
     if (cached !== undefined) {
-      const bytes = await readFile(cached.path).catch(() => undefined);
-      if (
-        bytes !== undefined &&
-        (expectedBytes === undefined || bytes.byteLength === expectedBytes) &&
-        sha256Hex(bytes) === sha256
-      ) {
+      const fits = expectedBytes === undefined || cached.bytes === expectedBytes;
+      const bytes = fits ? await readFile(cached.path).catch(() => undefined) : undefined;
+      if (bytes !== undefined && bytes.byteLength === cached.bytes && sha256Hex(bytes) === sha256) {
         return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       }
       // A cached copy that changed outside Cairn is dropped; the bucket decides.
@@ -898,6 +902,13 @@ export class S3BlobStore implements BlobStore {
       return new CairnError(
         ErrorCode.BACKEND_UNAVAILABLE,
         `the object store at ${where} failed while ${action} in bucket "${bucket}" (${name}, HTTP ${http}, after ${attempts} attempt${attempts === 1 ? "" : "s"}): retry later; if it persists, check the server`,
+        { data },
+      );
+    }
+    if (http === 301 || name === "PermanentRedirect" || name === "AuthorizationHeaderMalformed") {
+      return new CairnError(
+        ErrorCode.BACKEND_UNAVAILABLE,
+        `bucket "${bucket}" is not in region ${this.settings.region} (${name}, HTTP ${http ?? "?"}): set the bucket's region (AWS_REGION or the region setting)`,
         { data },
       );
     }
