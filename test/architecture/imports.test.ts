@@ -40,6 +40,7 @@ describe("import rules", () => {
   it.each([
     ["better-sqlite3", ["workspace/catalog/sqlite-catalog.ts"]],
     ["@duckdb/node-api", ["query/duckdb-query-engine.ts", "demo/flights-data.ts"]],
+    ["@aws-sdk/client-s3", ["workspace/blobs/s3-blob-store.ts"]],
   ])("loads %s lazily, from its one backend file only", (native, allowed) => {
     const importers = files.filter((f) => f.imports.some((i) => i.specifier === native && !i.typeOnly));
     expect(importers.map((f) => f.path).sort()).toEqual([...allowed].sort());

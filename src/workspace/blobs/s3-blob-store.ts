@@ -17,123 +17,25 @@ import {
   type StagedBlob,
 } from "./blob-store.js";
 import { checkMax, corrupt, missingBlob, writeAll } from "./fs-blob-store.js";
+import { httpStatus, isMissingObject, noBucket, refused, s3Failure } from "./s3-errors.js";
+import { MIB, type S3BlobStoreOptions, type S3Settings, s3Settings } from "./s3-settings.js";
+
+export {
+  parseS3Target,
+  type S3BlobStoreOptions,
+  type S3Credentials,
+  type S3Target,
+} from "./s3-settings.js";
 
 type Sdk = typeof import("@aws-sdk/client-s3");
 
-const MIB = 1024 * 1024;
 const CHUNK_BYTES = 4 * MIB;
-/** S3 refuses parts smaller than this, except the last. */
-const MIN_PART_BYTES = 5 * MIB;
 /** S3 refuses more parts than this in one upload: larger blobs get larger parts. */
 const MAX_PARTS = 10_000;
 /** A multipart upload started this long ago is abandoned whoever started it. */
 const UPLOAD_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 /** User metadata naming the hash the writer uploaded: a replaced object (no or another name) is uploaded again. */
 const HASH_METADATA = "cairn-sha256";
-const NETWORK_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ECONNABORTED",
-  "ERR_STREAM_PREMATURE_CLOSE",
-]);
-const CREDENTIAL_ERRORS = new Set([
-  "AccessDenied",
-  "InvalidAccessKeyId",
-  "SignatureDoesNotMatch",
-  "ExpiredToken",
-  "InvalidToken",
-  "TokenRefreshRequired",
-  "AllAccessDisabled",
-]);
-
-export interface S3Credentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
-}
-
-export interface S3BlobStoreOptions {
-  bucket: string;
-  /** Key prefix without leading or trailing slash (as `parseS3Target` returns it); "" keeps blobs at the root. */
-  prefix: string;
-  /** Directory of the local read-through cache and of staged uploads (`sha256/`, `tmp/`), created 0700. */
-  cacheDir: string;
-  /** An S3-compatible server's URL (MinIO, R2, Ceph, s3rver). @default AWS S3 of `region` */
-  endpoint?: string;
-  /** @default AWS_REGION, else AWS_DEFAULT_REGION, else "us-east-1" */
-  region?: string;
-  /** Bucket in the path (`endpoint/bucket/key`) instead of the host name; most S3-compatible servers need it. @default false */
-  forcePathStyle?: boolean;
-  /** @default the SDK's default chain: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE, … */
-  credentials?: S3Credentials;
-  /** Bound of the local cache; a single blob larger than it is still served to `localPath`. @default 10 GiB */
-  cacheMaxBytes?: number;
-  /** How long a file `localPath` handed out is never evicted from the cache (longer than a query). @default 10 min */
-  leaseMs?: number;
-  /** Blobs larger than this are uploaded in parts. @default 16 MiB */
-  multipartThresholdBytes?: number;
-  /** Size of each part (at least 5 MiB; larger when a blob would need more than 10,000 parts). @default 16 MiB */
-  partBytes?: number;
-  /** Parts uploaded at once; memory held is about (this + 1) × partBytes per upload. @default 4 */
-  partConcurrency?: number;
-  /** Attempts of one request, transient failures (5xx, throttling, network) retried by the SDK. @default 4 */
-  maxAttempts?: number;
-  /** Send `x-amz-checksum-sha256` with each upload so the server verifies what it receives. @default true */
-  checksums?: boolean;
-}
-
-/** The parts of `s3://bucket/prefix`: the bucket and the key prefix without surrounding slashes ("" for none). */
-export interface S3Target {
-  bucket: string;
-  prefix: string;
-}
-
-/**
- * Parses a blobs target `s3://bucket/prefix` (prefix optional). Throws CONFIG_INVALID for anything else, without
- * echoing credentials someone put in the URL.
- */
-export function parseS3Target(target: string): S3Target {
-  const shown = target.includes("@") ? "a URL with credentials in it" : `"${target}"`;
-  const match = /^s3:\/\/([^/?#]*)(?:\/([^?#]*))?$/.exec(target);
-  if (match === null) {
-    throw new CairnError(
-      ErrorCode.CONFIG_INVALID,
-      `blobs must be s3://bucket/prefix, not ${shown}: name the bucket and an optional key prefix; credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`,
-    );
-  }
-  const bucket = match[1] ?? "";
-  checkBucket(bucket, shown);
-  const prefix = (match[2] ?? "").replace(/\/+$/, "");
-  checkPrefix(prefix);
-  return { bucket, prefix };
-}
-
-function checkBucket(bucket: string, shown: string): void {
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) || bucket.includes("..")) {
-    throw new CairnError(
-      ErrorCode.CONFIG_INVALID,
-      `the bucket of ${shown} is not a valid S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit`,
-    );
-  }
-}
-
-function checkPrefix(prefix: string): void {
-  if (prefix === "") return;
-  for (const segment of prefix.split("/")) {
-    if (!/^[A-Za-z0-9!_.*'()-]+$/.test(segment) || segment === "." || segment === "..") {
-      throw new CairnError(
-        ErrorCode.CONFIG_INVALID,
-        `the key prefix "${prefix}" is not valid: use segments of letters, digits and !_.*'()- separated by single slashes, without "." or ".."`,
-      );
-    }
-  }
-}
 
 /**
  * Opens a store on `options.bucket`: loads the SDK, indexes the local cache and checks that the bucket answers
@@ -141,7 +43,7 @@ function checkPrefix(prefix: string): void {
  * cannot be reached, does not exist or refuses the credentials.
  */
 export async function createS3BlobStore(options: S3BlobStoreOptions): Promise<S3BlobStore> {
-  const settings = settingsOf(options);
+  const settings = s3Settings(options);
   const sdk = await loadSdk();
   const client = new sdk.S3Client({
     region: settings.region,
@@ -156,8 +58,8 @@ export async function createS3BlobStore(options: S3BlobStoreOptions): Promise<S3
     requestHandler: { connectionTimeout: 5_000, requestTimeout: 120_000 },
   });
   const cache = await BlobCache.open(options.cacheDir, {
-    maxBytes: positive(options.cacheMaxBytes, 10 * 1024 * MIB, "cacheMaxBytes"),
-    leaseMs: positive(options.leaseMs, 10 * 60_000, "leaseMs", true),
+    maxBytes: settings.cacheMaxBytes,
+    leaseMs: settings.leaseMs,
   });
   const store = new S3BlobStore(sdk, client, cache, settings);
   try {
@@ -182,61 +84,6 @@ async function loadSdk(): Promise<Sdk> {
       { cause: error },
     );
   }
-}
-
-interface Settings {
-  bucket: string;
-  /** The prefix with its trailing slash, or "". */
-  base: string;
-  region: string;
-  /** The endpoint without credentials, or AWS S3 and its region: named in messages. */
-  where: string;
-  threshold: number;
-  partBytes: number;
-  concurrency: number;
-  maxAttempts: number;
-  checksums: boolean;
-}
-
-function settingsOf(options: S3BlobStoreOptions): Settings {
-  checkBucket(options.bucket, `"${options.bucket}"`);
-  checkPrefix(options.prefix);
-  const partBytes = positive(options.partBytes, 16 * MIB, "partBytes");
-  if (partBytes < MIN_PART_BYTES) {
-    throw new CairnError(ErrorCode.CONFIG_INVALID, `partBytes must be at least 5 MiB (S3's smallest part)`);
-  }
-  const region = options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1";
-  let where = `AWS S3 (${region})`;
-  if (options.endpoint !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(options.endpoint);
-    } catch {
-      throw new CairnError(ErrorCode.CONFIG_INVALID, `the S3 endpoint is not a URL: give http(s)://host:port`);
-    }
-    url.username = "";
-    url.password = "";
-    where = url.origin;
-  }
-  return {
-    bucket: options.bucket,
-    base: options.prefix === "" ? "" : `${options.prefix}/`,
-    region,
-    where,
-    threshold: positive(options.multipartThresholdBytes, 16 * MIB, "multipartThresholdBytes"),
-    partBytes,
-    concurrency: positive(options.partConcurrency, 4, "partConcurrency"),
-    maxAttempts: positive(options.maxAttempts, 4, "maxAttempts"),
-    checksums: options.checksums ?? true,
-  };
-}
-
-function positive(value: number | undefined, fallback: number, name: string, zero = false): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < (zero ? 0 : 1)) {
-    throw new CairnError(ErrorCode.CONFIG_INVALID, `${name} must be a ${zero ? "non-negative" : "positive"} integer`);
-  }
-  return value;
 }
 
 /** What HEAD says of an object. */
@@ -278,7 +125,7 @@ export class S3BlobStore implements BlobStore {
     /** The SDK client (exposed for tests that watch or disturb the requests). */
     readonly client: S3.S3Client,
     readonly cache: BlobCache,
-    private readonly settings: Settings,
+    private readonly settings: S3Settings,
   ) {}
 
   /** Closes the client's connections. The store must not be used afterwards. */
@@ -298,7 +145,7 @@ export class S3BlobStore implements BlobStore {
       await this.send(new this.sdk.HeadBucketCommand({ Bucket: this.settings.bucket }), "checking the bucket");
     } catch (error) {
       // HEAD has no body: a 404 here is the bucket itself.
-      throw isMissing(error) ? this.noBucket() : error;
+      throw isMissingObject(error) ? noBucket(this.settings) : error;
     }
   }
 
@@ -443,7 +290,7 @@ export class S3BlobStore implements BlobStore {
       `starting the upload of blob ${sha256}`,
     );
     const uploadId = created.UploadId;
-    if (uploadId === undefined) throw this.refused(`starting the upload of blob ${sha256}`, "no UploadId");
+    if (uploadId === undefined) throw refused(this.settings, `starting the upload of blob ${sha256}`, "no UploadId");
     const parts: S3.CompletedPart[] = [];
     const inFlight = new Set<Promise<void>>();
     let failure: { error: unknown } | undefined;
@@ -580,8 +427,8 @@ export class S3BlobStore implements BlobStore {
         `reading blob ${sha256}`,
       );
     } catch (error) {
-      if (isMissing(error)) throw missingBlob(sha256);
-      if (status(error) === 416) {
+      if (isMissingObject(error)) throw missingBlob(sha256);
+      if (httpStatus(error) === 416) {
         // The range starts past the object's end: the object is shorter than the catalog says.
         await this.checkSize(sha256, expectedBytes);
       }
@@ -781,9 +628,9 @@ export class S3BlobStore implements BlobStore {
           }),
         );
       } catch (error) {
-        const code = status(error);
+        const code = httpStatus(error);
         if (code === 501 || code === 405 || code === 403) return removed;
-        throw this.mapped(error, "listing unfinished uploads");
+        throw s3Failure(error, "listing unfinished uploads", this.settings);
       }
       for (const upload of page.Uploads ?? []) {
         const started = upload.Initiated?.getTime() ?? Date.now();
@@ -818,7 +665,7 @@ export class S3BlobStore implements BlobStore {
         checksum: checksum === undefined || checksum.includes("-") ? undefined : checksum,
       };
     } catch (error) {
-      if (isMissing(error)) return undefined;
+      if (isMissingObject(error)) return undefined;
       throw error;
     }
   }
@@ -836,7 +683,7 @@ export class S3BlobStore implements BlobStore {
     try {
       object = await this.send(new this.sdk.GetObjectCommand(this.target(sha256)), `reading blob ${sha256}`);
     } catch (error) {
-      throw isMissing(error) ? missingBlob(sha256) : error;
+      throw isMissingObject(error) ? missingBlob(sha256) : error;
     }
     const body = object.Body as Body;
     if (expectedBytes !== undefined && object.ContentLength !== undefined && object.ContentLength !== expectedBytes) {
@@ -851,7 +698,7 @@ export class S3BlobStore implements BlobStore {
     try {
       for await (const chunk of body) yield chunk;
     } catch (error) {
-      throw this.mapped(error, `reading blob ${sha256}`);
+      throw s3Failure(error, `reading blob ${sha256}`, this.settings);
     }
   }
 
@@ -863,73 +710,9 @@ export class S3BlobStore implements BlobStore {
     try {
       return (await this.client.send(command as never)) as OutputOf<C>;
     } catch (error) {
-      if (isMissing(error) || status(error) === 416) throw error;
-      throw this.mapped(error, action);
+      if (isMissingObject(error) || httpStatus(error) === 416) throw error;
+      throw s3Failure(error, action, this.settings);
     }
-  }
-
-  private mapped(error: unknown, action: string): unknown {
-    if (error instanceof CairnError) return error;
-    const { bucket, where } = this.settings;
-    const name = (error as { name?: string } | undefined)?.name ?? "Error";
-    const code = (error as { code?: string } | undefined)?.code;
-    const http = status(error);
-    const attempts = (error as { $metadata?: { attempts?: number } })?.$metadata?.attempts ?? 1;
-    const data = { bucket };
-    if (name === "NoSuchBucket") return this.noBucket();
-    if (name === "CredentialsProviderError") {
-      return new CairnError(
-        ErrorCode.BACKEND_UNAVAILABLE,
-        `no credentials for bucket "${bucket}" at ${where}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary ones) or AWS_PROFILE`,
-        { data },
-      );
-    }
-    if (CREDENTIAL_ERRORS.has(name) || http === 401 || http === 403) {
-      return new CairnError(
-        ErrorCode.BACKEND_UNAVAILABLE,
-        `the object store at ${where} refused ${action} in bucket "${bucket}" (${name}, HTTP ${http ?? "?"}): check the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN or the profile), that they may read and write this bucket, and the region`,
-        { data },
-      );
-    }
-    if (http === undefined && (NETWORK_CODES.has(code ?? "") || name === "TimeoutError" || name === "AbortError")) {
-      return new CairnError(
-        ErrorCode.BACKEND_UNAVAILABLE,
-        `the object store at ${where} did not answer while ${action} (${code ?? name}, after ${attempts} attempt${attempts === 1 ? "" : "s"}): check that it runs and that the endpoint is right, then retry`,
-        { data },
-      );
-    }
-    if (http !== undefined && (http >= 500 || http === 429)) {
-      return new CairnError(
-        ErrorCode.BACKEND_UNAVAILABLE,
-        `the object store at ${where} failed while ${action} in bucket "${bucket}" (${name}, HTTP ${http}, after ${attempts} attempt${attempts === 1 ? "" : "s"}): retry later; if it persists, check the server`,
-        { data },
-      );
-    }
-    if (http === 301 || name === "PermanentRedirect" || name === "AuthorizationHeaderMalformed") {
-      return new CairnError(
-        ErrorCode.BACKEND_UNAVAILABLE,
-        `bucket "${bucket}" is not in region ${this.settings.region} (${name}, HTTP ${http ?? "?"}): set the bucket's region (AWS_REGION or the region setting)`,
-        { data },
-      );
-    }
-    if (http !== undefined) return this.refused(action, `${name}, HTTP ${http}`);
-    return error;
-  }
-
-  private refused(action: string, what: string): CairnError {
-    return new CairnError(
-      ErrorCode.BACKEND_UNAVAILABLE,
-      `the object store at ${this.settings.where} refused ${action} in bucket "${this.settings.bucket}" (${what}): check that the endpoint is an S3-compatible server and the bucket's settings; a server without SHA-256 checksums needs checksums turned off`,
-      { data: { bucket: this.settings.bucket } },
-    );
-  }
-
-  private noBucket(): CairnError {
-    return new CairnError(
-      ErrorCode.BACKEND_UNAVAILABLE,
-      `bucket "${this.settings.bucket}" does not exist at ${this.settings.where}: create it, or fix the bucket in the blobs setting (s3://bucket/prefix) and the endpoint`,
-      { data: { bucket: this.settings.bucket } },
-    );
   }
 }
 
@@ -964,13 +747,4 @@ function changedBeforeUpload(sha256: string): CairnError {
 
 function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
-}
-
-function status(error: unknown): number | undefined {
-  return (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
-}
-
-/** A 404 for an object (NoSuchKey on GET, NotFound on HEAD), not for the bucket. */
-function isMissing(error: unknown): boolean {
-  return status(error) === 404 && (error as { name?: string }).name !== "NoSuchBucket";
 }
