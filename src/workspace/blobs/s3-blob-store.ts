@@ -224,7 +224,9 @@ export class S3BlobStore implements BlobStore {
   private async publishFile(tmp: string, sha256: string, bytes: number): Promise<void> {
     const handle = await open(tmp, "r");
     try {
-      await this.publish(sha256, bytes, (start, end) => readExactly(handle, start, end, sha256));
+      await this.publish(sha256, bytes, (start, end) =>
+        readExactly(handle, start, end, () => changedBeforeUpload(sha256)),
+      );
     } finally {
       await handle.close();
     }
@@ -407,7 +409,7 @@ export class S3BlobStore implements BlobStore {
         const handle = await open(cached.path, "r").catch(() => undefined);
         if (handle !== undefined) {
           try {
-            return await readExactly(handle, offset, offset + want, sha256);
+            return await readExactly(handle, offset, offset + want, () => corrupt(sha256, "it ended early"));
           } finally {
             await handle.close();
           }
@@ -432,7 +434,7 @@ export class S3BlobStore implements BlobStore {
         // The range starts past the object's end: the object is shorter than the catalog says.
         await this.checkSize(sha256, expectedBytes);
       }
-      throw error;
+      throw s3Failure(error, `reading blob ${sha256}`, this.settings);
     }
     const body = object.Body as Body;
     // "bytes 3-6/10": the total after the slash. A server that ignores Range answers the whole object instead.
@@ -725,13 +727,18 @@ function isTheBlob(head: Head, sha256: string, bytes: number): boolean {
   );
 }
 
-/** Bytes `[start, end)` of a file; a file shorter than that changed since it was staged. */
-async function readExactly(handle: FileHandle, start: number, end: number, sha256: string): Promise<Uint8Array> {
+/** Bytes `[start, end)` of a file; `short` is thrown when the file ends before `end` (it changed meanwhile). */
+async function readExactly(
+  handle: FileHandle,
+  start: number,
+  end: number,
+  short: () => CairnError,
+): Promise<Uint8Array> {
   const buffer = Buffer.alloc(Math.max(0, end - start));
   let filled = 0;
   while (filled < buffer.byteLength) {
     const { bytesRead } = await handle.read(buffer, filled, buffer.byteLength - filled, start + filled);
-    if (bytesRead === 0) throw corrupt(sha256, "it ended early");
+    if (bytesRead === 0) throw short();
     filled += bytesRead;
   }
   return new Uint8Array(buffer.buffer, buffer.byteOffset, filled);
