@@ -1,4 +1,5 @@
-// The Catalog contract, one suite run against every implementation (today SqliteCatalog on a real file).
+// The Catalog contract, one suite run against every implementation: SqliteCatalog on a real file, PgCatalog on a
+// fresh schema of the run's real PostgreSQL server.
 // Blob bytes are not involved: versions carry made-up hashes, and collection removes nothing but what it is told.
 
 import { mkdtempSync, rmSync } from "node:fs";
@@ -6,7 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Catalog, NewVersion } from "../../src/workspace/catalog/catalog.js";
+import { createPgCatalog } from "../../src/workspace/catalog/pg-catalog.js";
 import { createSqliteCatalog } from "../../src/workspace/catalog/sqlite-catalog.js";
+import { freshPostgresUrl } from "../helpers/backends.js";
 import { caught as failure } from "../helpers/caught.js";
 
 const root = mkdtempSync(join(tmpdir(), "cairn-catalog-"));
@@ -15,6 +18,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 const implementations: [string, () => Promise<Catalog>][] = [
   ["SqliteCatalog", () => createSqliteCatalog(join(root, `catalog${n++}.db`))],
+  ["PgCatalog", () => createPgCatalog(freshPostgresUrl())],
 ];
 
 function version(name: string, extra: Partial<NewVersion> = {}): NewVersion {

@@ -300,3 +300,6 @@ export function newArtifactId(): string {
 }
 
 export const MAX_DEPENDENCIES = 16;
+
+/** Removed versions a prune event names (a prune may remove thousands: one event names the first few). */
+export const PRUNE_EVENT_NAMES = 20;

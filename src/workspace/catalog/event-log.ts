@@ -2,6 +2,8 @@
 // kept up to a bounded history (expiry leaves a marker), and the per-day usage aggregates `metrics` reads.
 // Backend-neutral (SQLite today, PostgreSQL later): no SQL, no handles cross it.
 
+import { userInfo } from "node:os";
+
 /** Who made a write and how: given by the caller of a write, recorded with it. */
 export interface Attribution {
   /** The caller's identity; absent: the local account (a writer). */
@@ -135,3 +137,34 @@ export function mergeUsage(a: UsageAggregate, b: UsageAggregate): UsageAggregate
     json_tokens: a.json_tokens + b.json_tokens,
   };
 }
+
+/** The actor fields of an event; absent ones fall to the log's defaults (the local account, a writer). */
+export function actorOf(event: Attribution | undefined): { actor?: string; role?: string } {
+  return {
+    ...(event?.actor === undefined ? {} : { actor: event.actor }),
+    ...(event?.role === undefined ? {} : { role: event.role }),
+  };
+}
+
+/** The local account's name: who writes when no identity is configured. */
+export function localAccount(): string {
+  try {
+    return userInfo().username || "local";
+  } catch {
+    return "local";
+  }
+}
+
+/** Detail JSON past this is replaced by a note saying so: an event stays compact whatever a caller passes. */
+const MAX_DETAIL_CHARS = 2_000;
+
+/** An event's detail as a log stores it: its JSON, or a note that it was cut when longer than the bound. */
+export function eventDetail(detail: Record<string, unknown> | undefined): string {
+  const text = JSON.stringify(detail ?? {});
+  return text.length > MAX_DETAIL_CHARS ? JSON.stringify({ note: `detail cut: ${text.length} characters` }) : text;
+}
+
+/** Events one expiry pass removes at most: an append that crosses the limit never pays for a large delete. */
+export const EXPIRY_BATCH = 1_000;
+/** Expiry markers a log keeps (the newest says all that matters; a few older ones show the cadence). */
+export const MARKERS_KEPT = 16;

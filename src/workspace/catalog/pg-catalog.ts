@@ -3,12 +3,56 @@
 // READ snapshot. Full-text search runs on tsvector columns fed the same words FTS5 sees (fts-text.ts).
 
 import { CairnError, ErrorCode } from "../../errors.js";
-import type { Catalog } from "./catalog.js";
+import { isTextMediaType } from "../../media-type.js";
+import {
+  type ArtifactKind,
+  type BlobCollection,
+  type Catalog,
+  type CatalogSnapshot,
+  type ChunkBatch,
+  type ChunkProgress,
+  type ChunkSearch,
+  type ChunkSearchOptions,
+  type ChunkSkip,
+  type InsertOptions,
+  isArtifactId,
+  type ListOptions,
+  type ListOverview,
+  type ListPage,
+  MAX_DEPENDENCIES,
+  type NewVersion,
+  newArtifactId,
+  PRUNE_EVENT_NAMES,
+  type RemovedVersion,
+  type SearchHit,
+  type SearchOptions,
+  type VersionRecord,
+} from "./catalog.js";
+import {
+  chunksOutOfOrder,
+  currentVersionRefused,
+  cursorOf,
+  cursorSeq,
+  dependenciesNotFound,
+  notFound,
+  type PinBlocker,
+  pinned,
+  tooManyDependencies,
+  versionConflict,
+} from "./catalog-errors.js";
 import type { ClaimStore } from "./claim-store.js";
-import { DEFAULT_EVENT_HISTORY } from "./event-log.js";
+import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY } from "./event-log.js";
+import { ftsSnippet } from "./fts-snippet.js";
+import { ftsDocument, ftsQuery, ftsWords } from "./fts-text.js";
 import type { MemoryStore } from "./memory-store.js";
+import { PgClaimStore } from "./pg-claim-store.js";
 import { createPgConnection, type PgConnection, type PgConnectionOptions, type PgTx } from "./pg-connection.js";
+import { PgEventLog } from "./pg-event-log.js";
+import type { PgLedgerHost, PgStoreHost } from "./pg-hosts.js";
+import { PgMemoryStore } from "./pg-memory-store.js";
 import { PG_MIGRATIONS } from "./pg-migrations.js";
+import { PgTaskLedger } from "./pg-task-ledger.js";
+import { BY_NAME, recordsOf, resolveRefs, rowById, rowByName, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 export interface PgCatalogOptions extends PgConnectionOptions {
@@ -83,21 +127,651 @@ async function migrate(conn: PgConnection): Promise<void> {
   });
 }
 
-/** (The class is built in the next steps: every Catalog method, the stores wired to this connection.) */
-export class PgCatalog {
+/** Thrown inside a transaction to roll a dry run back. */
+class DryRun extends Error {
+  constructor(readonly removed: RemovedVersion[]) {
+    super("dry run");
+  }
+}
+
+// Name weighs most, then summary, source, body: ts_rank's weights D, C, B, A, as bm25(search, 8, 4, 2, 1) weighs
+// the columns. Normalization 16 divides by log2(1 + distinct words): longer documents rank lower, a repeated word
+// still counts (decision 0220 has what differs from bm25).
+const RANK = "ts_rank('{0.1, 0.2, 0.4, 0.8}', s.tsv, q, 16)";
+const SEARCH_TSV = `setweight(to_tsvector('simple', $1), 'A') || setweight(to_tsvector('simple', $2), 'B')
+  || setweight(to_tsvector('simple', $3), 'C') || setweight(to_tsvector('simple', $4), 'D')`;
+// Ranking reads the index alone; rows and snippets are fetched for the hits only.
+const TOP_HITS = `
+  SELECT s.seq FROM search s, to_tsquery('simple', $1) q
+  WHERE s.tsv @@ q ORDER BY ${RANK} DESC, s.seq LIMIT $2`;
+const TOP_HITS_OF_KIND = `
+  SELECT s.seq FROM search s JOIN versions v ON v.seq = s.seq, to_tsquery('simple', $1) q
+  WHERE s.tsv @@ q AND v.kind = $3 ORDER BY ${RANK} DESC, s.seq LIMIT $2`;
+
+// The chunk index. A null $2 means every current text version; otherwise an array of version ids.
+const CHUNK_SCOPE = "($2::text[] IS NULL OR s.version_id = ANY($2::text[]))";
+const CHUNK_PROGRESS = `
+  SELECT s.version_id AS artifact_id, v.name, v.version, v.sha256, v.bytes, s.indexed_bytes, s.reason
+  FROM chunk_versions s JOIN versions v ON v.id = s.version_id
+  WHERE s.state = $1 AND ${CHUNK_SCOPE} ORDER BY s.seq LIMIT $3`;
+const CHUNK_COUNT = `SELECT count(*) AS n FROM chunk_versions s WHERE s.state = $1 AND ${CHUNK_SCOPE}`;
+// Superseded versions' chunks wait in the index until dropped, so they are filtered here, by their version's state.
+// Chunks carry no weights: ts_rank's default weight for them, normalized as RANK is.
+const TOP_CHUNKS = `
+  SELECT c.version_id, c.start_byte, c.end_byte
+  FROM chunks c JOIN chunk_versions s ON s.version_id = c.version_id, to_tsquery('simple', $1) q
+  WHERE c.tsv @@ q AND s.state <> 'obsolete' AND ${CHUNK_SCOPE}
+  ORDER BY ts_rank(c.tsv, q, 16) DESC, c.id LIMIT $3`;
+/** Versions one dropStaleChunks looks at. */
+const STALE_VERSIONS_A_STEP = 64;
+/** Query words a search or chunk search uses at most. */
+const MAX_QUERY_WORDS = 32;
+
+interface ChunkProgressRow {
+  artifact_id: string;
+  name: string;
+  version: number;
+  sha256: string;
+  bytes: number;
+  indexed_bytes: number;
+  reason: string | null;
+}
+
+function progressOf(row: ChunkProgressRow): ChunkProgress {
+  const { reason: _, ...progress } = row;
+  return progress;
+}
+
+/** The filters of a list: current versions under a name prefix and of a kind, with their parameters from `$1`. */
+function listed(prefix: string | null, kind: string | null): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  let sql = "FROM versions v JOIN names n ON n.name = v.name AND n.current_id = v.id WHERE TRUE";
+  if (prefix !== null) {
+    params.push(`${prefix.replace(/[\\%_]/g, "\\$&")}%`);
+    sql += ` AND v.name LIKE $${params.length} ESCAPE '\\'`;
+  }
+  if (kind !== null) {
+    params.push(kind);
+    sql += ` AND v.kind = $${params.length}`;
+  }
+  return { sql, params };
+}
+
+export class PgCatalog implements Catalog {
+  readonly tasks: TaskLedger;
+  readonly events: PgEventLog;
+  readonly memory: MemoryStore;
+  readonly claims: ClaimStore;
+  private readonly claimStore: PgClaimStore;
+
   constructor(
     readonly conn: PgConnection,
-    readonly leaseTtlMs: number,
-    readonly eventHistory: number,
-  ) {}
+    private readonly leaseTtlMs: number,
+    eventHistory: number = DEFAULT_EVENT_HISTORY,
+  ) {
+    // The stores share this pool and its write lock: a write of one is ordered with the writes of all.
+    const host: PgStoreHost = { conn };
+    this.events = new PgEventLog(host, eventHistory);
+    this.claimStore = new PgClaimStore(host);
+    this.claims = this.claimStore;
+    const ledgerHost: PgLedgerHost = {
+      conn,
+      appendEvent: (tx, event) => this.events.appendTx(tx, event),
+      insertTx: (tx, version, options) => this.insertTx(tx, version, options),
+      resolveDependencies: (tx, refs) => this.resolveDependencies(tx, refs),
+      checkFence: async (tx, { resource, ticket, holder }) => {
+        if (ticket === undefined) await this.claimStore.assertUnclaimedTx(tx, resource);
+        else await this.claimStore.assertFenceTx(tx, { resource, ticket, holder });
+      },
+      current: async (tx, name) => {
+        const row = await rowByName(tx, name);
+        return row === undefined ? undefined : (await recordsOf(tx, [row]))[0];
+      },
+    };
+    // PgTaskLedger and PgMemoryStore are completed beside this class; until both implement their contracts this
+    // one cast keeps the catalog compiling (it goes when they do).
+    const stores = {
+      tasks: new PgTaskLedger(ledgerHost),
+      memory: new PgMemoryStore(host),
+    } as unknown as { tasks: TaskLedger; memory: MemoryStore };
+    this.tasks = stores.tasks;
+    this.memory = stores.memory;
+  }
 
-  declare readonly tasks: TaskLedger;
-  declare readonly memory: MemoryStore;
-  declare readonly claims: ClaimStore;
+  insertVersion(input: NewVersion, options: InsertOptions = {}): Promise<VersionRecord> {
+    return this.conn.write((tx) => this.insertTx(tx, input, options));
+  }
+
+  private async insertTx(tx: PgTx, input: NewVersion, options: InsertOptions): Promise<VersionRecord> {
+    if (options.fence !== undefined) await this.claimStore.assertFenceTx(tx, options.fence);
+    const current = await tx.one<{ id: string; version: number; seq: number }>(
+      "SELECT v.id, v.version, v.seq FROM names n JOIN versions v ON v.id = n.current_id WHERE n.name = $1",
+      [input.name],
+    );
+    if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current.version) {
+      throw versionConflict(input.name, current?.version, options.expectedVersion);
+    }
+    if (input.dependencies.length > MAX_DEPENDENCIES) throw tooManyDependencies();
+    const dependencyIds = await this.resolveDependencies(tx, input.dependencies);
+    const counter = await tx.one<{ last_version: number }>("SELECT last_version FROM name_counters WHERE name = $1", [
+      input.name,
+    ]);
+    const version = (counter?.last_version ?? 0) + 1;
+    const id = newArtifactId();
+    const inserted = await tx.one<{ seq: number }>(
+      `INSERT INTO versions (id, name, version, kind, media_type, bytes, sha256, filename, summary, source,
+         created_at, checkpoint, sql, parameters, inputs)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING seq`,
+      [
+        id,
+        input.name,
+        version,
+        input.kind,
+        input.media_type,
+        input.bytes,
+        input.sha256,
+        input.filename,
+        input.summary,
+        input.source,
+        new Date().toISOString(),
+        input.checkpoint === null ? null : JSON.stringify(input.checkpoint),
+        input.sql,
+        input.parameters === null || input.parameters === undefined ? null : JSON.stringify(input.parameters),
+        input.inputs === null ? null : JSON.stringify(input.inputs),
+      ],
+    );
+    if (dependencyIds.length > 0) {
+      await tx.run(
+        `INSERT INTO dependencies (version_id, position, dep_id)
+         SELECT $1, d.position - 1, d.id FROM unnest($2::text[]) WITH ORDINALITY AS d (id, position)`,
+        [id, dependencyIds],
+      );
+    }
+    await tx.run(
+      `INSERT INTO name_counters (name, last_version) VALUES ($1, $2)
+       ON CONFLICT (name) DO UPDATE SET last_version = excluded.last_version`,
+      [input.name, version],
+    );
+    await tx.run(
+      "INSERT INTO names (name, current_id) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET current_id = excluded.current_id",
+      [input.name, id],
+    );
+    if (current !== undefined) {
+      await tx.run("DELETE FROM search WHERE seq = $1", [current.seq]);
+      // Its chunks stop ranking now and leave the index at the next dropStaleChunks: a save never waits for that.
+      await tx.run("UPDATE chunk_versions SET state = 'obsolete' WHERE version_id = $1", [current.id]);
+    }
+    if (isTextMediaType(input.media_type)) {
+      await tx.run("INSERT INTO chunk_versions (version_id, state) VALUES ($1, 'pending')", [id]);
+    }
+    await tx.run(
+      `INSERT INTO search (seq, name, summary, source, body, tsv) VALUES ($5, $6, $7, $8, $9, ${SEARCH_TSV})`,
+      [
+        ftsDocument(input.name),
+        ftsDocument(input.summary),
+        ftsDocument(input.source),
+        ftsDocument(input.index_text),
+        inserted?.seq,
+        input.name,
+        input.summary ?? "",
+        input.source ?? "",
+        input.index_text,
+      ],
+    );
+    if (options.leaseToken !== undefined) {
+      await tx.run("DELETE FROM blob_leases WHERE token = $1", [options.leaseToken]);
+    }
+    await this.events.appendTx(tx, {
+      ...actorOf(options.event),
+      operation: options.event?.operation ?? "save",
+      ref: input.name,
+      artifact_id: id,
+      version,
+      detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
+    });
+    const [record] = await recordsOf(tx, [(await rowById(tx, id)) as VersionRow]);
+    return record as VersionRecord;
+  }
+
+  /** Inside a transaction: refs to ids (each once, in order), NOT_FOUND naming every missing ref. */
+  private async resolveDependencies(tx: PgTx, refs: readonly string[]): Promise<string[]> {
+    if (refs.length === 0) return [];
+    const byRef = new Map<string, string>();
+    const ids = refs.filter(isArtifactId);
+    const names = refs.filter((ref) => !isArtifactId(ref));
+    if (ids.length > 0) {
+      for (const { id } of await tx.rows<{ id: string }>("SELECT id FROM versions WHERE id = ANY($1::text[])", [ids])) {
+        byRef.set(id, id);
+      }
+    }
+    if (names.length > 0) {
+      const rows = await tx.rows<{ name: string; current_id: string }>(
+        "SELECT name, current_id FROM names WHERE name = ANY($1::text[])",
+        [names],
+      );
+      for (const { name, current_id } of rows) byRef.set(name, current_id);
+    }
+    const missing = refs.filter((ref) => !byRef.has(ref));
+    if (missing.length > 0) throw dependenciesNotFound(missing);
+    return [...new Set(refs.map((ref) => byRef.get(ref) as string))];
+  }
+
+  get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]> {
+    return this.conn.read((tx) => resolveRefs(tx, refs));
+  }
+
+  snapshot(refs: readonly string[], options: { current: boolean }): Promise<CatalogSnapshot> {
+    return this.conn.read(async (tx) => ({
+      resolved: await resolveRefs(tx, refs),
+      current: options.current
+        ? await recordsOf(
+            tx,
+            await tx.rows<VersionRow>(`${SELECT_VERSION} WHERE v.id = n.current_id ORDER BY ${BY_NAME}`),
+          )
+        : [],
+    }));
+  }
+
+  getVersion(name: string, version: number): Promise<VersionRecord | undefined> {
+    return this.conn.read(async (tx) => {
+      const row = await tx.one<VersionRow>(`${SELECT_VERSION} WHERE v.name = $1 AND v.version = $2`, [name, version]);
+      return row === undefined ? undefined : (await recordsOf(tx, [row]))[0];
+    });
+  }
+
+  async search(text: string, options: SearchOptions): Promise<SearchHit[]> {
+    const words = ftsWords(text).slice(0, MAX_QUERY_WORDS);
+    if (words.length === 0) return [];
+    // Cheapest first: whole words, then word prefixes, then any word; the first that finds something wins.
+    const attempts: { query: string; prefix: boolean }[] = [
+      { query: ftsQuery(words, "all"), prefix: false },
+      { query: ftsQuery(words, "prefix"), prefix: true },
+    ];
+    if (words.length > 1) attempts.push({ query: ftsQuery(words, "any"), prefix: true });
+    return this.conn.read(async (tx) => {
+      for (const { query, prefix } of attempts) {
+        const hits =
+          options.kind === undefined
+            ? await tx.rows<{ seq: number }>(TOP_HITS, [query, options.limit])
+            : await tx.rows<{ seq: number }>(TOP_HITS_OF_KIND, [query, options.limit, options.kind]);
+        if (hits.length === 0) continue;
+        const seqs = hits.map((hit) => hit.seq);
+        const fields = new Map(
+          (
+            await tx.rows<{ seq: number; name: string; summary: string | null; source: string | null; body: string }>(
+              "SELECT seq, name, summary, source, body FROM search WHERE seq = ANY($1::bigint[])",
+              [seqs],
+            )
+          ).map((row) => [row.seq, [row.name, row.summary ?? "", row.source ?? "", row.body]]),
+        );
+        const rows = await tx.rows<VersionRow>(`${SELECT_VERSION} WHERE v.seq = ANY($1::bigint[])`, [seqs]);
+        const records = new Map((await recordsOf(tx, rows)).map((record, i) => [rows[i]?.seq, record]));
+        return seqs.map((seq) => ({
+          record: records.get(seq) as VersionRecord,
+          snippet: ftsSnippet(fields.get(seq) ?? [], words, { prefix }),
+        }));
+      }
+      return [];
+    });
+  }
+
+  async list(options: ListOptions): Promise<ListPage> {
+    const before = options.cursor === undefined ? Number.MAX_SAFE_INTEGER : cursorSeq(options.cursor);
+    const prefix = options.namespace === undefined ? null : `${options.namespace}/`;
+    const filter = listed(prefix, options.kind ?? null);
+    return this.conn.read(async (tx) => {
+      const next = filter.params.length;
+      // One row past the page says whether another page follows.
+      const rows = await tx.rows<VersionRow>(
+        `SELECT v.*, n.current_id ${filter.sql} AND v.seq < $${next + 1} ORDER BY v.seq DESC LIMIT $${next + 2}`,
+        [...filter.params, before, options.limit + 1],
+      );
+      const page = rows.slice(0, options.limit);
+      const last = page.at(-1);
+      const result: ListPage = {
+        records: await recordsOf(tx, page),
+        next_cursor: rows.length > options.limit && last !== undefined ? cursorOf(last.seq) : null,
+      };
+      if (options.overview !== undefined) {
+        result.overview = await this.overview(tx, filter, prefix, options.overview.namespaces);
+      }
+      return result;
+    });
+  }
+
+  private async overview(
+    tx: PgTx,
+    filter: { sql: string; params: unknown[] },
+    prefix: string | null,
+    most: number,
+  ): Promise<ListOverview> {
+    const kinds = await tx.rows<{ kind: ArtifactKind; count: number }>(
+      `SELECT v.kind, count(*) AS count ${filter.sql} GROUP BY v.kind ORDER BY count DESC, v.kind COLLATE "C"`,
+      filter.params,
+    );
+    const next = filter.params.length;
+    const namespaces = await tx.rows<{ namespace: string; count: number; namespaces: number }>(
+      `SELECT namespace, count(*) AS count, count(*) OVER () AS namespaces FROM (
+         SELECT split_part(rest, '/', 1) AS namespace, seq FROM (
+           SELECT substr(v.name, $${next + 1}) AS rest, v.seq ${filter.sql}
+         ) below WHERE strpos(rest, '/') > 0
+       ) spaces GROUP BY namespace ORDER BY max(seq) DESC LIMIT $${next + 2}`,
+      [...filter.params, (prefix?.length ?? 0) + 1, most],
+    );
+    return {
+      total: kinds.reduce((sum, k) => sum + k.count, 0),
+      namespaces: namespaces.map((n) => ({ namespace: `${prefix ?? ""}${n.namespace}`, count: n.count })),
+      namespace_count: namespaces[0]?.namespaces ?? 0,
+      kinds,
+    };
+  }
+
+  checkpointsUnder(prefix: string): Promise<VersionRecord[]> {
+    const filter = listed(`${prefix}/`, "checkpoint");
+    return this.conn.read(async (tx) =>
+      recordsOf(
+        tx,
+        await tx.rows<VersionRow>(`SELECT v.*, n.current_id ${filter.sql} ORDER BY v.seq DESC`, filter.params),
+      ),
+    );
+  }
+
+  deleteVersion(artifactId: string, expectedVersion?: number, event?: Attribution): Promise<RemovedVersion[]> {
+    return this.conn.write(async (tx) => {
+      const row = await rowById(tx, artifactId);
+      if (row === undefined) throw notFound(artifactId);
+      if (row.current_id === row.id) throw currentVersionRefused(artifactId, row.name, row.version);
+      const current = await rowByName(tx, row.name);
+      if (expectedVersion !== undefined && expectedVersion !== current?.version) {
+        throw versionConflict(row.name, current?.version, expectedVersion);
+      }
+      await refusePinned(tx, [row.id]);
+      return this.removedEvents(tx, await removeRows(tx, [row]), event, "delete");
+    });
+  }
+
+  deleteName(name: string, expectedVersion?: number, event?: Attribution): Promise<RemovedVersion[]> {
+    return this.conn.write(async (tx) => {
+      const current = await rowByName(tx, name);
+      if (current === undefined) throw notFound(name);
+      if (expectedVersion !== current.version) throw versionConflict(name, current.version, expectedVersion);
+      const rows = await tx.rows<VersionRow>(`${SELECT_VERSION} WHERE v.name = $1 ORDER BY v.version`, [name]);
+      await refusePinned(
+        tx,
+        rows.map((r) => r.id),
+      );
+      await tx.run("DELETE FROM search WHERE seq = $1", [current.seq]);
+      await tx.run("DELETE FROM names WHERE name = $1", [name]);
+      return this.removedEvents(tx, await removeRows(tx, rows), event, "delete");
+    });
+  }
+
+  /** Inside the removing transaction: one event per removed version. */
+  private async removedEvents(
+    tx: PgTx,
+    removed: RemovedVersion[],
+    event: Attribution | undefined,
+    operation: string,
+  ): Promise<RemovedVersion[]> {
+    for (const r of removed) {
+      await this.events.appendTx(tx, {
+        ...actorOf(event),
+        operation: event?.operation ?? operation,
+        ref: r.name,
+        artifact_id: r.artifact_id,
+        version: r.version,
+        detail: { removed: true, ...event?.detail },
+      });
+    }
+    return removed;
+  }
+
+  async prune(options: { keep: number; dryRun: boolean; event?: Attribution | undefined }): Promise<RemovedVersion[]> {
+    const keep = Math.max(1, Math.floor(options.keep));
+    try {
+      return await this.conn.write(async (tx) => {
+        const removed: RemovedVersion[] = [];
+        for (;;) {
+          // Ranks are recomputed each round; only ranks beyond `keep` go, so the kept set never shifts.
+          const rows = await tx.rows<VersionRow>(
+            `SELECT r.*, NULL::text AS current_id FROM (
+               SELECT v.*, row_number() OVER (PARTITION BY v.name ORDER BY v.version DESC) AS rank FROM versions v
+             ) r
+             WHERE r.rank > $1
+               AND NOT EXISTS (SELECT 1 FROM names n WHERE n.current_id = r.id)
+               AND NOT EXISTS (SELECT 1 FROM dependencies d WHERE d.dep_id = r.id)
+             ORDER BY r.name COLLATE "C", r.version`,
+            [keep],
+          );
+          if (rows.length === 0) break;
+          removed.push(...(await removeRows(tx, rows)));
+        }
+        if (options.dryRun) throw new DryRun(removed);
+        // One event for the whole pass (a prune may remove thousands), naming the first few versions.
+        if (removed.length > 0) {
+          await this.events.appendTx(tx, {
+            ...actorOf(options.event),
+            operation: options.event?.operation ?? "prune",
+            ref: null,
+            artifact_id: null,
+            version: null,
+            detail: {
+              removed: removed.length,
+              keep,
+              versions: removed.slice(0, PRUNE_EVENT_NAMES).map((r) => `${r.name} v${r.version}`),
+              ...options.event?.detail,
+            },
+          });
+        }
+        return removed;
+      });
+    } catch (error) {
+      // The connection reports a non-Cairn error from the callback as INTERNAL, carrying it as its cause.
+      const dryRun = error instanceof DryRun ? error : (error as { cause?: unknown }).cause;
+      if (dryRun instanceof DryRun) return dryRun.removed;
+      throw error;
+    }
+  }
+
+  async chunkBacklog(options: { artifactIds?: readonly string[]; limit: number }): Promise<ChunkProgress[]> {
+    const rows = await this.conn.rows<ChunkProgressRow>(CHUNK_PROGRESS, [
+      "pending",
+      options.artifactIds ?? null,
+      options.limit,
+    ]);
+    return rows.map(progressOf);
+  }
+
+  addChunks(batches: readonly ChunkBatch[]): Promise<boolean[]> {
+    return this.conn.write(async (tx) => {
+      const written: boolean[] = [];
+      for (const batch of batches) written.push(await addChunksTx(tx, batch));
+      return written;
+    });
+  }
+
+  async dropStaleChunks(limit: number): Promise<number> {
+    // Most steps find nothing to drop: find that out without taking the write lock.
+    const any = await this.conn.rows("SELECT 1 FROM chunk_versions WHERE state = 'obsolete' LIMIT 1");
+    if (any.length === 0) return 0;
+    return this.conn.write(async (tx) => {
+      const versions = await tx.rows<{ version_id: string }>(
+        "SELECT version_id FROM chunk_versions WHERE state = 'obsolete' ORDER BY seq LIMIT $1",
+        [STALE_VERSIONS_A_STEP],
+      );
+      let removed = 0;
+      for (const { version_id } of versions) {
+        const room = limit - removed;
+        if (room <= 0) break;
+        const dropped = await tx.run(
+          "DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE version_id = $1 LIMIT $2)",
+          [version_id, room],
+        );
+        removed += dropped;
+        if (dropped < room) {
+          await tx.run("DELETE FROM chunk_versions WHERE version_id = $1", [version_id]);
+          removed++;
+        }
+      }
+      return removed;
+    });
+  }
+
+  async searchChunks(text: string, options: ChunkSearchOptions): Promise<ChunkSearch> {
+    const words = [...new Set(ftsWords(text))].slice(0, MAX_QUERY_WORDS);
+    // Any word ranks (a chunk that holds more of them ranks higher); prefixes only when no whole word is found.
+    const attempts = words.length === 0 ? [] : [words.join(" | "), ftsQuery(words, "any")];
+    const ids = options.artifactIds ?? null;
+    return this.conn.read(async (tx) => {
+      let rows: { version_id: string; start_byte: number; end_byte: number }[] = [];
+      for (const query of attempts) {
+        rows = await tx.rows(TOP_CHUNKS, [query, ids, options.limit + 1]);
+        if (rows.length > 0) break;
+      }
+      const hits = rows.slice(0, options.limit);
+      const versionIds = [...new Set(hits.map((hit) => hit.version_id))];
+      const versions =
+        versionIds.length === 0
+          ? []
+          : await tx.rows<VersionRow>(`${SELECT_VERSION} WHERE v.id = ANY($1::text[])`, [versionIds]);
+      const records = new Map((await recordsOf(tx, versions)).map((record) => [record.artifact_id, record]));
+      const listedOf = (state: string) => tx.rows<ChunkProgressRow>(CHUNK_PROGRESS, [state, ids, options.listed]);
+      return {
+        hits: hits.map((row) => ({
+          record: records.get(row.version_id) as VersionRecord,
+          start: row.start_byte,
+          end: row.end_byte,
+        })),
+        more: rows.length > options.limit,
+        pending: (await listedOf("pending")).map(progressOf),
+        pending_count: (await tx.one<{ n: number }>(CHUNK_COUNT, ["pending", ids]))?.n ?? 0,
+        skipped: (await listedOf("skipped")).map(
+          (row): ChunkSkip => ({ ...progressOf(row), reason: row.reason ?? "" }),
+        ),
+      };
+    });
+  }
+
+  leaseBlob(sha256: string): Promise<string> {
+    const token = newArtifactId().slice(3);
+    // Under the write lock, so a collection that has checked this blob finishes before the lease counts.
+    return this.conn.write(async (tx) => {
+      await tx.run("INSERT INTO blob_leases (token, sha256, created_at) VALUES ($1, $2, $3)", [
+        token,
+        sha256,
+        Date.now(),
+      ]);
+      return token;
+    });
+  }
+
+  async releaseLease(token: string): Promise<void> {
+    await this.conn.write((tx) => tx.run("DELETE FROM blob_leases WHERE token = $1", [token]));
+  }
+
+  collectBlobs(candidates: readonly string[], remove: (sha256: string) => Promise<number>): Promise<BlobCollection> {
+    // The lock is held across the awaits below: a save commits its row (and drops its lease) only after we let go. If
+    // the transaction is run again after a lost connection, blobs removed the first time are removed again (a no-op).
+    return this.conn.write(async (tx) => {
+      const result: BlobCollection = { removed: [], pending: [] };
+      await tx.run("DELETE FROM blob_leases WHERE created_at < $1", [Date.now() - this.leaseTtlMs]);
+      for (const sha256 of new Set(candidates)) {
+        // A version references its blob, and so does a step-cache entry until it is evicted.
+        const kept = await tx.one(
+          `SELECT 1 FROM versions WHERE sha256 = $1 UNION ALL SELECT 1 FROM step_cache WHERE sha256 = $1
+           UNION ALL SELECT 1 FROM blob_leases WHERE sha256 = $1 LIMIT 1`,
+          [sha256],
+        );
+        if (kept !== undefined) {
+          await tx.run("DELETE FROM cleanup_pending WHERE sha256 = $1", [sha256]);
+          continue;
+        }
+        let bytes: number;
+        try {
+          bytes = await remove(sha256);
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : String(error);
+          await tx.run(
+            `INSERT INTO cleanup_pending (sha256, reason, recorded_at) VALUES ($1, $2, $3)
+             ON CONFLICT (sha256) DO UPDATE SET reason = excluded.reason, recorded_at = excluded.recorded_at`,
+            [sha256, reason, new Date().toISOString()],
+          );
+          result.pending.push({ sha256, reason });
+          continue;
+        }
+        await tx.run("DELETE FROM cleanup_pending WHERE sha256 = $1", [sha256]);
+        result.removed.push({ sha256, bytes });
+      }
+      return result;
+    });
+  }
+
+  async pendingCleanup(): Promise<string[]> {
+    const rows = await this.conn.rows<{ sha256: string }>(
+      `SELECT sha256 FROM cleanup_pending ORDER BY sha256 COLLATE "C"`,
+    );
+    return rows.map((row) => row.sha256);
+  }
 
   close(): Promise<void> {
     return this.conn.close();
   }
 }
 
-export type { Catalog };
+/** Inside a transaction: PINNED when a version outside `ids` depends on one inside. */
+async function refusePinned(tx: PgTx, ids: string[]): Promise<void> {
+  const blockers = await tx.rows<PinBlocker>(
+    `SELECT d.dep_id AS pinned, v.id AS artifact_id, v.name, v.version
+     FROM dependencies d JOIN versions v ON v.id = d.version_id
+     WHERE d.dep_id = ANY($1::text[]) AND NOT (d.version_id = ANY($1::text[]))
+     ORDER BY ${BY_NAME}, v.version`,
+    [ids],
+  );
+  if (blockers.length > 0) throw pinned(blockers);
+}
+
+/** Inside a write: removes the rows of `rows` (their chunks become obsolete); what was removed. */
+async function removeRows(tx: PgTx, rows: VersionRow[]): Promise<RemovedVersion[]> {
+  const ids = rows.map((row) => row.id);
+  await tx.run("UPDATE chunk_versions SET state = 'obsolete' WHERE version_id = ANY($1::text[])", [ids]);
+  await tx.run("DELETE FROM dependencies WHERE version_id = ANY($1::text[])", [ids]);
+  await tx.run("DELETE FROM versions WHERE id = ANY($1::text[])", [ids]);
+  return rows.map((r) => ({ artifact_id: r.id, name: r.name, version: r.version, sha256: r.sha256, bytes: r.bytes }));
+}
+
+/** Inside a write: adds one batch when its version is pending at `batch.from`; whether it did. */
+async function addChunksTx(tx: PgTx, batch: ChunkBatch): Promise<boolean> {
+  const row = await tx.one<{ state: string; indexed_bytes: number }>(
+    "SELECT state, indexed_bytes FROM chunk_versions WHERE version_id = $1",
+    [batch.artifact_id],
+  );
+  if (row === undefined || row.state !== "pending" || row.indexed_bytes !== batch.from) return false;
+  let at = batch.from;
+  for (const chunk of batch.chunks) {
+    if (chunk.start !== at || chunk.end <= chunk.start) throw chunksOutOfOrder(batch.artifact_id, batch.from);
+    at = chunk.end;
+  }
+  if (batch.chunks.length > 0) {
+    // One statement for the batch; ids follow the chunks' order, which breaks ranking ties as in SQLite.
+    await tx.run(
+      `INSERT INTO chunks (version_id, start_byte, end_byte, tsv)
+       SELECT $1, c.start_byte, c.end_byte, to_tsvector('simple', c.words)
+       FROM unnest($2::bigint[], $3::bigint[], $4::text[]) WITH ORDINALITY AS c (start_byte, end_byte, words, n)
+       ORDER BY c.n`,
+      [
+        batch.artifact_id,
+        batch.chunks.map((c) => c.start),
+        batch.chunks.map((c) => c.end),
+        batch.chunks.map((c) => ftsDocument(c.text)),
+      ],
+    );
+  }
+  const reason = batch.state.state === "skipped" ? batch.state.reason : null;
+  await tx.run("UPDATE chunk_versions SET state = $1, indexed_bytes = $2, reason = $3 WHERE version_id = $4", [
+    batch.state.state,
+    at,
+    reason,
+    batch.artifact_id,
+  ]);
+  return true;
+}

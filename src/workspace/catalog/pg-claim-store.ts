@@ -1,14 +1,101 @@
-// The ClaimStore on the PostgreSQL catalog (in progress).
-import type { Fence } from "./claim-store.js";
+// The ClaimStore on the PostgreSQL catalog: one `claims` row per resource, each change one write transaction behind
+// the catalog's write lock (as SQLite's BEGIN IMMEDIATE), so a claim, its fence check and the write it guards are
+// ordered with every other write; `assertFenceTx` and `assertUnclaimedTx` run inside a write's own transaction.
+import { fenced, claimHeld as held } from "./catalog-errors.js";
+import type { ClaimGrant, ClaimOwner, ClaimStore, Fence } from "./claim-store.js";
 import type { PgTx } from "./pg-connection.js";
 import type { PgStoreHost } from "./pg-hosts.js";
 
-export class PgClaimStore {
-  constructor(readonly host: PgStoreHost) {}
+interface ClaimRow {
+  resource: string;
+  last_ticket: number;
+  holder: string | null;
+  expires_at: number | null;
+}
 
-  /** Inside a write transaction: FENCED unless the fence's ticket is the resource's current one. */
-  async assertFenceTx(_tx: PgTx, _fence: Fence): Promise<void> {}
+const ROW = "SELECT resource, last_ticket, holder, expires_at FROM claims WHERE resource = $1";
 
-  /** Inside a write transaction: CLAIM_HELD while another holder's claim on `resource` lasts. */
-  async assertUnclaimedTx(_tx: PgTx, _resource: string): Promise<void> {}
+export class PgClaimStore implements ClaimStore {
+  constructor(private readonly host: PgStoreHost) {}
+
+  private now(): number {
+    return this.host.now?.() ?? Date.now();
+  }
+
+  claim(resource: string, holder: string, ttlMs: number): Promise<ClaimGrant> {
+    return this.host.conn.write(async (tx) => {
+      const now = this.now();
+      const row = await tx.one<ClaimRow>(ROW, [resource]);
+      if (row?.holder != null && row.expires_at !== null && row.expires_at > now) {
+        throw held(resource, row.holder, row.expires_at, now);
+      }
+      const ticket = (row?.last_ticket ?? 0) + 1;
+      const expiresAt = now + ttlMs;
+      await tx.run(
+        `INSERT INTO claims (resource, last_ticket, holder, expires_at, claimed_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (resource) DO UPDATE SET last_ticket = excluded.last_ticket, holder = excluded.holder,
+           expires_at = excluded.expires_at, claimed_at = excluded.claimed_at`,
+        [resource, ticket, holder, expiresAt, now],
+      );
+      return { resource, ticket, holder, expires_at: expiresAt };
+    });
+  }
+
+  renew(fence: Fence, ttlMs: number): Promise<ClaimGrant> {
+    return this.host.conn.write(async (tx) => {
+      const row = await this.assertFenceTx(tx, fence);
+      const expiresAt = this.now() + ttlMs;
+      await tx.run("UPDATE claims SET expires_at = $1 WHERE resource = $2", [expiresAt, fence.resource]);
+      return { resource: fence.resource, ticket: fence.ticket, holder: row.holder as string, expires_at: expiresAt };
+    });
+  }
+
+  release(fence: Fence): Promise<boolean> {
+    return this.host.conn.write(
+      async (tx) =>
+        (await tx.run(
+          `UPDATE claims SET holder = NULL, expires_at = NULL
+           WHERE resource = $1 AND last_ticket = $2 AND holder IS NOT NULL AND ($3::text IS NULL OR holder = $3)`,
+          [fence.resource, fence.ticket, fence.holder ?? null],
+        )) === 1,
+    );
+  }
+
+  async owner(resource: string): Promise<ClaimOwner> {
+    const [row] = await this.host.conn.rows<ClaimRow>(ROW, [resource]);
+    const now = this.now();
+    const holding = row?.holder != null;
+    return {
+      resource,
+      held: holding && (row?.expires_at ?? 0) > now,
+      holder: holding ? (row?.holder ?? null) : null,
+      ticket: holding ? (row?.last_ticket ?? null) : null,
+      expires_at: holding ? (row?.expires_at ?? null) : null,
+      last_ticket: row?.last_ticket ?? 0,
+    };
+  }
+
+  async check(fence: Fence): Promise<void> {
+    await this.host.conn.read((tx) => this.assertFenceTx(tx, fence));
+  }
+
+  /** Inside a transaction: the resource's row when `fence` holds; FENCED otherwise. */
+  async assertFenceTx(tx: PgTx, fence: Fence): Promise<ClaimRow> {
+    const row = await tx.one<ClaimRow>(ROW, [fence.resource]);
+    const holds = row !== undefined && row.last_ticket === fence.ticket && row.holder !== null;
+    if (holds && (fence.holder === undefined || row.holder === fence.holder)) return row;
+    throw fenced(fence, row, this.now());
+  }
+
+  /**
+   * Inside a transaction: a write to `resource` that carries no ticket passes only while no one holds an unexpired
+   * claim on it (CLAIM_HELD otherwise).
+   */
+  async assertUnclaimedTx(tx: PgTx, resource: string): Promise<void> {
+    const row = await tx.one<ClaimRow>(ROW, [resource]);
+    const now = this.now();
+    if (row?.holder != null && row.expires_at !== null && row.expires_at > now) {
+      throw held(resource, row.holder, row.expires_at, now);
+    }
+  }
 }

@@ -23,15 +23,28 @@ import {
   MAX_DEPENDENCIES,
   type NewVersion,
   newArtifactId,
+  PRUNE_EVENT_NAMES,
   type RemovedVersion,
   type SearchHit,
   type SearchOptions,
   type StaleInput,
   type VersionRecord,
 } from "./catalog.js";
+import {
+  chunksOutOfOrder,
+  currentVersionRefused,
+  cursorOf,
+  cursorSeq,
+  dependenciesNotFound,
+  notFound,
+  type PinBlocker,
+  pinned,
+  tooManyDependencies,
+  versionConflict,
+} from "./catalog-errors.js";
 import type { CatalogRows } from "./catalog-rows.js";
 import type { ClaimStore } from "./claim-store.js";
-import { type Attribution, DEFAULT_EVENT_HISTORY } from "./event-log.js";
+import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
 import { createSqliteCatalogRows } from "./sqlite-catalog-rows.js";
@@ -170,8 +183,6 @@ const LIST_NAMESPACES = `
       SELECT substr(v.name, @start) AS rest, v.seq ${LISTED}
     ) WHERE instr(rest, '/') > 0
   ) GROUP BY namespace ORDER BY max(seq) DESC LIMIT @most`;
-/** A cursor is the write order (`seq`) of the last version listed, in base 36. */
-const CURSOR = /^[0-9a-z]{1,11}$/;
 
 // The chunk index. A null @ids means every current text version; otherwise a JSON array of version ids.
 const CHUNK_SCOPE = "(@ids IS NULL OR s.version_id IN (SELECT value FROM json_each(@ids)))";
@@ -285,7 +296,7 @@ export class SqliteCatalog implements Catalog {
       throw versionConflict(input.name, current?.version, options.expectedVersion);
     }
     if (input.dependencies.length > MAX_DEPENDENCIES) {
-      throw new CairnError(ErrorCode.TOO_LARGE, `a version may pin at most ${MAX_DEPENDENCIES} dependencies`);
+      throw tooManyDependencies();
     }
     const dependencyIds = this.resolveDependencies(input.dependencies);
     const counter = this.q("SELECT last_version FROM name_counters WHERE name = ?", true).get(input.name) as
@@ -367,13 +378,7 @@ export class SqliteCatalog implements Catalog {
       if (id === undefined) missing.push(ref);
       else if (!ids.includes(id)) ids.push(id);
     }
-    if (missing.length > 0) {
-      throw new CairnError(
-        ErrorCode.NOT_FOUND,
-        `dependencies not found: ${missing.join(", ")}: pin ids (ws_...) or names that exist in this workspace`,
-        { data: { missing } },
-      );
-    }
+    if (missing.length > 0) throw dependenciesNotFound(missing);
     return ids;
   }
 
@@ -480,7 +485,7 @@ export class SqliteCatalog implements Catalog {
       const last = page.at(-1);
       const result: ListPage = {
         records: page.map((row) => this.recordOf(row)),
-        next_cursor: rows.length > options.limit && last !== undefined ? last.seq.toString(36) : null,
+        next_cursor: rows.length > options.limit && last !== undefined ? cursorOf(last.seq) : null,
       };
       if (options.overview !== undefined) result.overview = this.overview(filters, options.overview.namespaces);
       return result;
@@ -521,13 +526,7 @@ export class SqliteCatalog implements Catalog {
           const row = this.rowById(artifactId);
           if (row === undefined) throw notFound(artifactId);
           const current = this.currentOf(row.name);
-          if (row.current_id === row.id) {
-            throw new CairnError(
-              ErrorCode.INVALID_ARGUMENT,
-              `${artifactId} is the current version (${row.version}) of "${row.name}": to remove it, delete the name "${row.name}" with expected_version ${row.version}`,
-              { data: { name: row.name, current_version: row.version } },
-            );
-          }
+          if (row.current_id === row.id) throw currentVersionRefused(artifactId, row.name, row.version);
           if (expectedVersion !== undefined && expectedVersion !== current?.version) {
             throw versionConflict(row.name, current?.version, expectedVersion);
           }
@@ -566,14 +565,8 @@ export class SqliteCatalog implements Catalog {
          WHERE d.dep_id IN (${placeholders}) AND d.version_id NOT IN (${placeholders})
          ORDER BY v.name, v.version`,
       )
-      .all(...ids, ...ids) as { pinned: string; artifact_id: string; name: string; version: number }[];
-    if (blockers.length === 0) return;
-    const named = blockers.map((b) => `${b.name} v${b.version} (${b.artifact_id})`);
-    throw new CairnError(
-      ErrorCode.PINNED,
-      `refused: pinned by ${named.join(", ")}: delete or prune those first, or keep this version`,
-      { data: { blockers } },
-    );
+      .all(...ids, ...ids) as PinBlocker[];
+    if (blockers.length > 0) throw pinned(blockers);
   }
 
   /** Inside the removing transaction: one event per removed version. */
@@ -672,10 +665,7 @@ export class SqliteCatalog implements Catalog {
     let at = batch.from;
     for (const chunk of batch.chunks) {
       if (chunk.start !== at || chunk.end <= chunk.start) {
-        throw new CairnError(
-          ErrorCode.INTERNAL,
-          `chunks of ${batch.artifact_id} must follow each other from byte ${batch.from}: report this`,
-        );
+        throw chunksOutOfOrder(batch.artifact_id, batch.from);
       }
       const { lastInsertRowid } = addRange.run(batch.artifact_id, chunk.start, chunk.end);
       addText.run(lastInsertRowid, chunk.text);
@@ -1006,16 +996,8 @@ export interface CatalogFacts {
   mentionedBlobs: Set<string>;
 }
 
-/** Removed versions a prune event names. */
-const PRUNE_EVENT_NAMES = 20;
-
-/** The actor fields of an event; absent ones fall to the log's defaults (the local account, a writer). */
-export function actorOf(event: Attribution | undefined): { actor?: string; role?: string } {
-  return {
-    ...(event?.actor === undefined ? {} : { actor: event.actor }),
-    ...(event?.role === undefined ? {} : { role: event.role }),
-  };
-}
+/** Kept for importers of this module; the rule lives with the event log. */
+export { actorOf } from "./event-log.js";
 
 function isProcessState(table: string): boolean {
   return table === "cleanup_pending" || table.endsWith("_leases");
@@ -1023,33 +1005,4 @@ function isProcessState(table: string): boolean {
 
 function quoteName(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
-}
-
-function cursorSeq(cursor: string): number {
-  const seq = CURSOR.test(cursor) ? Number.parseInt(cursor, 36) : Number.NaN;
-  if (!Number.isSafeInteger(seq)) {
-    throw new CairnError(
-      ErrorCode.INVALID_ARGUMENT,
-      `cursor ${JSON.stringify(cursor.slice(0, 40))} is not one this workspace gave: pass the next_cursor of the previous page, or none for the first page`,
-    );
-  }
-  return seq;
-}
-
-function notFound(ref: string): CairnError {
-  return new CairnError(ErrorCode.NOT_FOUND, `no artifact "${ref}" in this workspace: use find to look it up`, {
-    data: { ref },
-  });
-}
-
-function versionConflict(name: string, current: number | undefined, expected: number | undefined): CairnError {
-  const message =
-    current === undefined
-      ? `"${name}" has no current version (expected_version ${expected}): save without expected_version to create it`
-      : expected === undefined
-        ? `"${name}" already exists at version ${current}: pass expected_version ${current} to replace it`
-        : `"${name}" is at version ${current}, not ${expected}: inspect it, then pass expected_version ${current}`;
-  return new CairnError(ErrorCode.VERSION_CONFLICT, message, {
-    data: { name, current_version: current ?? null, expected_version: expected ?? null },
-  });
 }

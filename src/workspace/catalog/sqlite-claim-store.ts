@@ -1,6 +1,6 @@
 // The ClaimStore on the SQLite catalog's connection: one `claims` row per resource (migration 5), each change one
 // BEGIN IMMEDIATE transaction behind the catalog's write gate; `assertFenceTx` runs inside a write's own transaction.
-import { CairnError, ErrorCode } from "../../errors.js";
+import { fenced, claimHeld as held } from "./catalog-errors.js";
 import type { ClaimGrant, ClaimOwner, ClaimStore, Fence } from "./claim-store.js";
 import { type CatalogConnection, writeTx } from "./sqlite-connection.js";
 
@@ -109,32 +109,4 @@ export class SqliteClaimStore implements ClaimStore {
       throw held(resource, row.holder, row.expires_at, now);
     }
   }
-}
-
-function held(resource: string, holder: string, expiresAt: number, now: number): CairnError {
-  const seconds = Math.max(1, Math.ceil((expiresAt - now) / 1000));
-  return new CairnError(
-    ErrorCode.CLAIM_HELD,
-    `${resource} is claimed by ${holder} for ${seconds} more s (until ${new Date(expiresAt).toISOString()}): wait until then and claim it again, or ask ${holder} to release it`,
-    { data: { resource, holder, expires_at: expiresAt } },
-  );
-}
-
-function fenced(fence: Fence, row: ClaimRow | undefined, now: number): CairnError {
-  const why =
-    row === undefined
-      ? `${fence.resource} was never claimed`
-      : row.last_ticket > fence.ticket
-        ? `a newer claim (ticket ${row.last_ticket}${row.holder === null ? ", since released" : ` by ${row.holder}`}) replaced ticket ${fence.ticket}`
-        : row.last_ticket < fence.ticket
-          ? `ticket ${fence.ticket} was never given (the newest is ${row.last_ticket})`
-          : row.holder === null
-            ? `ticket ${fence.ticket} was released`
-            : `ticket ${fence.ticket} is held by ${row.holder}, not by ${fence.holder}`;
-  const holder = row?.holder != null && (row.expires_at ?? 0) > now ? row.holder : undefined;
-  return new CairnError(
-    ErrorCode.FENCED,
-    `the claim on ${fence.resource} no longer holds: ${why}. Nothing was written; read the current state (another holder may have written since), then claim ${fence.resource} again and retry with the new ticket`,
-    { data: { resource: fence.resource, ticket: fence.ticket, last_ticket: row?.last_ticket ?? 0, holder } },
-  );
 }

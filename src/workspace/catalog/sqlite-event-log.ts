@@ -1,7 +1,6 @@
 // The EventLog on the SQLite catalog's connection: `appendTx` runs inside the catalog's and the ledger's write
 // transactions; history past the limit is removed a bounded batch at a time by the append that crosses it.
 
-import { userInfo } from "node:os";
 import type {
   EventLog,
   EventPage,
@@ -12,18 +11,11 @@ import type {
   UsageAggregate,
   WorkspaceEvent,
 } from "./event-log.js";
-import { mergeUsage } from "./event-log.js";
+import { EXPIRY_BATCH, eventDetail, localAccount, MARKERS_KEPT, mergeUsage } from "./event-log.js";
 import type { CatalogConnection } from "./sqlite-connection.js";
 
 /** What the log borrows from the catalog it is part of. */
 export type EventLogHost = CatalogConnection;
-
-/** Events one expiry pass removes at most: an append that crosses the limit never pays for a large delete. */
-const EXPIRY_BATCH = 1_000;
-/** Expiry markers kept (the newest says all that matters; a few older ones show the cadence). */
-const MARKERS_KEPT = 16;
-/** Detail JSON past this is replaced by a note saying so: an event stays compact whatever a caller passes. */
-const MAX_DETAIL_CHARS = 2_000;
 
 interface EventRow {
   seq: number;
@@ -50,15 +42,6 @@ interface UsageRow {
   json_tokens: number;
 }
 
-/** The local account's name: who writes when no identity is configured. */
-export function localAccount(): string {
-  try {
-    return userInfo().username || "local";
-  } catch {
-    return "local";
-  }
-}
-
 export class SqliteEventLog implements EventLog {
   private readonly defaultActor = localAccount();
 
@@ -69,8 +52,7 @@ export class SqliteEventLog implements EventLog {
 
   /** Inside a write transaction: appends one event, then removes a batch of the oldest when past the limit. */
   appendTx(event: NewEvent): void {
-    let detail = JSON.stringify(event.detail ?? {});
-    if (detail.length > MAX_DETAIL_CHARS) detail = JSON.stringify({ note: `detail cut: ${detail.length} characters` });
+    const detail = eventDetail(event.detail);
     const { lastInsertRowid } = this.host
       .q(
         `INSERT INTO events (at, actor, role, operation, ref, artifact_id, version, detail)
