@@ -1,9 +1,10 @@
-// The BlobStore contract, one suite run against every implementation (today FsBlobStore).
-// Real files in a temp dir; damage is done on disk the way an outside process would.
+// The BlobStore contract, one suite run against every implementation: FsBlobStore, and S3BlobStore on the run's
+// S3-compatible server with its local cache cold or damaged. Damage is done the way an outside process would.
 
 import { createHash } from "node:crypto";
 import {
   closeSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -13,18 +14,21 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
+import { DeleteObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { afterAll, describe, expect, it } from "vitest";
 import { CairnError } from "../../src/errors.js";
 import type { BlobStore } from "../../src/workspace/blobs/blob-store.js";
 import { createFsBlobStore } from "../../src/workspace/blobs/fs-blob-store.js";
+import { createS3BlobStore } from "../../src/workspace/blobs/s3-blob-store.js";
+import { freshS3 } from "../helpers/backends.js";
 
 interface Harness {
   store: BlobStore;
   /** Overwrites a stored blob's bytes behind the store's back. */
-  damage(sha256: string, bytes: Uint8Array): void;
-  remove(sha256: string): void;
+  damage(sha256: string, bytes: Uint8Array): void | Promise<void>;
+  remove(sha256: string): void | Promise<void>;
   /** Files in the store's temp area. */
   temps(): string[];
   /** Plants a temp file as a crashed writer would leave it. */
@@ -32,7 +36,11 @@ interface Harness {
 }
 
 const root = mkdtempSync(join(tmpdir(), "cairn-blobs-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const closers: (() => void)[] = [];
+afterAll(() => {
+  for (const close of closers) close();
+  rmSync(root, { recursive: true, force: true });
+});
 
 let n = 0;
 const implementations: [string, () => Promise<Harness>][] = [
@@ -51,7 +59,58 @@ const implementations: [string, () => Promise<Harness>][] = [
       };
     },
   ],
+  ["S3BlobStore, cold cache", () => s3Harness("cold")],
+  ["S3BlobStore, damaged cache", () => s3Harness("damaged")],
 ];
+
+/**
+ * An S3BlobStore on a fresh prefix. Damage overwrites the object with another client; the local cache is then
+ * either emptied ("cold": the bucket's bytes are read) or overwritten too ("damaged": the cached copy is read first).
+ */
+async function s3Harness(cache: "cold" | "damaged"): Promise<Harness> {
+  const s3 = freshS3();
+  const credentials = { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
+  const store = await createS3BlobStore({
+    bucket: s3.bucket,
+    prefix: s3.prefix,
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials,
+    cacheDir: join(root, `s3cache${n++}`),
+  });
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials,
+    requestChecksumCalculation: "WHEN_REQUIRED",
+  });
+  closers.push(
+    () => store.close(),
+    () => client.destroy(),
+  );
+  const object = (sha: string) => ({ Bucket: s3.bucket, Key: store.keyOf(sha) });
+  return {
+    store,
+    damage: async (sha, bytes) => {
+      await client.send(new PutObjectCommand({ ...object(sha), Body: bytes }));
+      const cached = store.cache.pathOf(sha);
+      if (cache === "cold") {
+        rmSync(cached, { force: true });
+      } else {
+        mkdirSync(dirname(cached), { recursive: true });
+        writeFileSync(cached, bytes);
+      }
+    },
+    remove: async (sha) => {
+      await client.send(new DeleteObjectCommand(object(sha)));
+      rmSync(store.cache.pathOf(sha), { force: true });
+    },
+    temps: () => readdirSync(store.cache.tempDir),
+    plantAbandonedTemp: () => writeFileSync(join(store.cache.tempDir, "4194305-0badc0de.tmp"), "partial"),
+  };
+}
 
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
 
@@ -101,10 +160,10 @@ for (const [label, create] of implementations) {
     it("reports changed bytes as CORRUPT on whole reads and streams, and a changed size on any read", async () => {
       const h = await create();
       const { sha256 } = await h.store.put(Buffer.from("original"));
-      h.damage(sha256, Buffer.from("tampered"));
+      await h.damage(sha256, Buffer.from("tampered"));
       expect(await code(h.store.read(sha256, 8))).toBe("CORRUPT");
       expect(await code(drain(h.store.open(sha256, 8)))).toBe("CORRUPT");
-      h.damage(sha256, Buffer.from("short"));
+      await h.damage(sha256, Buffer.from("short"));
       expect(await code(h.store.readRange(sha256, 0, 2, 8))).toBe("CORRUPT");
       expect(await code(h.store.read(sha256, 8))).toBe("CORRUPT");
     });
@@ -113,16 +172,16 @@ for (const [label, create] of implementations) {
       const h = await create();
       const { sha256 } = await h.store.put(Buffer.from("a,b\n1,2\n"));
       expect(readFileSync(await h.store.localPath(sha256, 8), "utf8")).toBe("a,b\n1,2\n");
-      h.damage(sha256, Buffer.from("a,b\n"));
+      await h.damage(sha256, Buffer.from("a,b\n"));
       expect(await code(h.store.localPath(sha256, 8))).toBe("CORRUPT");
-      h.remove(sha256);
+      await h.remove(sha256);
       expect(await code(h.store.localPath(sha256, 8))).toBe("NOT_FOUND");
     });
 
     it("reports a missing blob as NOT_FOUND", async () => {
       const h = await create();
       const { sha256 } = await h.store.put(Buffer.from("here"));
-      h.remove(sha256);
+      await h.remove(sha256);
       expect(await h.store.has(sha256)).toBe(false);
       expect(await code(h.store.read(sha256))).toBe("NOT_FOUND");
       expect(await code(h.store.readRange(sha256, 0, 1, 4))).toBe("NOT_FOUND");
@@ -133,10 +192,10 @@ for (const [label, create] of implementations) {
       const h = await create();
       const content = Buffer.from("heal me");
       const { sha256 } = await h.store.put(content);
-      h.damage(sha256, Buffer.from("broken!"));
+      await h.damage(sha256, Buffer.from("broken!"));
       await h.store.put(Readable.from([content]));
       expect(Buffer.from(await h.store.read(sha256)).toString()).toBe("heal me");
-      h.remove(sha256);
+      await h.remove(sha256);
       await h.store.put(content);
       expect(await h.store.has(sha256)).toBe(true);
     });

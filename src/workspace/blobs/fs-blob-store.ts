@@ -234,30 +234,37 @@ export class FsBlobStore implements BlobStore {
     return out;
   }
 
-  async cleanTemp(): Promise<number> {
-    let removed = 0;
-    const dir = join(this.root, "tmp");
-    for (const entry of await readdir(dir).catch(() => [] as string[])) {
-      const pid = Number(/^(\d+)-/.exec(entry)?.[1]);
-      const path = join(dir, entry);
-      let abandoned = !Number.isInteger(pid) || (pid !== process.pid && !isAlive(pid));
-      if (!abandoned) {
-        const info = await stat(path).catch(() => undefined);
-        abandoned = info !== undefined && Date.now() - info.mtimeMs > TEMP_MAX_AGE_MS;
-      }
-      if (
-        abandoned &&
-        (await unlink(path)
-          .then(() => true)
-          .catch(() => false))
-      )
-        removed++;
-    }
-    return removed;
+  cleanTemp(): Promise<number> {
+    return removeAbandonedTemps(join(this.root, "tmp"));
   }
 }
 
-function checkMax(bytes: number, maxBytes: number | undefined): void {
+/**
+ * Removes the temp files in `dir` whose writer is gone (its pid, the name's prefix, no longer runs) or that are older
+ * than a day; returns how many were removed. Shared with the S3 store's local staging directory.
+ */
+export async function removeAbandonedTemps(dir: string): Promise<number> {
+  let removed = 0;
+  for (const entry of await readdir(dir).catch(() => [] as string[])) {
+    const pid = Number(/^(\d+)-/.exec(entry)?.[1]);
+    const path = join(dir, entry);
+    let abandoned = !Number.isInteger(pid) || (pid !== process.pid && !isAlive(pid));
+    if (!abandoned) {
+      const info = await stat(path).catch(() => undefined);
+      abandoned = info !== undefined && Date.now() - info.mtimeMs > TEMP_MAX_AGE_MS;
+    }
+    if (
+      abandoned &&
+      (await unlink(path)
+        .then(() => true)
+        .catch(() => false))
+    )
+      removed++;
+  }
+  return removed;
+}
+
+export function checkMax(bytes: number, maxBytes: number | undefined): void {
   if (maxBytes !== undefined && bytes > maxBytes) {
     throw new CairnError(ErrorCode.TOO_LARGE, `content is larger than ${maxBytes} bytes: use import for big files`, {
       data: { limit: maxBytes },
@@ -265,7 +272,7 @@ function checkMax(bytes: number, maxBytes: number | undefined): void {
   }
 }
 
-async function writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
+export async function writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
   let written = 0;
   while (written < chunk.byteLength) {
     const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written);
@@ -296,7 +303,10 @@ function isCode(error: unknown, code: string): boolean {
 }
 
 function missingOr(error: unknown, sha256: string): unknown {
-  if (!isCode(error, "ENOENT")) return error;
+  return isCode(error, "ENOENT") ? missingBlob(sha256) : error;
+}
+
+export function missingBlob(sha256: string): CairnError {
   return new CairnError(
     ErrorCode.NOT_FOUND,
     `the content of this version (blob ${sha256}) is missing from the workspace: it was removed outside Cairn; delete the version or save the content again`,
@@ -304,7 +314,7 @@ function missingOr(error: unknown, sha256: string): unknown {
   );
 }
 
-function corrupt(sha256: string, what: string): CairnError {
+export function corrupt(sha256: string, what: string): CairnError {
   return new CairnError(
     ErrorCode.CORRUPT,
     `the content of this version (blob ${sha256}) is corrupt: ${what} outside Cairn; delete the version or save the content again`,
