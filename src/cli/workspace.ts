@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import type { LoadConfigOptions, LoadedConfig } from "../config/load.js";
 import type { BackendChoice } from "../workspace/backends.js";
+import type { BlobStore } from "../workspace/blobs/blob-store.js";
 import type { CopySummary } from "../workspace/copy.js";
 import { ExitError, globalOptions, reportFailure } from "./common.js";
 
@@ -56,25 +57,43 @@ async function copyCommand(command: Command, to: string): Promise<CopySummary> {
   if (!backends.isPostgres(source.choice.catalog)) await requireWorkspace(source.dir);
   const destination = await targetOf(to, loadConfig, backends.backendChoice);
   const created = await prepareDestination(destination, backends);
-  const opened: { close(): Promise<void> }[] = [];
+  const [{ mkdtemp, rm }, { tmpdir }, { join }] = await Promise.all([
+    import("node:fs/promises"),
+    import("node:os"),
+    import("node:path"),
+  ]);
+  /** What to close (catalogs, and blob stores that hold connections) and remove at the end. */
+  const opened: { close(): unknown }[] = [];
+  const scratch: string[] = [];
   let ok = false;
   try {
+    const openBlobs = async (dir: string, choice: BackendChoice) => {
+      const blobs = await backends.openBlobStore(dir, choice);
+      const closable = blobs as unknown as { close?: () => unknown };
+      if (typeof closable.close === "function") opened.push(closable as { close(): unknown });
+      return blobs;
+    };
     const open = async (end: End) => {
       const catalog = await backends.openCatalog(end.dir, end.choice);
       opened.push(catalog);
-      const blobs = await backends.openBlobStore(end.dir, end.choice);
-      return { catalog, blobs, label: await labelOf(end, backends) };
+      return { catalog, blobs: await openBlobs(end.dir, end.choice), label: await labelOf(end, backends) };
     };
-    const summary = await copyWorkspace(await open(source), await open(destination));
+    const to = await open(destination);
+    let verifyBlobs: BlobStore | undefined;
+    if (backends.isS3(destination.choice.blobs)) {
+      // Read back through a store with no cache to speak of, so the bucket's own bytes are hashed.
+      const cold = await mkdtemp(join(tmpdir(), "cairn-copy-check-"));
+      scratch.push(cold);
+      verifyBlobs = await openBlobs(cold, { ...destination.choice, blob_cache_bytes: 1 });
+    }
+    const summary = await copyWorkspace(await open(source), { ...to, verifyBlobs });
     ok = true;
     return summary;
   } finally {
-    for (const store of opened.reverse()) await store.close().catch(() => {});
+    for (const store of opened.reverse()) await Promise.resolve(store.close()).catch(() => {});
+    for (const path of scratch) await rm(path, { recursive: true, force: true });
     // A directory this command made is taken away again: the destination is as it was.
-    if (!ok && created !== undefined) {
-      const { rm } = await import("node:fs/promises");
-      await rm(created, { recursive: true, force: true });
-    }
+    if (!ok && created !== undefined) await rm(created, { recursive: true, force: true });
   }
 }
 

@@ -21,6 +21,11 @@ export interface CopyEnd {
   blobs: BlobStore;
   /** How the summary names it (paths, or URLs with passwords redacted). @default the catalog's location */
   label?: { catalog: string; blobs: string } | undefined;
+  /**
+   * The destination's blobs as another machine reads them, for the read-back: an S3 store whose local cache is empty,
+   * so the bucket's own bytes are hashed rather than the copy the upload left in the cache. @default blobs
+   */
+  verifyBlobs?: BlobStore | undefined;
 }
 
 export interface CopyOptions {
@@ -212,8 +217,9 @@ class Copy {
       }
       this.added.add(sha256);
     }
+    const check = this.destination.verifyBlobs ?? to;
     for (const { sha256, bytes } of blobs) {
-      for await (const _ of to.open(sha256, bytes)) {
+      for await (const _ of check.open(sha256, bytes)) {
         // Reading to the end is the check: open() throws CORRUPT there when the bytes do not hash to the name.
       }
     }

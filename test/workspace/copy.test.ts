@@ -10,12 +10,13 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
 import { type BackendChoice, openBlobStore, openCatalog } from "../../src/workspace/backends.js";
-import { COPIED_TABLES } from "../../src/workspace/catalog/catalog-rows.js";
+import { createS3BlobStore, type S3BlobStore } from "../../src/workspace/blobs/s3-blob-store.js";
+import { CONTENT_TABLES, COPIED_TABLES, catalogRowsOf } from "../../src/workspace/catalog/catalog-rows.js";
 import { parsePgTarget } from "../../src/workspace/catalog/pg-catalog.js";
 import { createPgConnection, type PgConnection } from "../../src/workspace/catalog/pg-connection.js";
 import { type CopyEnd, type CopyOptions, type CopySummary, copyWorkspace } from "../../src/workspace/copy.js";
-import { openWorkspace } from "../../src/workspace/workspace.js";
-import { freshPostgresUrl } from "../helpers/backends.js";
+import { openWorkspace, Workspace } from "../../src/workspace/workspace.js";
+import { freshPostgresUrl, freshS3 } from "../helpers/backends.js";
 import { caught } from "../helpers/caught.js";
 
 const root = mkdtempSync(join(tmpdir(), "cairn-copy-"));
@@ -145,6 +146,20 @@ function ordered(table: string): string {
   return (spec?.order ?? ["1"]).join(", ");
 }
 
+/** A store on the run's S3 server under `s3.prefix`, with its own local cache (none to speak of when `cacheBytes` is 1). */
+function s3Store(s3: ReturnType<typeof freshS3>, cacheBytes?: number): Promise<S3BlobStore> {
+  return createS3BlobStore({
+    bucket: s3.bucket,
+    prefix: s3.prefix,
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    cacheDir: fresh("s3-cache"),
+    ...(cacheBytes === undefined ? {} : { cacheMaxBytes: cacheBytes }),
+  });
+}
+
 const blobFiles = (dir: string) => {
   const files: string[] = [];
   const walk = (path: string) => {
@@ -269,6 +284,64 @@ describe("workspace copy", () => {
     }
   });
 
+  it("carries a workspace to PostgreSQL and S3, where it is found and written, and back from the bucket", async () => {
+    const { dir, ids } = await sourceWorkspace();
+    const s3 = freshS3();
+    const pgUrl = freshPostgresUrl();
+    const bucket = await s3Store(s3);
+    // The read-back hashes the bucket's bytes, not the copies the uploads left in the cache.
+    const cold = await s3Store(s3, 1);
+    const source = await ends(dir, {});
+    const catalog = await openCatalog(fresh("pg-s3"), { catalog: pgUrl });
+    const summary = await copyWorkspace(source, { catalog, blobs: bucket, verifyBlobs: cold });
+    await source.catalog.close();
+    cold.close();
+    const local = sqliteRows(dir, "versions", "seq").map((r) => r.sha256 as string);
+    expect((await bucket.list()).sort()).toEqual(
+      [...new Set([...local, ...sqliteRows(dir, "step_cache", "key").map((r) => r.sha256 as string)])].sort(),
+    );
+    expect(summary).toMatchObject({ blobs: summary.blobs_copied, verified: true });
+
+    const shared = new Workspace(catalog, bucket, { logger: quiet, chunkInBackground: false });
+    const before = await open(dir);
+    try {
+      for (const text of ["ledger", "flights delays", "handoff", "gone"]) {
+        const found = async (ws: Workspace) => (await ws.find({ text })).results.map((r) => r.artifact_id);
+        expect(await found(shared)).toEqual(await found(before));
+      }
+      expect(await shared.read(ids.query as string, { as: "text" })).toBe("origin,delay\nSEA,40\n");
+      await shared.delete({ ref: "scratch/gone", expected_version: 2 });
+      expect((await shared.save({ name: "scratch/gone", content: "third life, in the bucket" })).version).toBe(3);
+    } finally {
+      await shared.close();
+      await before.close();
+      bucket.close();
+    }
+
+    const fromBucket = await s3Store(s3);
+    const home = fresh("from-s3");
+    const back = await ends(home, {});
+    const pg = await openCatalog(fresh("pg-s3-again"), { catalog: pgUrl });
+    try {
+      const returned = await copyWorkspace({ catalog: pg, blobs: fromBucket }, back);
+      // scratch/gone's v2 went with its name and v3 came.
+      expect(returned.versions).toBe(summary.versions);
+    } finally {
+      await pg.close();
+      await back.catalog.close();
+      fromBucket.close();
+    }
+    const after = await open(home);
+    try {
+      expect(await after.read("scratch/gone", { as: "text" })).toBe("third life, in the bucket");
+      expect((await after.lookup(["scratch/gone"]))[0]?.version).toBe(3);
+      expect((await after.lookup([ids.handoff as string]))[0]?.name).toBe("work/handoff");
+      expect((await after.find({ text: "version two" })).results.map((r) => r.artifact_id)).toEqual([ids.plan2]);
+    } finally {
+      await after.close();
+    }
+  });
+
   it("keeps an event sequence that is past the newest event still stored", async () => {
     const dir = fresh("sequence");
     const ws = await open(dir);
@@ -324,31 +397,71 @@ describe("workspace copy", () => {
 
   it("fails with CORRUPT on a damaged source blob and leaves the destination empty", async () => {
     const { dir } = await sourceWorkspace();
-    const [plan] = sqliteRows(dir, "versions", "seq");
-    const sha = plan?.sha256 as string;
+    // The last blob in copy order, so every other one was copied before the failure (and must be gone after it).
+    const sha = sqliteRows(dir, "versions", "sha256 DESC")[0]?.sha256 as string;
     const file = join(dir, "blobs", "sha256", sha.slice(0, 2), sha.slice(2));
     const bytes = readFileSync(file);
     bytes[0] = (bytes[0] as number) ^ 0xff;
     writeFileSync(file, bytes);
     expect(createHash("sha256").update(bytes).digest("hex")).not.toBe(sha);
+    const emptyCatalog = async (catalog: CopyEnd["catalog"]) => {
+      const counts = await (await catalogRowsOf(catalog)).read(async (reader) => {
+        const found: number[] = [];
+        for (const table of CONTENT_TABLES) found.push(await reader.count(table));
+        return found;
+      });
+      expect(counts.every((n) => n === 0)).toBe(true);
+    };
 
     for (const target of [{}, { catalog: freshPostgresUrl() }]) {
       const destination = fresh("damaged");
-      const error = await caught(copy([dir, {}], [destination, target]));
+      let copied = 0;
+      const error = await caught(
+        copy([dir, {}], [destination, target], { onProgress: (step) => void (copied = step.done) }),
+      );
       expect(error).toMatchObject({ code: "CORRUPT" });
+      expect(copied).toBeGreaterThan(1);
       expect(blobFiles(destination)).toEqual([]);
       const rows = await ends(destination, target);
       try {
-        const { catalogRowsOf, CONTENT_TABLES } = await import("../../src/workspace/catalog/catalog-rows.js");
-        const counts = await (await catalogRowsOf(rows.catalog)).read(async (reader) => {
-          const found: number[] = [];
-          for (const table of CONTENT_TABLES) found.push(await reader.count(table));
-          return found;
-        });
-        expect(counts.every((n) => n === 0)).toBe(true);
+        await emptyCatalog(rows.catalog);
       } finally {
         await rows.catalog.close();
       }
+    }
+
+    const bucket = await s3Store(freshS3());
+    const source = await ends(dir, {});
+    const catalog = await openCatalog(fresh("damaged-pg-s3"), { catalog: freshPostgresUrl() });
+    try {
+      expect(await caught(copyWorkspace(source, { catalog, blobs: bucket }))).toMatchObject({ code: "CORRUPT" });
+      expect(await bucket.list()).toEqual([]);
+      await emptyCatalog(catalog);
+    } finally {
+      await source.catalog.close();
+      await catalog.close();
+      bucket.close();
+    }
+  });
+
+  it("commits nothing when the destination does not hold the rows as they were written", async () => {
+    const { dir } = await sourceWorkspace();
+    const faults = [
+      "CREATE TRIGGER shift AFTER INSERT ON versions BEGIN UPDATE versions SET bytes = bytes + 1 WHERE seq = NEW.seq; END",
+      "CREATE TRIGGER lose AFTER INSERT ON events WHEN NEW.seq = 2 BEGIN DELETE FROM events WHERE seq = 2; END",
+    ];
+    for (const fault of faults) {
+      const destination = fresh("faulty");
+      await (await ends(destination, {})).catalog.close();
+      const db = new Database(join(destination, "catalog.db"));
+      db.exec(fault);
+      db.close();
+      const error = await caught(copy([dir, {}], [destination, {}]));
+      expect(error).toMatchObject({ code: "CORRUPT" });
+      expect(error.message).toContain("nothing was committed");
+      expect(sqliteRows(destination, "versions", "seq")).toEqual([]);
+      expect(sqliteRows(destination, "events", "seq")).toEqual([]);
+      expect(blobFiles(destination)).toEqual([]);
     }
   });
 
