@@ -417,7 +417,11 @@ describe("workspace copy", () => {
       const destination = fresh("damaged");
       let copied = 0;
       const error = await caught(
-        copy([dir, {}], [destination, target], { onProgress: (step) => void (copied = step.done) }),
+        copy([dir, {}], [destination, target], {
+          onProgress: (step) => {
+            copied = step.done;
+          },
+        }),
       );
       expect(error).toMatchObject({ code: "CORRUPT" });
       expect(copied).toBeGreaterThan(1);
@@ -478,6 +482,28 @@ describe("workspace copy", () => {
     expect(error).toMatchObject({ code: "NOT_FOUND", data: { sha256: sha } });
     expect(blobFiles(destination)).toEqual([]);
     expect(sqliteRows(destination, "versions", "seq")).toEqual([]);
+  });
+
+  it("copies to PostgreSQL what its text can hold: a NUL in a label is U+FFFD, one in a summary is refused", async () => {
+    const dir = fresh("nul");
+    const ws = await open(dir);
+    const saved = await ws.save({ name: "n/1", content: "text", summary: "a summary" });
+    await ws.memory.record("s", [{ kind: "remember", label: "before\u0000after", detail: {} }]);
+    await ws.close();
+    const pgUrl = freshPostgresUrl();
+    await copy([dir, {}], [fresh("nul-pg"), { catalog: pgUrl }]);
+    const pg = await pgConnection(pgUrl);
+    try {
+      expect(await pg.rows("SELECT label FROM observations")).toEqual([{ label: "before\uFFFDafter" }]);
+    } finally {
+      await pg.close();
+    }
+    const db = new Database(join(dir, "catalog.db"));
+    db.prepare("UPDATE versions SET summary = ? WHERE id = ?").run("nul\u0000inside", saved.artifact_id);
+    db.close();
+    const error = await caught(copy([dir, {}], [fresh("nul-pg"), { catalog: freshPostgresUrl() }]));
+    expect(error).toMatchObject({ code: "INVALID_ARGUMENT", data: { table: "versions", column: "summary" } });
+    expect(error.message).toContain("U+0000");
   });
 
   it("refuses a source with a table it does not copy, naming it", async () => {
