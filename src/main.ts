@@ -11,6 +11,7 @@ import { registerRunner } from "./cli/runner.js";
 import { registerServe } from "./cli/serve.js";
 import { registerSnapshot } from "./cli/snapshot.js";
 import { registerTools } from "./cli/tools.js";
+import { registerWorkspace } from "./cli/workspace.js";
 import { redactWrites } from "./log.js";
 import { VERSION } from "./version.js";
 
@@ -36,6 +37,7 @@ if (!versionOnly) (await import("./cli/operation-commands.js")).registerOperatio
 registerHostConfig(program);
 registerDoctor(program);
 registerSnapshot(program);
+registerWorkspace(program);
 registerRunner(program);
 registerDemo(program);
 

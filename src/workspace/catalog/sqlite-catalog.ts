@@ -42,10 +42,12 @@ import {
   tooManyDependencies,
   versionConflict,
 } from "./catalog-errors.js";
+import type { CatalogRows } from "./catalog-rows.js";
 import type { ClaimStore } from "./claim-store.js";
 import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
+import { createSqliteCatalogRows } from "./sqlite-catalog-rows.js";
 import { SqliteClaimStore } from "./sqlite-claim-store.js";
 import type { CatalogConnection } from "./sqlite-connection.js";
 import { SqliteEventLog } from "./sqlite-event-log.js";
@@ -815,6 +817,11 @@ export class SqliteCatalog implements Catalog {
       this.closed = true;
       this.db.close();
     });
+  }
+
+  /** The stored rows, for `workspace copy` to another backend (decision 0223): not part of the Catalog contract. */
+  catalogRows(): CatalogRows {
+    return createSqliteCatalogRows(this.db, (work) => this.exclusive(work));
   }
 
   // Snapshots (decision 0201) copy the catalog file whole, tables this Cairn does not know included.
