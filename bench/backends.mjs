@@ -57,8 +57,8 @@ export default async function backends() {
     ["sqlite+fs", local],
     ["postgres+s3", shared],
   ]);
-  /** @type {Record<string, Record<string, unknown>>} */
-  const results = {};
+  /** @type {Record<string, any>} */
+  const results = { "sqlite+fs": {}, "postgres+s3": {} };
   try {
     for (const [label, choose] of sides) {
       progress(`backends: ${label}: saves`);
@@ -130,7 +130,8 @@ async function measureSaves(openWorkspace, dir, backends) {
  */
 async function measureFind(openWorkspace, dir, target) {
   const { createSqliteCatalog } = await import("../dist/workspace/catalog/sqlite-catalog.js");
-  const { copyWorkspaceBetween } = await import("../dist/workspace/copy.js");
+  const { copyWorkspace } = await import("../dist/workspace/copy.js");
+  const { openBlobStore, openCatalog } = await import("../dist/workspace/backends.js");
   const sqliteDir = join(dir, "sqlite");
   const ws = await openWorkspace(sqliteDir, { chunkInBackground: false });
   // Every version points at one real blob (the copy verifies it); the catalog rows are what find searches.
@@ -139,6 +140,7 @@ async function measureFind(openWorkspace, dir, target) {
   const catalog = await createSqliteCatalog(join(sqliteDir, "catalog.db"), { durability: "normal" });
   const body = "one body for every bench version";
   const [record] = await catalog.get([blob.artifact_id]);
+  if (record === undefined) throw new Error("the bench blob's version is missing");
   for (let i = 0; i < ARTIFACTS; i++) {
     if (i % 10_000 === 0) progress(`backends: find: loading ${i}/${ARTIFACTS}`);
     const text = sentence(40);
@@ -162,14 +164,27 @@ async function measureFind(openWorkspace, dir, target) {
   await catalog.close();
   progress("backends: find: copying to PostgreSQL + S3");
   const copyStart = performance.now();
-  await copyWorkspaceBetween({ dir: sqliteDir, backends: {} }, { dir: join(dir, "shared"), backends: target });
+  /** @param {string} where @param {object} choice */
+  const end = async (where, choice) => ({
+    catalog: await openCatalog(where, choice),
+    blobs: await openBlobStore(where, choice),
+  });
+  const from = await end(sqliteDir, {});
+  const to = await end(join(dir, "shared"), target);
+  await copyWorkspace(from, to);
+  for (const opened of [from, to]) {
+    await opened.catalog.close();
+    await opened.blobs.close();
+  }
   const copySeconds = (performance.now() - copyStart) / 1000;
-  /** @type {Record<string, unknown>} */
+  /** @type {Record<string, any>} */
   const out = {};
-  for (const [label, side] of [
+  /** @type {[string, {dir: string, backends: object}][]} */
+  const sidesOfFind = [
     ["sqlite+fs", { dir: sqliteDir, backends: {} }],
     ["postgres+s3", { dir: join(dir, "shared"), backends: target }],
-  ]) {
+  ];
+  for (const [label, side] of sidesOfFind) {
     const opened = await openWorkspace(side.dir, { backends: side.backends, chunkInBackground: false });
     seed = 7;
     const times = [];
@@ -245,7 +260,7 @@ async function writeParquet(path) {
  * @param {string} dir
  * @param {Record<string, any>} backends
  * @param {{path: string, bytes: number}} parquet
- * @param {{endpoint: string}} s3
+ * @param {{endpoint: string, accessKeyId: string, secretAccessKey: string}} s3
  */
 async function measureQuery(openWorkspace, dir, backends, parquet, s3) {
   const ws = await openWorkspace(dir, { backends, chunkInBackground: false });
@@ -258,6 +273,7 @@ async function measureQuery(openWorkspace, dir, backends, parquet, s3) {
   const server = await startCairn({
     toml: toml === "" ? '[workspace]\nquery_timeout_ms = 600000\nquery_memory = "2GB"\n' : toml,
     serveArgs: backends.catalog === undefined ? ["--workspace", dir] : [],
+    env: { AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey },
   });
   try {
     const sql =
@@ -352,7 +368,7 @@ function report(results, parquetBytes) {
       `${b.writers[count].saves_per_second} (${b.writers[count].per_writer})`,
     ]),
   ];
-  const [head, ...body] = rows;
+  const [head = [], ...body] = rows;
   const lines = [`| ${head.join(" | ")} |`, "|---|---:|---:|", ...body.map((row) => `| ${row.join(" | ")} |`)];
   console.log(lines.join("\n"));
   console.log(

@@ -6,7 +6,7 @@ import { dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 /** @import { CallToolResult } from "@modelcontextprotocol/sdk/types.js" */
 /** @import { ExecutionError, ExecutionStats } from "../src/sandbox/executor.js" */
@@ -47,10 +47,17 @@ export function progress(message) {
 /**
  * Starts any stdio MCP server and connects a client. The server's stderr is kept (last 8 KB) so that a crash
  * can be reported with the server's own words instead of a bare "connection closed".
- * @param {{ command?: string, args: string[], cwd?: string, name?: string }} options
+ * `env` adds variables to the SDK's default environment (which passes only a few of this process's).
+ * @param {{ command?: string, args: string[], cwd?: string, name?: string, env?: Record<string, string> }} options
  */
-export async function startStdio({ command = process.execPath, args, cwd, name = "cairn-bench" }) {
-  const transport = new StdioClientTransport({ command, args, cwd, stderr: "pipe" });
+export async function startStdio({ command = process.execPath, args, cwd, name = "cairn-bench", env }) {
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    cwd,
+    stderr: "pipe",
+    ...(env === undefined ? {} : { env: { ...getDefaultEnvironment(), ...env } }),
+  });
   let stderr = "";
   transport.stderr?.on("data", (chunk) => {
     stderr = (stderr + chunk.toString()).slice(-8192);
@@ -95,15 +102,16 @@ export async function startStdio({ command = process.execPath, args, cwd, name =
 /**
  * Starts `cairn serve` from dist/ with its own temp config and workspace, so runs never share state or touch
  * the user's ~/.cairn. `toml` is the config text (empty = the SPEC defaults).
- * @param {{ toml?: string, serveArgs?: string[] }} [options]
+ * @param {{ toml?: string, serveArgs?: string[], env?: Record<string, string> }} [options]
  */
-export async function startCairn({ toml = "", serveArgs = [] } = {}) {
+export async function startCairn({ toml = "", serveArgs = [], env } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-"));
   const config = join(dir, "cairn.toml");
   writeFileSync(config, toml);
   const server = await startStdio({
     args: [join(ROOT, "dist", "main.js"), "serve", "--config", config, "--workspace", join(dir, "ws"), ...serveArgs],
     cwd: dir,
+    ...(env === undefined ? {} : { env }),
   });
   /**
    * execute_code; the parsed JSON when the reply is whole JSON, else null (a spilled reply is not).

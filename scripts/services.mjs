@@ -17,7 +17,8 @@ export function freePort() {
     server.unref();
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
       server.close(() => resolve(port));
     });
   });
@@ -31,7 +32,8 @@ function postgresBin() {
     const versions = readdirSync(base)
       .filter((v) => existsSync(join(base, v, "bin", "pg_ctl")))
       .sort((a, b) => Number(b) - Number(a));
-    if (versions.length > 0) return join(base, versions[0], "bin");
+    const newest = versions[0];
+    if (newest !== undefined) return join(base, newest, "bin");
   }
   try {
     return dirname(execFileSync("sh", ["-c", "command -v pg_ctl"], { encoding: "utf8" }).trim());
@@ -56,6 +58,7 @@ export async function startPostgres(options = {}) {
   const data = join(dir, "data");
   const asRoot = process.getuid?.() === 0;
   // initdb and postgres refuse to run as root: as root, the server runs as the `postgres` user in a directory it owns.
+  /** @param {string} program @param {string[]} args */
   const run = (program, args) =>
     asRoot
       ? execFileSync("runuser", ["-u", "postgres", "--", join(bin, program), ...args], { stdio: "pipe" })

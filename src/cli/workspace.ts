@@ -69,8 +69,7 @@ async function copyCommand(command: Command, to: string): Promise<CopySummary> {
   try {
     const openBlobs = async (dir: string, choice: BackendChoice) => {
       const blobs = await backends.openBlobStore(dir, choice);
-      const closable = blobs as unknown as { close?: () => unknown };
-      if (typeof closable.close === "function") opened.push(closable as { close(): unknown });
+      opened.push(blobs);
       return blobs;
     };
     const open = async (end: End) => {

@@ -3,7 +3,6 @@
 // what stays local: scratch files, spill files and, for S3, the read-through cache of blobs.
 import { join } from "node:path";
 import type { WorkspaceConfig } from "../config/schema.js";
-import { CairnError, ErrorCode } from "../errors.js";
 import { parseSize } from "../query/child-process-query-engine.js";
 import type { BlobStore } from "./blobs/blob-store.js";
 import type { Catalog } from "./catalog/catalog.js";
@@ -22,6 +21,8 @@ export interface BackendChoice {
   blob_cache_bytes?: number | undefined;
   /** PostgreSQL connections this process holds at most. */
   pool_size?: number | undefined;
+  /** How long a cached blob handed to SQL is never evicted (at least the query deadline). */
+  lease_ms?: number | undefined;
 }
 
 export interface CatalogOpenOptions {
@@ -50,11 +51,7 @@ export async function openCatalog(
   const eventHistory = options.eventHistory === undefined ? {} : { eventHistory: options.eventHistory };
   if (isPostgres(choice.catalog)) {
     const { createPgCatalog } = await import("./catalog/pg-catalog.js");
-    // (PgCatalog is completed in the next commits; the cast goes with them.)
-    return (await createPgCatalog(choice.catalog, {
-      ...eventHistory,
-      poolSize: choice.pool_size ?? 4,
-    })) as unknown as Catalog;
+    return createPgCatalog(choice.catalog, { ...eventHistory, poolSize: choice.pool_size ?? 4 });
   }
   const { createSqliteCatalog } = await import("./catalog/sqlite-catalog.js");
   return createSqliteCatalog(join(dir, "catalog.db"), eventHistory);
@@ -63,11 +60,19 @@ export async function openCatalog(
 /** Opens the chosen blob store: `blobs/` in `dir`, or the bucket and prefix the s3:// URL names. */
 export async function openBlobStore(dir: string, choice: BackendChoice): Promise<BlobStore> {
   if (isS3(choice.blobs)) {
-    // (S3BlobStore joins in the next commits.)
-    throw new CairnError(
-      ErrorCode.CONFIG_INVALID,
-      `blobs = "${choice.blobs}": S3 blob stores are not in this build yet`,
-    );
+    const { createS3BlobStore, parseS3Target } = await import("./blobs/s3-blob-store.js");
+    const { bucket, prefix } = parseS3Target(choice.blobs);
+    return createS3BlobStore({
+      bucket,
+      prefix,
+      cacheDir: join(dir, "blob-cache"),
+      ...(choice.endpoint === undefined ? {} : { endpoint: choice.endpoint }),
+      ...(choice.region === undefined ? {} : { region: choice.region }),
+      forcePathStyle: choice.path_style ?? false,
+      ...(choice.blob_cache_bytes === undefined ? {} : { cacheMaxBytes: choice.blob_cache_bytes }),
+      // A file SQL reads stays in the cache at least as long as the longest query may run.
+      ...(choice.lease_ms === undefined ? {} : { leaseMs: choice.lease_ms }),
+    });
   }
   const { createFsBlobStore } = await import("./blobs/fs-blob-store.js");
   return createFsBlobStore(join(dir, "blobs"));
@@ -83,5 +88,6 @@ export function backendChoice(workspace: WorkspaceConfig): BackendChoice {
     path_style: workspace.path_style,
     blob_cache_bytes: parseSize(workspace.blob_cache),
     pool_size: workspace.pool_size,
+    lease_ms: Math.max(10 * 60_000, 2 * workspace.query_timeout_ms),
   };
 }

@@ -711,6 +711,7 @@ export class Workspace {
   async close(): Promise<void> {
     await this.chunks.stop();
     await this.catalog.close();
+    await this.blobs.close();
   }
 
   private async collect(candidates: string[]): Promise<RemovalReport> {

@@ -72,6 +72,8 @@ export interface BlobStore {
   list(): Promise<string[]>;
   /** Removes temp files left by writers that no longer run; returns how many were removed. */
   cleanTemp(): Promise<number>;
+  /** Releases what the store holds open (connections); the store is not used afterwards. */
+  close(): Promise<void>;
 }
 
 /** True for a 64-character lowercase hex SHA-256. */

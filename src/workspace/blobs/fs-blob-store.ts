@@ -29,6 +29,9 @@ export async function createFsBlobStore(root: string): Promise<FsBlobStore> {
 export class FsBlobStore implements BlobStore {
   constructor(readonly root: string) {}
 
+  /** Nothing to release: every call opens and closes its own files. */
+  async close(): Promise<void> {}
+
   /** The file holding a blob. Throws INVALID_ARGUMENT for anything but a SHA-256 hex string. */
   pathOf(sha256: string): string {
     if (!isSha256(sha256)) throw new CairnError(ErrorCode.INVALID_ARGUMENT, `"${sha256}" is not a sha256 hex digest`);

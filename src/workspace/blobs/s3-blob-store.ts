@@ -129,7 +129,7 @@ export class S3BlobStore implements BlobStore {
   ) {}
 
   /** Closes the client's connections. The store must not be used afterwards. */
-  close(): void {
+  async close(): Promise<void> {
     this.client.destroy();
   }
 

@@ -180,7 +180,7 @@ export class PgCatalog implements Catalog {
     this.memory = new PgMemoryStore(host);
     // PgTaskLedger is completed beside this class; until it implements its contract this one cast keeps the catalog
     // compiling (it goes when it does).
-    this.tasks = new PgTaskLedger(ledgerHost) as unknown as TaskLedger;
+    this.tasks = new PgTaskLedger(ledgerHost);
   }
 
   insertVersion(input: NewVersion, options: InsertOptions = {}): Promise<VersionRecord> {

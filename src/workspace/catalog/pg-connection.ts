@@ -28,7 +28,10 @@ export interface PgConnectionOptions {
   statementTimeoutMs?: number;
 }
 
-/** Arbitrary constant: the advisory lock every write transaction of a catalog takes first. */
+/**
+ * Arbitrary constant: with a hash of the schema, the advisory lock every write transaction of a catalog takes first.
+ * Per schema, so workspaces sharing a database never wait for each other's writes.
+ */
 const WRITE_LOCK = 0x6361_6972; // "cair"
 /** SQLSTATEs after which the whole transaction may be run again: nothing it did committed. */
 const RETRY_STATES = new Set(["40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300"]);
@@ -134,7 +137,7 @@ export class PgConnection {
       await client.query(begin);
       let result: T;
       try {
-        if (lock) await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
+        if (lock) await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [WRITE_LOCK, this.schema]);
         result = await work(txOf(client));
       } catch (error) {
         await client.query("ROLLBACK").catch(() => {});
