@@ -157,7 +157,7 @@ describe("two processes on one PostgreSQL catalog and one S3 bucket", () => {
     expect(query.isError, query.text).toBe(false);
     expect(query.text).toContain("124750");
     const read = await b.call("execute_code", {
-      code: 'const r = await workspace.read("shared/flights.csv"); return r.content.split("\\n").length',
+      code: 'const text = await workspace.read("shared/flights.csv"); return text.split("\\n").length',
     });
     expect(read.text).toContain("501");
   });
