@@ -101,6 +101,14 @@ for (const [label, create, newStore] of implementations) {
       await catalog.close();
     });
 
+    it("indexes a text that holds the NUL character by its words", async () => {
+      const catalog = await create();
+      await catalog.insertVersion(version("notes/nul", { index_text: "before\u0000after words" }));
+      const hits = await catalog.search("after", { limit: 5 });
+      expect(hits.map((h) => h.record.name)).toEqual(["notes/nul"]);
+      await catalog.close();
+    });
+
     it("finds a version by name and number, and nothing for a deleted or unknown one", async () => {
       const catalog = await create();
       const v1 = await catalog.insertVersion(version("notes/v"));

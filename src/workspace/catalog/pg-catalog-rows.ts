@@ -16,22 +16,12 @@ import {
 } from "./catalog-rows.js";
 import { ftsDocument } from "./fts-text.js";
 import { type PgConnection, type PgTx, redactUrl } from "./pg-connection.js";
+import { indexedWords, searchVectorSql } from "./pg-search.js";
 
 /** Tables that hold a tsvector beside their text. */
 const INDEXED = new Set(["search", "observations"]);
 /** Parameters one INSERT statement binds at most (PostgreSQL's limit is 65,535). */
 const MAX_PARAMETERS = 30_000;
-
-/**
- * `search.tsv` from a row's text: name weighs most (A), then summary (B), source (C) and body (D), as bm25's weights
- * 8, 4, 2, 1 in SQLite. Each `$n` receives `ftsDocument` of its column.
- */
-export function searchVectorSql(name: string, summary: string, source: string, body: string): string {
-  return (
-    `setweight(to_tsvector('simple', ${name}), 'A') || setweight(to_tsvector('simple', ${summary}), 'B') || ` +
-    `setweight(to_tsvector('simple', ${source}), 'C') || setweight(to_tsvector('simple', ${body}), 'D')`
-  );
-}
 
 let cursors = 0;
 
@@ -172,10 +162,10 @@ async function insertBatch(tx: PgTx, table: TableSpec, rows: readonly Row[]): Pr
     if (table.name === "search") {
       values.push(
         searchVectorSql(
-          bind(ftsDocument(text(row.name))),
-          bind(ftsDocument(text(row.summary))),
-          bind(ftsDocument(text(row.source))),
-          bind(ftsDocument(text(row.body))),
+          bind(indexedWords(text(row.name))),
+          bind(indexedWords(text(row.summary))),
+          bind(indexedWords(text(row.source))),
+          bind(indexedWords(text(row.body))),
         ),
       );
     } else if (table.name === "observations") {

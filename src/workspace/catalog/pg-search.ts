@@ -22,8 +22,7 @@ import { recordsOf, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
 // (ts_rank's weights array lists D, C, B, A). Normalization 16 divides by log2(1 + distinct words): longer documents rank lower, a repeated word
 // still counts (decision 0220 has what differs from bm25).
 const RANK = "ts_rank('{0.1, 0.2, 0.4, 0.8}', s.tsv, q, 16)";
-const SEARCH_TSV = `setweight(to_tsvector('simple', $1), 'A') || setweight(to_tsvector('simple', $2), 'B')
-  || setweight(to_tsvector('simple', $3), 'C') || setweight(to_tsvector('simple', $4), 'D')`;
+const SEARCH_TSV = searchVectorSql("$1", "$2", "$3", "$4");
 // Ranking reads each match's tsvector; rows and snippets are fetched for the hits only.
 const TOP_HITS = `
   SELECT s.seq FROM search s, to_tsquery('simple', $1) q
@@ -68,8 +67,19 @@ interface ChunkProgressRow {
   reason: string | null;
 }
 
+/**
+ * `search.tsv` from a row's text, given as SQL parameters (`$n`) that each receive `indexedWords` of its column: name
+ * weighs most (A), then summary (B), source (C) and body (D). Also used by `cairn workspace copy` (pg-catalog-rows.ts).
+ */
+export function searchVectorSql(name: string, summary: string, source: string, body: string): string {
+  return (
+    `setweight(to_tsvector('simple', ${name}), 'A') || setweight(to_tsvector('simple', ${summary}), 'B') || ` +
+    `setweight(to_tsvector('simple', ${source}), 'C') || setweight(to_tsvector('simple', ${body}), 'D')`
+  );
+}
+
 /** `text`'s words for to_tsvector, as ftsDocument gives them, cut where the tsvector would pass its budget. */
-function indexedWords(text: string | null | undefined): string {
+export function indexedWords(text: string | null | undefined): string {
   const words = ftsWords(text ?? "");
   const counts = new Map<string, number>();
   let size = 0;
@@ -102,7 +112,8 @@ export async function indexVersion(tx: PgTx, seq: number, input: NewVersion): Pr
       input.name,
       input.summary ?? "",
       input.source ?? "",
-      input.index_text,
+      // PostgreSQL text cannot hold U+0000 (a text file may); the words are the same without it.
+      input.index_text.replaceAll("\u0000", " "),
     ],
   );
 }
