@@ -1,7 +1,7 @@
 // What the PostgreSQL catalog's stores share: one bounded pool, one way to write (a READ COMMITTED transaction that
 // first takes the catalog's write lock, as SQLite's BEGIN IMMEDIATE does) and one way to read several statements
 // from one snapshot (REPEATABLE READ, READ ONLY). Transient failures are retried only where nothing can have
-// committed. The only file besides pg-catalog.ts that imports `pg`, loaded lazily.
+// committed. The only file that imports `pg`, loaded lazily.
 import { createHash } from "node:crypto";
 import type { Pool, PoolClient, PoolConfig } from "pg";
 import { CairnError, ErrorCode } from "../../errors.js";
