@@ -1,5 +1,6 @@
 // What only the PostgreSQL catalog has to take care of: a database whose collation is not bytewise (names must still
-// sort as SQLite sorts them), and `pg` loaded lazily from one file. The behaviour every Catalog shares is in
+// sort as SQLite sorts them), several workspaces in one database (one write lock each), and `pg` loaded lazily from
+// one file. The behaviour every Catalog shares is in
 // test/contract/catalog.test.ts; the pool, the write lock and retries in pg-connection.test.ts.
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -57,6 +58,40 @@ describe("PgCatalog", () => {
       await admin.rows(`DROP DATABASE ${database} WITH (FORCE)`);
       await admin.close();
     }
+  });
+
+  it("holds one write lock per workspace: another schema of the database writes meanwhile, the same one waits", async () => {
+    const url = freshPostgresUrl();
+    const [holder, sameSchema, otherSchema] = [
+      await createPgCatalog(url),
+      await createPgCatalog(url),
+      await createPgCatalog(freshPostgresUrl()),
+    ];
+    let entered = () => {};
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // A collection's removal runs under the write lock: this one keeps it until the gate opens.
+    const holding = holder.collectBlobs(["a".repeat(64)], async () => {
+      entered();
+      await gate;
+      return 0;
+    });
+    await inside;
+    let waited = true;
+    const queued = sameSchema.insertVersion(note("same")).then(() => {
+      waited = false;
+    });
+    expect((await otherSchema.insertVersion(note("other"))).version).toBe(1);
+    expect(waited).toBe(true);
+    release();
+    await Promise.all([holding, queued]);
+    expect((await holder.get(["same"]))[0]?.version).toBe(1);
+    await Promise.all([holder.close(), sameSchema.close(), otherSchema.close()]);
   });
 
   it("is, with pg-connection.ts, the only source file that loads pg, and only lazily", () => {

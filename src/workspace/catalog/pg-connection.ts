@@ -1,7 +1,8 @@
 // What the PostgreSQL catalog's stores share: one bounded pool, one way to write (a READ COMMITTED transaction that
 // first takes the catalog's write lock, as SQLite's BEGIN IMMEDIATE does) and one way to read several statements
 // from one snapshot (REPEATABLE READ, READ ONLY). Transient failures are retried only where nothing can have
-// committed. The only file besides pg-catalog.ts that imports `pg`, loaded lazily.
+// committed. The only file that imports `pg`, loaded lazily.
+import { createHash } from "node:crypto";
 import type { Pool, PoolClient, PoolConfig } from "pg";
 import { CairnError, ErrorCode } from "../../errors.js";
 
@@ -29,8 +30,8 @@ export interface PgConnectionOptions {
 }
 
 /**
- * Arbitrary constant: with a hash of the schema, the advisory lock every write transaction of a catalog takes first.
- * Per schema, so workspaces sharing a database never wait for each other's writes.
+ * Arbitrary constant: with a key of the schema, the advisory lock every write transaction of a catalog takes first.
+ * Advisory locks are per database; keying by schema keeps workspaces sharing a database from serializing each other.
  */
 const WRITE_LOCK = 0x6361_6972; // "cair"
 /** SQLSTATEs after which the whole transaction may be run again: nothing it did committed. */
@@ -101,11 +102,16 @@ export class PgConnection {
   private closed = false;
   private readonly listening = new WeakSet<PoolClient>();
 
+  /** The second key of the write lock: the schema's name hashed to 32 bits (a collision only shares a lock). */
+  private readonly lockKey: number;
+
   constructor(
     readonly pool: Pool,
     readonly schema: string,
     private readonly attempts: number,
-  ) {}
+  ) {
+    this.lockKey = createHash("sha256").update(schema).digest().readInt32BE(0);
+  }
 
   /**
    * `work` as one write transaction: READ COMMITTED, the catalog's write lock taken before anything is read (so each
@@ -137,7 +143,7 @@ export class PgConnection {
       await client.query(begin);
       let result: T;
       try {
-        if (lock) await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [WRITE_LOCK, this.schema]);
+        if (lock) await client.query("SELECT pg_advisory_xact_lock($1, $2)", [WRITE_LOCK, this.lockKey]);
         result = await work(txOf(client));
       } catch (error) {
         await client.query("ROLLBACK").catch(() => {});
