@@ -104,6 +104,8 @@ export class PgConnection {
 
   /** The second key of the write lock: the schema's name hashed to 32 bits (a collision only shares a lock). */
   private readonly lockKey: number;
+  /** The end of this process's write queue. */
+  private writes: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly pool: Pool,
@@ -117,9 +119,14 @@ export class PgConnection {
    * `work` as one write transaction: READ COMMITTED, the catalog's write lock taken before anything is read (so each
    * statement after it sees every write committed before), committed at the end. Run again, whole, after a transient
    * failure before COMMIT; a failure during COMMIT is reported, never retried (it may have committed).
+   * This process's writes queue here first, one at a time: only one pooled connection ever waits for the lock, so a
+   * burst of writes cannot hold the whole pool while reads wait. `work` must not start another write (it would wait
+   * for itself).
    */
   write<T>(work: (tx: PgTx) => Promise<T>): Promise<T> {
-    return this.transaction("BEGIN ISOLATION LEVEL READ COMMITTED", work, true);
+    const run = this.writes.then(() => this.transaction("BEGIN ISOLATION LEVEL READ COMMITTED", work, true));
+    this.writes = run.catch(() => {});
+    return run;
   }
 
   /** `work` as one read-only snapshot: every statement in it sees the same committed state. */
