@@ -296,20 +296,24 @@ describe("S3BlobStore uploads", () => {
     expect(readdirSync(store.cache.tempDir)).toEqual([]);
   });
 
-  it("uploads identical content once, and again over an object another writer replaced", async () => {
-    const { store, s3 } = await openStore();
+  it("uploads a multipart blob once, sends a small one each time, and repairs an object another writer replaced", async () => {
+    const { store, s3 } = await openStore({ multipartThresholdBytes: 5 * MIB, partBytes: 5 * MIB });
     const seen = watch(store);
+    const large = randomBytes(6 * MIB);
+    await store.put(chunked(large));
+    await store.put(chunked(large));
+    expect(count(seen, "CreateMultipartUploadCommand")).toBe(1);
+    // A small blob costs one PUT whether or not the bucket has it: asking first would cost as much.
     const content = Buffer.from("stored once");
     const { sha256 } = await store.put(content);
     await store.put(Readable.from([content]));
-    expect(count(seen, "PutObjectCommand")).toBe(1);
-    // Same size, other bytes, no metadata: a dedup by size alone would keep them.
+    expect(count(seen, "PutObjectCommand")).toBe(2);
+    // Same size, other bytes, no metadata: the next put of the blob puts its own bytes back.
     const client = outsider(s3);
     await client.send(
       new PutObjectCommand({ Bucket: s3.bucket, Key: store.keyOf(sha256), Body: Buffer.from("STORED ONCE") }),
     );
     await store.put(content);
-    expect(count(seen, "PutObjectCommand")).toBe(2);
     expect((await objectBytes(client, s3, store.keyOf(sha256))).toString()).toBe("stored once");
   });
 

@@ -233,15 +233,20 @@ export class S3BlobStore implements BlobStore {
   }
 
   /**
-   * Uploads unless the bucket already holds this blob, then checks what the bucket holds. The bytes read for the
+   * Uploads (a multipart blob only unless the bucket already holds it), then checks what the bucket holds. The bytes read for the
    * upload are hashed again on the way, and a part upload is completed only if they still hash to `sha256`.
    */
   private async publish(sha256: string, bytes: number, read: PartReader): Promise<void> {
-    // Dedup is decided at commit, not at stage: a concurrent clean-up may remove the blob in between.
-    const present = await this.head(sha256);
-    if (present !== undefined && isTheBlob(present, sha256, bytes)) return;
-    if (bytes > this.settings.threshold) await this.uploadParts(sha256, bytes, read);
-    else await this.uploadWhole(sha256, bytes, read);
+    if (bytes > this.settings.threshold) {
+      // Dedup is decided at commit, not at stage: a concurrent clean-up may remove the blob in between.
+      const present = await this.head(sha256);
+      if (present !== undefined && isTheBlob(present, sha256, bytes)) return;
+      await this.uploadParts(sha256, bytes, read);
+    } else {
+      // A blob that fits one PUT is sent without asking first: the same bytes under the same key are harmless, and one
+      // request fewer is a third of a small save's time to the bucket.
+      await this.uploadWhole(sha256, bytes, read);
+    }
     let after = await this.head(sha256);
     // A server whose writes are not atomic (s3rver writes the object in place, and answers before its last bytes
     // reach the disk) shows a concurrent writer's partial object for a moment: ask again before calling it lost.
