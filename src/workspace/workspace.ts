@@ -138,7 +138,10 @@ export async function openWorkspace(dir: string, options: WorkspaceOptions = {})
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const backends = options.backends ?? {};
   const blobs = await openBlobStore(dir, backends);
-  const catalog = await openCatalog(dir, backends, { eventHistory: options.eventHistory });
+  const catalog = await openCatalog(dir, backends, { eventHistory: options.eventHistory }).catch(async (error) => {
+    await blobs.close();
+    throw error;
+  });
   await blobs.cleanTemp();
   return new Workspace(catalog, blobs, options);
 }

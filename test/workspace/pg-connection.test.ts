@@ -61,6 +61,7 @@ describe("PostgreSQL connection", () => {
     );
     expect(error.code).toBe("BACKEND_UNAVAILABLE");
     expect(error.message).toContain("cairn doctor");
+    expect(error.message).toContain("at postgres://cairn:***@127.0.0.1:1/cairn");
     expect(error.message).not.toContain("s3cret");
   });
 

@@ -21,9 +21,12 @@ export interface PgConnectionOptions {
   poolSize?: number;
   /** The schema the catalog's tables live in (created when missing). @default "public" */
   schema?: string;
-  /** Attempts of a transaction that failed transiently (serialization, deadlock, lost connection). @default 4 */
+  /** Attempts of a transaction that failed transiently (serialization, deadlock, lost connection). @default 3 */
   attempts?: number;
-  /** Waiting for a connection (pool full or server slow to accept) fails after this. @default 10000 */
+  /**
+   * Waiting for a connection (pool full, or a server slow to accept) fails after this, so a host that went silent
+   * costs a call at most `attempts` times this. @default 5000
+   */
   connectTimeoutMs?: number;
   /** A statement running longer fails (PostgreSQL's statement_timeout). @default 60000 */
   statementTimeoutMs?: number;
@@ -66,7 +69,7 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
   const config: PoolConfig = {
     connectionString: url,
     max: Math.max(1, options.poolSize ?? 4),
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
     statement_timeout: options.statementTimeoutMs ?? 60_000,
     options: `-c search_path=${schema}`,
@@ -82,7 +85,7 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
   const pool = new pg.Pool(config);
   // An idle client whose server went away emits here; without a listener the process would die.
   pool.on("error", () => {});
-  const connection = new PgConnection(pool, schema, Math.max(1, options.attempts ?? 4));
+  const connection = new PgConnection(pool, schema, Math.max(1, options.attempts ?? 3), redactUrl(url));
   try {
     await connection.attempt(async (client) => {
       // Two processes creating it at once: the loser sees a unique violation on the catalog of schemas.
@@ -92,7 +95,7 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
     });
   } catch (error) {
     await pool.end().catch(() => {});
-    throw unavailable(error, url);
+    throw unavailable(error, connection.where);
   }
   return connection;
 }
@@ -111,6 +114,8 @@ export class PgConnection {
     readonly pool: Pool,
     readonly schema: string,
     private readonly attempts: number,
+    /** The server's URL, password redacted: what errors name. */
+    readonly where = "",
   ) {
     this.lockKey = createHash("sha256").update(schema).digest().readInt32BE(0);
   }
@@ -196,7 +201,7 @@ export class PgConnection {
         client?.release(broken ? (error as Error) : undefined);
         if (error instanceof CairnError) throw error;
         if (!broken) throw translate(error);
-        if (attempt >= this.attempts) throw unavailable(error);
+        if (attempt >= this.attempts) throw unavailable(error, this.where);
         await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt * (0.5 + Math.random())));
       }
     }
@@ -214,14 +219,14 @@ function txOf(client: PoolClient): PgTx {
   };
 }
 
-/** The server could not be reached or kept failing: what to check, without the URL's password. */
-function unavailable(error: unknown, url?: string): CairnError {
+/** The server (`where`: its URL, password already redacted) could not be reached or kept failing: what to check. */
+function unavailable(error: unknown, where: string): CairnError {
   if (error instanceof CairnError) return error;
   const reason = error instanceof Error ? error.message : String(error);
-  const where = url === undefined ? "" : ` at ${redactUrl(url)}`;
+  const at = where === "" ? "" : ` at ${where}`;
   return new CairnError(
     ErrorCode.BACKEND_UNAVAILABLE,
-    `the workspace catalog's PostgreSQL server${where} did not answer (${reason}): check it runs and accepts connections (cairn doctor), then retry`,
+    `the workspace catalog's PostgreSQL server${at} did not answer (${reason}): check it runs and accepts connections (cairn doctor), then retry`,
     { cause: error },
   );
 }
