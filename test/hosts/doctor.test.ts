@@ -6,6 +6,7 @@ import { lstatSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "no
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { freshPostgresUrl, freshS3 } from "../helpers/backends.js";
 import { MAIN } from "../helpers/mcp-client.js";
 import { cairn, cairnAsync, env, FILES, newHome, write } from "./home.js";
 
@@ -93,6 +94,44 @@ describe("cairn doctor HOST", () => {
       `SQLite at ${join(home, ".cairn", "workspace", "catalog.db")}`,
     );
     expect(step(report.steps, "blobs").detail).toContain("read back verified and removed");
+  });
+
+  it("checks a workspace on PostgreSQL and S3, and fails the catalog step with its fix when the server is not there", async () => {
+    const home = newHome();
+    const s3 = freshS3();
+    // The AWS SDK's shared credentials file, as a user of S3 keeps it: the host's entry passes no secret.
+    write(
+      home,
+      ".aws/credentials",
+      `[default]\naws_access_key_id = ${s3.accessKeyId}\naws_secret_access_key = ${s3.secretAccessKey}\n`,
+    );
+    const shared = (catalog: string) =>
+      `[workspace]\ncatalog = "${catalog}"\nblobs = "s3://${s3.bucket}/${s3.prefix}"\nendpoint = "${s3.endpoint}"\npath_style = true\n`;
+    const catalog = freshPostgresUrl();
+    installFromProject(home, "cursor", shared(catalog));
+    const ok = await cairnAsync(home, ["doctor", "cursor", "--json"]);
+    expect(ok.code, ok.stdout).toBe(0);
+    const steps = stepsOf(ok.stdout);
+    expect(step(steps, "workspace").status).toBe("ok");
+    expect(step(steps, "catalog")).toMatchObject({
+      status: "ok",
+      detail: expect.stringContaining("PostgreSQL at postgres://cairn@"),
+    });
+    expect(step(steps, "blobs")).toMatchObject({
+      status: "ok",
+      detail: expect.stringContaining(`S3 at s3://${s3.bucket}/${s3.prefix} at ${s3.endpoint}`),
+    });
+
+    installFromProject(home, "cursor", shared("postgres://cairn:hunter2@127.0.0.1:1/cairn"));
+    const down = await cairnAsync(home, ["doctor", "cursor", "--json"]);
+    expect(down.code).toBe(1);
+    expect(step(stepsOf(down.stdout), "catalog")).toMatchObject({
+      status: "FAIL",
+      detail: expect.stringContaining("did not answer"),
+      fix: expect.stringContaining("start the PostgreSQL server"),
+    });
+    expect(down.stdout).not.toContain("hunter2");
+    expect(down.stdout).toContain("postgres://cairn:***@127.0.0.1:1/cairn");
   });
 
   it("fails on an upstream that cannot start, naming it and its file, and passes once it is fixed", async () => {
