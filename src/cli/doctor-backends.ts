@@ -27,7 +27,7 @@ export async function backendSteps(
   const dir = loaded.workspaceDir;
   const catalogName = isPostgres(choice.catalog) ? redactUrl(choice.catalog) : join(dir, "catalog.db");
   const blobsName = isS3(choice.blobs)
-    ? `${choice.blobs}${choice.endpoint === undefined ? "" : ` at ${choice.endpoint}`}`
+    ? `${choice.blobs}${choice.endpoint === undefined ? "" : ` at ${redactUrl(choice.endpoint)}`}`
     : join(dir, "blobs");
   const steps: DoctorStep[] = [];
   try {
@@ -54,11 +54,15 @@ export async function backendSteps(
   }
   try {
     const blobs = await openBlobStore(dir, choice);
-    const probe = randomBytes(32);
-    const { sha256 } = await blobs.put(probe);
-    const back = await blobs.read(sha256, probe.byteLength);
-    await blobs.delete(sha256);
-    if (!Buffer.from(back).equals(probe)) throw new Error("the probe blob came back different");
+    try {
+      const probe = randomBytes(32);
+      const { sha256 } = await blobs.put(probe);
+      const back = await blobs.read(sha256, probe.byteLength);
+      await blobs.delete(sha256);
+      if (!Buffer.from(back).equals(probe)) throw new Error("the probe blob came back different");
+    } finally {
+      await blobs.close();
+    }
     steps.push({
       step: "blobs",
       status: "ok",

@@ -138,11 +138,16 @@ export async function openWorkspace(dir: string, options: WorkspaceOptions = {})
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const backends = options.backends ?? {};
   const blobs = await openBlobStore(dir, backends);
-  const catalog = await openCatalog(dir, backends, { eventHistory: options.eventHistory }).catch(async (error) => {
-    await blobs.close();
+  let catalog: Catalog | undefined;
+  try {
+    catalog = await openCatalog(dir, backends, { eventHistory: options.eventHistory });
+    await blobs.cleanTemp();
+  } catch (error) {
+    // A server that is down now is retried by the next open: leave no pool or client of this one behind.
+    await catalog?.close().catch(() => {});
+    await blobs.close().catch(() => {});
     throw error;
-  });
-  await blobs.cleanTemp();
+  }
   return new Workspace(catalog, blobs, options);
 }
 

@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { type FileHandle, mkdir, open, readdir, rename, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
+import { CairnError, ErrorCode } from "../../errors.js";
 import { isSha256 } from "./blob-store.js";
 import { removeAbandonedTemps, writeAll } from "./fs-blob-store.js";
 
@@ -100,12 +101,15 @@ export class BlobCache {
     try {
       const info = await stat(path);
       const now = new Date();
-      // Fails with ENOENT when another process evicted the file since the stat: a miss, as it should be.
-      await utimes(path, now, options.lease ? now : info.mtime);
+      // Fails with ENOENT when another process evicted the file since the stat: a miss, as it should be. Recording
+      // the use is otherwise best effort: a cache on a read-only file system still serves what it holds.
+      await utimes(path, now, options.lease ? now : info.mtime).catch((error) => {
+        if (isMissing(error)) throw error;
+      });
       this.remember(sha256, info.size);
       return { path, bytes: info.size };
     } catch (error) {
-      if (!isMissing(error)) throw error;
+      if (!isMissing(error)) throw unwritable(this.dir, error);
       this.forget(sha256);
       if (options.lease) this.leases.delete(sha256);
       return undefined;
@@ -115,7 +119,14 @@ export class BlobCache {
   /** Starts writing a blob's file in `tmp/`; `finish` publishes it once the caller verified the bytes. */
   async fill(sha256: string): Promise<CacheFill> {
     const tmp = this.tempPath();
-    return new CacheFill(this, sha256, tmp, await open(tmp, "wx", 0o600));
+    return new CacheFill(this, sha256, tmp, await this.openTemp(tmp));
+  }
+
+  /** Creates a temp file (0600) for writing; a cache that cannot be written says so (`unwritable`). */
+  async openTemp(tmp: string): Promise<FileHandle> {
+    return open(tmp, "wx", 0o600).catch((error) => {
+      throw unwritable(this.dir, error);
+    });
   }
 
   /**
@@ -201,7 +212,9 @@ export class CacheFill {
 
   async write(chunk: Uint8Array): Promise<void> {
     if (this.handle === undefined) throw new Error("cache fill already finished");
-    await writeAll(this.handle, chunk);
+    await writeAll(this.handle, chunk).catch((error) => {
+      throw unwritable(this.cache.dir, error);
+    });
     this.bytes += chunk.byteLength;
   }
 
@@ -211,15 +224,15 @@ export class CacheFill {
     if (handle === undefined) throw new Error("cache fill already finished");
     this.handle = undefined;
     try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
       return await this.cache.adopt(this.tmp, this.sha256, this.bytes, options);
     } catch (error) {
       await unlink(this.tmp).catch(() => {});
-      throw error;
+      throw unwritable(this.cache.dir, error);
     }
   }
 
@@ -230,6 +243,31 @@ export class CacheFill {
     await handle?.close().catch(() => {});
     await unlink(this.tmp).catch(() => {});
   }
+}
+
+/** Errors of a local directory that cannot take more files: full, over quota, read-only, not ours, failing. */
+const DISK_ERRORS = new Set(["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO"]);
+
+/**
+ * A local disk failure of the cache as BACKEND_UNAVAILABLE saying what to do (S3 blobs reach SQL and large imports
+ * through it, so it is part of the blob store); any other error unchanged.
+ */
+export function unwritable(dir: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (error instanceof CairnError || code === undefined || !DISK_ERRORS.has(code)) return error;
+  const why =
+    code === "ENOSPC" || code === "EDQUOT"
+      ? "no space left on its device"
+      : code === "EROFS"
+        ? "its file system is read-only"
+        : code === "EIO"
+          ? "the device failed"
+          : "permission denied";
+  return new CairnError(
+    ErrorCode.BACKEND_UNAVAILABLE,
+    `the local cache of S3 blobs at ${dir} cannot be written (${why}, ${code}): free space there or lower [workspace] blob_cache, or give the workspace a writable path; then retry`,
+    { cause: error, data: { path: dir } },
+  );
 }
 
 function isMissing(error: unknown): boolean {

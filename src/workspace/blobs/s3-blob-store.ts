@@ -7,7 +7,7 @@ import { type FileHandle, open, readFile, unlink } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import type * as S3 from "@aws-sdk/client-s3";
 import { CairnError, ErrorCode } from "../../errors.js";
-import { BlobCache, type CacheFill } from "./blob-cache.js";
+import { BlobCache, type CacheFill, unwritable } from "./blob-cache.js";
 import {
   type BlobInfo,
   type BlobSource,
@@ -185,7 +185,11 @@ export class S3BlobStore implements BlobStore {
     const tmp = this.cache.tempPath();
     const hash = createHash("sha256");
     let bytes = 0;
-    const handle = await open(tmp, "wx", 0o600);
+    const handle = await this.cache.openTemp(tmp);
+    // Errors writing the staged file are the cache's (full, read-only); errors reading `chunks` are the source's.
+    const local = (error: unknown) => {
+      throw unwritable(this.cache.dir, error);
+    };
     // One write in flight while the next chunk is read and hashed, as in the file system store.
     let inFlight: Promise<void> = Promise.resolve();
     try {
@@ -194,12 +198,12 @@ export class S3BlobStore implements BlobStore {
         checkMax(bytes, options.maxBytes);
         hash.update(chunk);
         await inFlight;
-        inFlight = writeAll(handle, chunk);
+        inFlight = writeAll(handle, chunk).catch(local);
         options.onProgress?.(bytes);
       }
       await inFlight;
       // Synced because the file becomes the cached copy, which `localPath` serves after a size check only.
-      await handle.sync();
+      await handle.sync().catch(local);
     } catch (error) {
       await inFlight.catch(() => {});
       await handle.close().catch(() => {});
@@ -213,9 +217,15 @@ export class S3BlobStore implements BlobStore {
       bytes,
       commit: async () => {
         await this.publishFile(tmp, sha256, bytes);
-        // The staged file hashed to its name while written: it is a verified copy, so it becomes the cached one.
-        if (this.cache.fits(bytes)) await this.cache.adopt(tmp, sha256, bytes, { lease: false });
-        else await unlink(tmp);
+        // The staged file hashed to its name while written: it is a verified copy, so it becomes the cached one. The
+        // blob is published by now: a cache that cannot take it (read-only, full) must not fail the save.
+        const adopted = this.cache.fits(bytes)
+          ? await this.cache.adopt(tmp, sha256, bytes, { lease: false }).then(
+              () => true,
+              () => false,
+            )
+          : false;
+        if (!adopted) await unlink(tmp).catch(() => {});
       },
       discard: () => unlink(tmp).catch(() => {}),
     };

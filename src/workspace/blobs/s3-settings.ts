@@ -128,8 +128,17 @@ function checkBucket(bucket: string, shown: string): void {
   }
 }
 
+/** S3 keys are at most 1,024 bytes; a blob's key adds `/sha256/ab/` and 62 hex digits to the prefix. */
+const MAX_PREFIX_CHARS = 1024 - "/sha256/ab/".length - 62;
+
 function checkPrefix(prefix: string): void {
   if (prefix === "") return;
+  if (prefix.length > MAX_PREFIX_CHARS) {
+    throw new CairnError(
+      ErrorCode.CONFIG_INVALID,
+      `the key prefix is ${prefix.length} characters, more than ${MAX_PREFIX_CHARS}: S3 keys are at most 1,024 bytes and each blob's key adds 73 to the prefix; use a shorter prefix`,
+    );
+  }
   for (const segment of prefix.split("/")) {
     if (!/^[A-Za-z0-9!_.*'()-]+$/.test(segment) || segment === "." || segment === "..") {
       throw new CairnError(

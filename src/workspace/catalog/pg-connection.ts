@@ -30,6 +30,11 @@ export interface PgConnectionOptions {
   connectTimeoutMs?: number;
   /** A statement running longer fails (PostgreSQL's statement_timeout). @default 60000 */
   statementTimeoutMs?: number;
+  /**
+   * A reply the server does not send within this ends the connection (a frozen server or a network that drops
+   * packets never answers, and its statement_timeout cannot fire). @default statementTimeoutMs + 10000
+   */
+  replyTimeoutMs?: number;
 }
 
 /**
@@ -42,6 +47,8 @@ const RETRY_STATES = new Set(["40001", "40P01", "55P03", "57P01", "57P02", "57P0
 /** Node socket errors that mean the connection is gone. */
 const CONNECTION_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN"]);
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** Schemas PostgreSQL keeps for itself: `pg_*` cannot be created, and the system's own must not hold a catalog. */
+const RESERVED_SCHEMA = /^(pg_.*|information_schema)$/;
 
 /** True when `error` is a transient failure of the server or the connection, not of the statement. */
 export function isTransient(error: unknown): boolean {
@@ -52,27 +59,35 @@ export function isTransient(error: unknown): boolean {
   }
   return (
     typeof message === "string" &&
-    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message)
+    /Connection terminated|connection timeout|Client has encountered a connection error|Query read timeout/i.test(
+      message,
+    )
   );
 }
 
 /** Opens a bounded pool on `url` (a postgres:// URL) and checks the server answers. */
 export async function createPgConnection(url: string, options: PgConnectionOptions = {}): Promise<PgConnection> {
   const schema = options.schema ?? "public";
-  if (!SCHEMA_NAME.test(schema)) {
+  if (!SCHEMA_NAME.test(schema) || RESERVED_SCHEMA.test(schema)) {
     throw new CairnError(
       ErrorCode.CONFIG_INVALID,
-      `"${schema}" is not a schema name Cairn uses: lowercase letters, digits and _, starting with a letter`,
+      `"${schema}" is not a schema name Cairn uses: lowercase letters, digits and _, starting with a letter, and not pg_… or information_schema (PostgreSQL's own)`,
     );
   }
   const { default: pg } = await import("pg");
+  const { connectionString, serverOptions } = withoutServerOptions(url);
+  const statementTimeoutMs = options.statementTimeoutMs ?? 60_000;
   const config: PoolConfig = {
-    connectionString: url,
+    connectionString,
     max: Math.max(1, options.poolSize ?? 4),
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
-    statement_timeout: options.statementTimeoutMs ?? 60_000,
-    options: `-c search_path=${schema}`,
+    statement_timeout: statementTimeoutMs,
+    query_timeout: options.replyTimeoutMs ?? statementTimeoutMs + 10_000,
+    keepAlive: true,
+    // The URL's own `options` come first: a search_path there must not move the catalog out of its schema (its write
+    // lock is keyed by the schema's name).
+    options: `${serverOptions} -c search_path=${schema}`.trim(),
     application_name: "cairn",
     // int8 (bigint) and numeric as JS numbers: every count, size and millisecond time the catalog keeps is < 2^53.
     types: {
@@ -85,7 +100,10 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
   const pool = new pg.Pool(config);
   // An idle client whose server went away emits here; without a listener the process would die.
   pool.on("error", () => {});
-  const connection = new PgConnection(pool, schema, Math.max(1, options.attempts ?? 3), redactUrl(url));
+  const connection = new PgConnection(pool, schema, Math.max(1, options.attempts ?? 3), {
+    where: redactUrl(url),
+    statementTimeoutMs,
+  });
   try {
     await connection.attempt(async (client) => {
       // Two processes creating it at once: the loser sees a unique violation on the catalog of schemas.
@@ -95,9 +113,26 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
     });
   } catch (error) {
     await pool.end().catch(() => {});
-    throw unavailable(error, connection.where);
+    throw unavailable(error, redactUrl(url));
   }
   return connection;
+}
+
+/**
+ * `url` without its `options` parameter, and that parameter's value: the driver would let the URL's `options`
+ * replace the search_path Cairn sets, so both are sent, Cairn's last.
+ */
+function withoutServerOptions(url: string): { connectionString: string; serverOptions: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { connectionString: url, serverOptions: "" };
+  }
+  const serverOptions = parsed.searchParams.get("options") ?? "";
+  if (!parsed.searchParams.has("options")) return { connectionString: url, serverOptions };
+  parsed.searchParams.delete("options");
+  return { connectionString: parsed.toString(), serverOptions };
 }
 
 /** The pool and the transactions every PostgreSQL store runs its calls in. */
@@ -114,8 +149,8 @@ export class PgConnection {
     readonly pool: Pool,
     readonly schema: string,
     private readonly attempts: number,
-    /** The server's URL, password redacted: what errors name. */
-    readonly where = "",
+    /** How errors name the server (the URL, password redacted) and the statement timeout they report. */
+    private readonly server: { where: string; statementTimeoutMs: number } = { where: "", statementTimeoutMs: 60_000 },
   ) {
     this.lockKey = createHash("sha256").update(schema).digest().readInt32BE(0);
   }
@@ -155,10 +190,16 @@ export class PgConnection {
       await client.query(begin);
       let result: T;
       try {
-        if (lock) await client.query("SELECT pg_advisory_xact_lock($1, $2)", [WRITE_LOCK, this.lockKey]);
+        if (lock) {
+          await client.query("SELECT pg_advisory_xact_lock($1, $2)", [WRITE_LOCK, this.lockKey]).catch((error) => {
+            throw isStatementTimeout(error) ? this.lockWaitedTooLong(error) : error;
+          });
+        }
         result = await work(txOf(client));
       } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
+        // A broken connection is destroyed, not rolled back: a ROLLBACK to a server that stopped answering would
+        // wait for the reply timeout a second time.
+        if (!isTransient(error)) await client.query("ROLLBACK").catch(() => {});
         throw error;
       }
       try {
@@ -186,7 +227,9 @@ export class PgConnection {
     for (let attempt = 1; ; attempt++) {
       let client: PoolClient | undefined;
       try {
-        client = await this.pool.connect();
+        client = await this.pool.connect().catch((error) => {
+          throw isTransient(error) ? error : this.refused(error);
+        });
         // A checked-out client whose server goes away emits `error`; unheard, it would end the process. The query
         // in flight fails on its own, and the client is destroyed below.
         if (!this.listening.has(client)) {
@@ -200,11 +243,55 @@ export class PgConnection {
         const broken = isTransient(error);
         client?.release(broken ? (error as Error) : undefined);
         if (error instanceof CairnError) throw error;
-        if (!broken) throw translate(error);
-        if (attempt >= this.attempts) throw unavailable(error, this.where);
+        if (!broken) throw this.translate(error);
+        if (attempt >= this.attempts) throw unavailable(error, this.server.where);
         await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt * (0.5 + Math.random())));
       }
     }
+  }
+
+  /**
+   * A connection the server refused for a reason a retry does not change (no such database or role, a password it
+   * does not take, no TLS, no socket at that path): what to check, with the server's own reason (never the password).
+   */
+  private refused(error: unknown): CairnError {
+    const reason = error instanceof Error ? error.message : String(error);
+    const where = this.server.where === "" ? "" : ` at ${this.server.where}`;
+    return new CairnError(
+      ErrorCode.BACKEND_UNAVAILABLE,
+      `the workspace catalog's PostgreSQL server${where} refused the connection (${reason}): check the user, database, host and port of [workspace] catalog, the password in PGPASSWORD and the URL's sslmode (cairn doctor), then retry`,
+      { cause: error },
+    );
+  }
+
+  private lockWaitedTooLong(error: unknown): CairnError {
+    return new CairnError(
+      ErrorCode.BACKEND_UNAVAILABLE,
+      `the workspace catalog's write lock was held by another connection for more than ${this.server.statementTimeoutMs / 1000} s (a long prune, copy or import elsewhere, or an overloaded server): nothing was written; retry`,
+      { cause: error },
+    );
+  }
+
+  /** A statement error that is not transient: a defect of Cairn's SQL or a schema it does not know, except below. */
+  private translate(error: unknown): Error {
+    if (error instanceof CairnError) return error;
+    const code = (error as { code?: unknown }).code;
+    const message = error instanceof Error ? error.message : String(error);
+    if (isStatementTimeout(error)) {
+      return new CairnError(
+        ErrorCode.BACKEND_UNAVAILABLE,
+        `a statement of the workspace catalog ran longer than ${this.server.statementTimeoutMs / 1000} s and was stopped (the server is overloaded or a lock was held that long): retry`,
+        { cause: error },
+      );
+    }
+    if (code === "42501") {
+      return new CairnError(
+        ErrorCode.BACKEND_UNAVAILABLE,
+        `the workspace catalog's PostgreSQL role lacks a privilege (${message}): grant the role CREATE on the database (or create schema ${this.schema} owned by it), then retry`,
+        { cause: error },
+      );
+    }
+    return translate(error);
   }
 }
 
@@ -219,8 +306,8 @@ function txOf(client: PoolClient): PgTx {
   };
 }
 
-/** The server (`where`: its URL, password already redacted) could not be reached or kept failing: what to check. */
-function unavailable(error: unknown, where: string): CairnError {
+/** The server could not be reached or kept failing: what to check (`where` is the URL with its password redacted). */
+function unavailable(error: unknown, where = ""): CairnError {
   if (error instanceof CairnError) return error;
   const reason = error instanceof Error ? error.message : String(error);
   const at = where === "" ? "" : ` at ${where}`;
@@ -239,6 +326,11 @@ function translate(error: unknown): Error {
   return new CairnError(ErrorCode.INTERNAL, `internal error: PostgreSQL ${code ?? ""} ${message}`.trim(), {
     cause: error,
   });
+}
+
+/** PostgreSQL stopped the statement at its statement_timeout (57014 is also a user's cancel; Cairn never cancels). */
+function isStatementTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === "57014";
 }
 
 /** `url` with its password replaced by `***`. */

@@ -14,7 +14,7 @@ import type {
 } from "./catalog.js";
 import { chunksOutOfOrder } from "./catalog-errors.js";
 import { ftsSnippet } from "./fts-snippet.js";
-import { ftsQuery, ftsWords } from "./fts-text.js";
+import { ftsQuery, ftsWords, pgLexeme } from "./fts-text.js";
 import type { PgConnection, PgTx } from "./pg-connection.js";
 import { recordsOf, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
 
@@ -80,7 +80,7 @@ export function searchVectorSql(name: string, summary: string, source: string, b
 
 /** `text`'s words for to_tsvector, as ftsDocument gives them, cut where the tsvector would pass its budget. */
 export function indexedWords(text: string | null | undefined): string {
-  const words = ftsWords(text ?? "");
+  const words = ftsWords(text ?? "").map(pgLexeme);
   const counts = new Map<string, number>();
   let size = 0;
   for (const [i, word] of words.entries()) {
@@ -235,7 +235,7 @@ export async function dropStaleChunks(conn: PgConnection, limit: number): Promis
 export async function searchChunks(tx: PgTx, text: string, options: ChunkSearchOptions): Promise<ChunkSearch> {
   const words = [...new Set(ftsWords(text))].slice(0, MAX_QUERY_WORDS);
   // Any word ranks (a chunk that holds more of them ranks higher); prefixes only when no whole word is found.
-  const attempts = words.length === 0 ? [] : [words.join(" | "), ftsQuery(words, "any")];
+  const attempts = words.length === 0 ? [] : [ftsQuery(words, "some"), ftsQuery(words, "any")];
   const ids = options.artifactIds ?? null;
   let rows: { version_id: string; start_byte: number; end_byte: number }[] = [];
   for (const query of attempts) {
