@@ -25,6 +25,16 @@ import type {
   TaskLedger,
   TaskRecord,
 } from "./task-ledger.js";
+import {
+  type DefinitionRow,
+  noRun,
+  noTask,
+  type RunRow,
+  type ScheduleRow,
+  type SkillRow,
+  scheduleOf,
+  skillOf,
+} from "./task-ledger-rows.js";
 
 /** A task with its current definition (one join instead of SQLite's statement per task). */
 interface TaskRow {
@@ -42,44 +52,6 @@ interface TaskRow {
 const TASK_SELECT = `SELECT t.name, t.current_version, t.last_generation, t.published_run, t.published_generation,
     t.latest_success, d.definition, d.created_at, d.actor
   FROM tasks t JOIN task_definitions d ON d.name = t.name AND d.version = t.current_version`;
-
-interface DefinitionRow {
-  name: string;
-  version: number;
-  definition: string;
-  created_at: string;
-  actor: string | null;
-}
-
-interface ScheduleRow {
-  task: string;
-  version: number;
-  schedule: string;
-  updated_at: string;
-  next_due: number | null;
-  last_run: string | null;
-  last_checked: number | null;
-}
-
-interface RunRow {
-  id: string;
-  seq: number;
-  task: string;
-  generation: number;
-  definition_version: number;
-  state: string;
-  snapshot: string;
-  progress: string;
-  brief: string | null;
-  error: string | null;
-  run_artifact: string | null;
-  published: number;
-  owner_host: string;
-  owner_pid: number;
-  heartbeat_at: number;
-  started_at: string;
-  finished_at: string | null;
-}
 
 export class PgTaskLedger implements TaskLedger {
   constructor(private readonly host: PgLedgerHost) {}
@@ -704,40 +676,4 @@ function runOf(row: RunRow): RunRecord {
     started_at: row.started_at,
     finished_at: row.finished_at,
   };
-}
-
-function scheduleOf(row: ScheduleRow): ScheduleRecord {
-  return {
-    task: row.task,
-    version: row.version,
-    settings: JSON.parse(row.schedule),
-    updated_at: row.updated_at,
-    next_due: row.next_due,
-    last_run: row.last_run,
-    last_claimed: row.last_checked,
-  };
-}
-
-function noTask(name: string): CairnError {
-  return new CairnError(ErrorCode.NOT_FOUND, `no task "${name}" in this workspace: define it with task_define first`);
-}
-
-function noRun(runId: string): CairnError {
-  return new CairnError(
-    ErrorCode.NOT_FOUND,
-    `no task run "${runId}" in this workspace: task_status {name} shows the task's newest run and its run_id`,
-  );
-}
-
-interface SkillRow {
-  name: string;
-  version: number;
-  current_version: number;
-  skill: string;
-  description: string;
-  created_at: string;
-}
-
-function skillOf(row: SkillRow): SkillRecord {
-  return { ...row, skill: JSON.parse(row.skill) };
 }
