@@ -3,6 +3,7 @@
 // Backend-neutral (SQLite today, PostgreSQL later): no SQL, no handles cross it.
 
 import { userInfo } from "node:os";
+import { PRUNE_EVENT_NAMES, type RemovedVersion } from "./catalog.js";
 
 /** Who made a write and how: given by the caller of a write, recorded with it. */
 export interface Attribution {
@@ -168,3 +169,20 @@ export function eventDetail(detail: Record<string, unknown> | undefined): string
 export const EXPIRY_BATCH = 1_000;
 /** Expiry markers a log keeps (the newest says all that matters; a few older ones show the cadence). */
 export const MARKERS_KEPT = 16;
+
+/** The one event a prune pass records (a pass may remove thousands of versions): how many, and the first few. */
+export function pruneEvent(removed: readonly RemovedVersion[], keep: number, event: Attribution | undefined): NewEvent {
+  return {
+    ...actorOf(event),
+    operation: event?.operation ?? "prune",
+    ref: null,
+    artifact_id: null,
+    version: null,
+    detail: {
+      removed: removed.length,
+      keep,
+      versions: removed.slice(0, PRUNE_EVENT_NAMES).map((r) => `${r.name} v${r.version}`),
+      ...event?.detail,
+    },
+  };
+}

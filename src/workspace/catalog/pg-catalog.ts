@@ -21,7 +21,6 @@ import {
   MAX_DEPENDENCIES,
   type NewVersion,
   newArtifactId,
-  PRUNE_EVENT_NAMES,
   type RemovedVersion,
   type SearchHit,
   type SearchOptions,
@@ -39,7 +38,7 @@ import {
   versionConflict,
 } from "./catalog-errors.js";
 import type { ClaimStore } from "./claim-store.js";
-import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY } from "./event-log.js";
+import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY, pruneEvent } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import { PgClaimStore } from "./pg-claim-store.js";
 import { createPgConnection, type PgConnection, type PgConnectionOptions, type PgTx } from "./pg-connection.js";
@@ -469,19 +468,7 @@ export class PgCatalog implements Catalog {
         if (options.dryRun) throw new DryRun(removed);
         // One event for the whole pass (a prune may remove thousands), naming the first few versions.
         if (removed.length > 0) {
-          await this.events.appendTx(tx, {
-            ...actorOf(options.event),
-            operation: options.event?.operation ?? "prune",
-            ref: null,
-            artifact_id: null,
-            version: null,
-            detail: {
-              removed: removed.length,
-              keep,
-              versions: removed.slice(0, PRUNE_EVENT_NAMES).map((r) => `${r.name} v${r.version}`),
-              ...options.event?.detail,
-            },
-          });
+          await this.events.appendTx(tx, pruneEvent(removed, keep, options.event));
         }
         return removed;
       });

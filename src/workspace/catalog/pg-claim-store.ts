@@ -2,16 +2,10 @@
 // the catalog's write lock (as SQLite's BEGIN IMMEDIATE), so a claim, its fence check and the write it guards are
 // ordered with every other write; `assertFenceTx` and `assertUnclaimedTx` run inside a write's own transaction.
 import { fenced, claimHeld as held } from "./catalog-errors.js";
+import { type ClaimRow, ownerOf } from "./claim-rows.js";
 import type { ClaimGrant, ClaimOwner, ClaimStore, Fence } from "./claim-store.js";
 import type { PgTx } from "./pg-connection.js";
 import type { PgStoreHost } from "./pg-hosts.js";
-
-interface ClaimRow {
-  resource: string;
-  last_ticket: number;
-  holder: string | null;
-  expires_at: number | null;
-}
 
 const ROW = "SELECT resource, last_ticket, holder, expires_at FROM claims WHERE resource = $1";
 
@@ -63,16 +57,7 @@ export class PgClaimStore implements ClaimStore {
 
   async owner(resource: string): Promise<ClaimOwner> {
     const [row] = await this.host.conn.rows<ClaimRow>(ROW, [resource]);
-    const now = this.now();
-    const holding = row?.holder != null;
-    return {
-      resource,
-      held: holding && (row?.expires_at ?? 0) > now,
-      holder: holding ? (row?.holder ?? null) : null,
-      ticket: holding ? (row?.last_ticket ?? null) : null,
-      expires_at: holding ? (row?.expires_at ?? null) : null,
-      last_ticket: row?.last_ticket ?? 0,
-    };
+    return ownerOf(resource, row, this.now());
   }
 
   async check(fence: Fence): Promise<void> {

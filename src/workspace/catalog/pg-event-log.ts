@@ -16,33 +16,9 @@ import {
   type UsageAggregate,
   type WorkspaceEvent,
 } from "./event-log.js";
+import { type EventRow, eventOf, type UsageRow, usageOf } from "./event-log-rows.js";
 import type { PgTx } from "./pg-connection.js";
 import type { PgStoreHost } from "./pg-hosts.js";
-
-interface EventRow {
-  seq: number;
-  at: string;
-  actor: string;
-  role: string;
-  operation: string;
-  ref: string | null;
-  artifact_id: string | null;
-  version: number | null;
-  detail: string;
-}
-
-interface UsageRow {
-  day: string;
-  operation: string;
-  surface: string;
-  calls: number;
-  failures: number;
-  errors: string;
-  latency: string;
-  measured: number;
-  reply_tokens: number;
-  json_tokens: number;
-}
 
 const MARKER = "SELECT before_seq, removed_at, removed, through_at FROM event_expiry ORDER BY before_seq DESC LIMIT 1";
 
@@ -195,12 +171,4 @@ export class PgEventLog implements EventLog {
       };
     });
   }
-}
-
-function eventOf(row: EventRow): WorkspaceEvent {
-  return { ...row, detail: JSON.parse(row.detail) as Record<string, unknown> };
-}
-
-function usageOf(row: UsageRow): UsageAggregate {
-  return { ...row, errors: JSON.parse(row.errors), latency: JSON.parse(row.latency) };
 }

@@ -1,28 +1,11 @@
 // Version rows of the PostgreSQL catalog read into VersionRecords inside the caller's transaction: dependencies and
 // transitive staleness of a whole page in two statements (a round trip costs more here than a statement in SQLite).
-import type { ArtifactKind, CheckpointFields, StaleInput, VersionRecord } from "./catalog.js";
+import type { StaleInput, VersionRecord } from "./catalog.js";
 import { isArtifactId } from "./catalog.js";
 import type { PgTx } from "./pg-connection.js";
+import { type VersionRow, versionRecordOf } from "./version-row.js";
 
-export interface VersionRow {
-  seq: number;
-  id: string;
-  name: string;
-  version: number;
-  kind: string;
-  media_type: string;
-  bytes: number;
-  sha256: string;
-  filename: string | null;
-  summary: string | null;
-  source: string | null;
-  created_at: string;
-  checkpoint: string | null;
-  sql: string | null;
-  parameters: string | null;
-  inputs: string | null;
-  current_id: string | null;
-}
+export type { VersionRow };
 
 export const SELECT_VERSION = "SELECT v.*, n.current_id FROM versions v LEFT JOIN names n ON n.name = v.name";
 
@@ -62,7 +45,7 @@ export async function recordsOf(tx: PgTx, rows: readonly VersionRow[]): Promise<
     (row) => row.root,
     ({ root: _, ...input }): StaleInput => input,
   );
-  return rows.map((row) => recordOf(row, dependencies.get(row.id) ?? [], stale.get(row.id) ?? []));
+  return rows.map((row) => versionRecordOf(row, dependencies.get(row.id) ?? [], stale.get(row.id) ?? []));
 }
 
 /** Resolves refs (ids or names) to their records, `undefined` for a ref that names nothing, in two statements. */
@@ -88,30 +71,6 @@ export async function rowById(tx: PgTx, id: string): Promise<VersionRow | undefi
 
 export async function rowByName(tx: PgTx, name: string): Promise<VersionRow | undefined> {
   return tx.one<VersionRow>(`${SELECT_VERSION} WHERE n.name = $1 AND n.current_id = v.id`, [name]);
-}
-
-function recordOf(row: VersionRow, dependencies: string[], staleInputs: StaleInput[]): VersionRecord {
-  return {
-    artifact_id: row.id,
-    name: row.name,
-    version: row.version,
-    kind: row.kind as ArtifactKind,
-    media_type: row.media_type,
-    bytes: row.bytes,
-    sha256: row.sha256,
-    filename: row.filename,
-    summary: row.summary,
-    source: row.source,
-    created_at: row.created_at,
-    dependencies,
-    checkpoint: row.checkpoint === null ? null : (JSON.parse(row.checkpoint) as CheckpointFields),
-    sql: row.sql,
-    parameters: row.parameters === null ? null : JSON.parse(row.parameters),
-    inputs: row.inputs === null ? null : (JSON.parse(row.inputs) as string[]),
-    current: row.current_id === row.id,
-    stale: staleInputs.length > 0,
-    stale_inputs: staleInputs,
-  };
 }
 
 function group<T, V>(rows: readonly T[], key: (row: T) => string, value: (row: T) => V): Map<string, V[]> {

@@ -9,7 +9,6 @@ import {
   type BlobCollection,
   type Catalog,
   type CatalogSnapshot,
-  type CheckpointFields,
   type ChunkBatch,
   type ChunkProgress,
   type ChunkSearch,
@@ -23,7 +22,6 @@ import {
   MAX_DEPENDENCIES,
   type NewVersion,
   newArtifactId,
-  PRUNE_EVENT_NAMES,
   type RemovedVersion,
   type SearchHit,
   type SearchOptions,
@@ -44,7 +42,7 @@ import {
 } from "./catalog-errors.js";
 import type { CatalogRows } from "./catalog-rows.js";
 import type { ClaimStore } from "./claim-store.js";
-import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY } from "./event-log.js";
+import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY, pruneEvent } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
 import { createSqliteCatalogRows } from "./sqlite-catalog-rows.js";
@@ -119,26 +117,6 @@ function migrate(db: BetterSqlite3.Database): void {
       );
     }
   }).immediate();
-}
-
-interface VersionRow {
-  seq: number;
-  id: string;
-  name: string;
-  version: number;
-  kind: string;
-  media_type: string;
-  bytes: number;
-  sha256: string;
-  filename: string | null;
-  summary: string | null;
-  source: string | null;
-  created_at: string;
-  checkpoint: string | null;
-  sql: string | null;
-  parameters: string | null;
-  inputs: string | null;
-  current_id: string | null;
 }
 
 const SELECT_VERSION = "SELECT v.*, n.current_id FROM versions v LEFT JOIN names n ON n.name = v.name";
@@ -426,27 +404,7 @@ export class SqliteCatalog implements Catalog {
       row.id,
     ) as string[];
     const staleInputs = dependencies.length === 0 ? [] : (this.q(STALE_INPUTS).all(row.id) as StaleInput[]);
-    return {
-      artifact_id: row.id,
-      name: row.name,
-      version: row.version,
-      kind: row.kind as ArtifactKind,
-      media_type: row.media_type,
-      bytes: row.bytes,
-      sha256: row.sha256,
-      filename: row.filename,
-      summary: row.summary,
-      source: row.source,
-      created_at: row.created_at,
-      dependencies,
-      checkpoint: row.checkpoint === null ? null : (JSON.parse(row.checkpoint) as CheckpointFields),
-      sql: row.sql,
-      parameters: row.parameters === null ? null : JSON.parse(row.parameters),
-      inputs: row.inputs === null ? null : (JSON.parse(row.inputs) as string[]),
-      current: row.current_id === row.id,
-      stale: staleInputs.length > 0,
-      stale_inputs: staleInputs,
-    };
+    return versionRecordOf(row, dependencies, staleInputs);
   }
 
   async search(text: string, options: SearchOptions): Promise<SearchHit[]> {
@@ -620,19 +578,7 @@ export class SqliteCatalog implements Catalog {
         if (options.dryRun) throw new DryRun(removed);
         // One event for the whole pass (a prune may remove thousands), naming the first few versions.
         if (removed.length > 0) {
-          this.events.appendTx({
-            ...actorOf(options.event),
-            operation: options.event?.operation ?? "prune",
-            ref: null,
-            artifact_id: null,
-            version: null,
-            detail: {
-              removed: removed.length,
-              keep,
-              versions: removed.slice(0, PRUNE_EVENT_NAMES).map((r) => `${r.name} v${r.version}`),
-              ...options.event?.detail,
-            },
-          });
+          this.events.appendTx(pruneEvent(removed, keep, options.event));
         }
         return removed;
       });
@@ -998,6 +944,8 @@ export interface CatalogFacts {
 
 /** Kept for importers of this module; the rule lives with the event log. */
 export { actorOf } from "./event-log.js";
+
+import { type VersionRow, versionRecordOf } from "./version-row.js";
 
 function isProcessState(table: string): boolean {
   return table === "cleanup_pending" || table.endsWith("_leases");

@@ -1,6 +1,7 @@
 // The ClaimStore on the SQLite catalog's connection: one `claims` row per resource (migration 5), each change one
 // BEGIN IMMEDIATE transaction behind the catalog's write gate; `assertFenceTx` runs inside a write's own transaction.
 import { fenced, claimHeld as held } from "./catalog-errors.js";
+import { type ClaimRow, ownerOf } from "./claim-rows.js";
 import type { ClaimGrant, ClaimOwner, ClaimStore, Fence } from "./claim-store.js";
 import { type CatalogConnection, writeTx } from "./sqlite-connection.js";
 
@@ -8,13 +9,6 @@ import { type CatalogConnection, writeTx } from "./sqlite-connection.js";
 export interface ClaimHost extends CatalogConnection {
   /** Milliseconds since the epoch. @default Date.now */
   now?(): number;
-}
-
-interface ClaimRow {
-  resource: string;
-  last_ticket: number;
-  holder: string | null;
-  expires_at: number | null;
 }
 
 export class SqliteClaimStore implements ClaimStore {
@@ -74,16 +68,7 @@ export class SqliteClaimStore implements ClaimStore {
 
   async owner(resource: string): Promise<ClaimOwner> {
     const row = this.row(resource);
-    const now = this.now();
-    const holding = row?.holder != null;
-    return {
-      resource,
-      held: holding && (row?.expires_at ?? 0) > now,
-      holder: holding ? (row?.holder ?? null) : null,
-      ticket: holding ? (row?.last_ticket ?? null) : null,
-      expires_at: holding ? (row?.expires_at ?? null) : null,
-      last_ticket: row?.last_ticket ?? 0,
-    };
+    return ownerOf(resource, row, this.now());
   }
 
   async check(fence: Fence): Promise<void> {

@@ -12,35 +12,11 @@ import type {
   WorkspaceEvent,
 } from "./event-log.js";
 import { EXPIRY_BATCH, eventDetail, localAccount, MARKERS_KEPT, mergeUsage } from "./event-log.js";
+import { type EventRow, eventOf, type UsageRow, usageOf } from "./event-log-rows.js";
 import type { CatalogConnection } from "./sqlite-connection.js";
 
 /** What the log borrows from the catalog it is part of. */
 export type EventLogHost = CatalogConnection;
-
-interface EventRow {
-  seq: number;
-  at: string;
-  actor: string;
-  role: string;
-  operation: string;
-  ref: string | null;
-  artifact_id: string | null;
-  version: number | null;
-  detail: string;
-}
-
-interface UsageRow {
-  day: string;
-  operation: string;
-  surface: string;
-  calls: number;
-  failures: number;
-  errors: string;
-  latency: string;
-  measured: number;
-  reply_tokens: number;
-  json_tokens: number;
-}
 
 export class SqliteEventLog implements EventLog {
   private readonly defaultActor = localAccount();
@@ -177,12 +153,4 @@ export class SqliteEventLog implements EventLog {
       };
     })();
   }
-}
-
-function eventOf(row: EventRow): WorkspaceEvent {
-  return { ...row, detail: JSON.parse(row.detail) as Record<string, unknown> };
-}
-
-function usageOf(row: UsageRow): UsageAggregate {
-  return { ...row, errors: JSON.parse(row.errors), latency: JSON.parse(row.latency) };
 }
