@@ -75,6 +75,7 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
   const { connectionString, serverOptions } = withoutServerOptions(url);
   const statementTimeoutMs = options.statementTimeoutMs ?? 60_000;
   const config: PoolConfig = {
+    Client: closingClient(pg.Client),
     connectionString,
     max: Math.max(1, options.poolSize ?? 4),
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
@@ -113,6 +114,30 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
     throw unavailable(error, redactUrl(url));
   }
   return connection;
+}
+
+/**
+ * `Client` closing its socket when connecting fails: pg leaves the socket of a connection that failed while it
+ * authenticated (no password to give, say) open until the server's authentication_timeout (60 s), which held a
+ * server connection and kept a finished CLI process (doctor, copy) alive that long.
+ */
+function closingClient(Client: typeof import("pg").Client): NonNullable<PoolConfig["Client"]> {
+  return class extends Client {
+    // biome-ignore lint/suspicious/noExplicitAny: pg's two connect overloads (promise, callback) in one signature
+    override connect(callback?: (...answer: any[]) => void): any {
+      if (callback === undefined) {
+        return super.connect().catch((error: unknown) => {
+          this.end().catch(() => {});
+          throw error;
+        });
+      }
+      // biome-ignore lint/suspicious/noExplicitAny: passed through as pg gives it
+      return super.connect((...answer: any[]) => {
+        if (answer[0]) this.end().catch(() => {});
+        callback(...answer);
+      });
+    }
+  } as unknown as NonNullable<PoolConfig["Client"]>;
 }
 
 /**
