@@ -233,6 +233,26 @@ describe("PostgreSQL stopped, frozen or refusing", () => {
     expect((await waiter.insertVersion(version("locked/a"))).version).toBe(1);
   });
 
+  it("tells a call that found every pooled connection busy past the connect timeout to retry, not that the server refused it", async () => {
+    const catalog = await catalogAt(schemaUrl(), { poolSize: 1, connectTimeoutMs: 300 });
+    let release = () => {};
+    const gate = new Promise<void>((done) => {
+      release = done;
+    });
+    const holding = catalog.conn.write(() => gate);
+    try {
+      await waitUntil(lockHeld(await catalogAt(schemaUrl())), "the only connection is in use");
+      const error = await caught(catalog.get(["busy/a"]));
+      // Broke: pg-pool's "timeout exceeded when trying to connect" was reported as INTERNAL.
+      expect(error.code).toBe(ErrorCode.BACKEND_UNAVAILABLE);
+      expect(error.message).toMatch(/all 1 of this process's connections .* stayed busy .*pool_size/);
+    } finally {
+      release();
+      await holding;
+    }
+    expect(await catalog.get(["busy/a"])).toEqual([undefined]);
+  });
+
   it("refuses a connection the server will not take with BACKEND_UNAVAILABLE saying what to check, never with the password", async () => {
     await pg.requirePassword("team_role", "right-pw-7f3a");
     const at = (auth: string, rest = "/postgres") => `postgres://${auth}@127.0.0.1:${pg.port}${rest}`;

@@ -250,7 +250,8 @@ export class PgConnection {
       let client: PoolClient | undefined;
       try {
         client = await this.pool.connect().catch((error) => {
-          throw isTransient(error) ? error : this.refused(error);
+          if (isTransient(error)) throw error;
+          throw isPoolWait(error) ? this.poolBusy(error) : this.refused(error);
         });
         // A checked-out client whose server goes away emits `error`; unheard, it would end the process. The query
         // in flight fails on its own, and the client is destroyed below.
@@ -282,6 +283,15 @@ export class PgConnection {
     return new CairnError(
       ErrorCode.BACKEND_UNAVAILABLE,
       `the workspace catalog's PostgreSQL server${where} refused the connection (${reason}): check the user, database, host and port of [workspace] catalog, the password in PGPASSWORD and the URL's sslmode (cairn doctor), then retry`,
+      { cause: error },
+    );
+  }
+
+  /** Every pooled connection stayed in use while this call waited for one (pg-pool's connection timeout). */
+  private poolBusy(error: unknown): CairnError {
+    return new CairnError(
+      ErrorCode.BACKEND_UNAVAILABLE,
+      `all ${this.pool.options.max} of this process's connections to the workspace catalog stayed busy while a call waited ${(this.pool.options.connectionTimeoutMillis ?? 0) / 1000} s for one (slow statements, or a server that stopped answering): retry; if it persists, check the server (cairn doctor) or raise [workspace] pool_size`,
       { cause: error },
     );
   }
@@ -348,6 +358,11 @@ function translate(error: unknown): Error {
   return new CairnError(ErrorCode.INTERNAL, `internal error: PostgreSQL ${code ?? ""} ${message}`.trim(), {
     cause: error,
   });
+}
+
+/** pg-pool's answer when no pooled connection came free within its connection timeout. */
+function isPoolWait(error: unknown): boolean {
+  return error instanceof Error && error.message === "timeout exceeded when trying to connect";
 }
 
 /** PostgreSQL stopped the statement at its statement_timeout (57014 is also a user's cancel; Cairn never cancels). */
