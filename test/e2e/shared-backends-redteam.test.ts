@@ -117,6 +117,28 @@ describe("cairn serve on PostgreSQL and S3 that go away", () => {
   });
 });
 
+describe("configuration with credentials in its URLs", () => {
+  it("quotes a refused catalog or blobs URL without its password", () => {
+    const path = join(root, "invalid.toml");
+    writeFileSync(
+      path,
+      `[workspace]\ncatalog = "postgres://team_role:${PG_PASSWORD}@db host/postgres"\nblobs = "s3://key:${AWS_SECRET}@bucket/x"\n`,
+    );
+    const r = spawnSync(process.execPath, [MAIN, "serve", "--config", path, "--workspace", join(root, "invalid-ws")], {
+      encoding: "utf8",
+      timeout: 30_000,
+      input: "",
+    });
+    expect(r.status).not.toBe(0);
+    // Broke: the problem quoted each value as written, password and all.
+    expect(r.stderr).toContain(
+      'workspace.catalog: write "sqlite" or a postgres:// URL (got "postgres://team_role:***@',
+    );
+    expect(r.stderr).toContain('(got "s3://key:***@bucket/x")');
+    expect(r.stdout + r.stderr).not.toMatch(SECRETS);
+  });
+});
+
 describe("cairn doctor on the shared backends", () => {
   function installEntry(home: string, env: Record<string, string>, configPath: string): void {
     mkdirSync(join(home, ".cursor"), { recursive: true });
