@@ -9,10 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
+import { createFsBlobStore } from "../../src/workspace/blobs/fs-blob-store.js";
 import { createS3BlobStore, parseS3Target, type S3BlobStore } from "../../src/workspace/blobs/s3-blob-store.js";
 import type { NewVersion } from "../../src/workspace/catalog/catalog.js";
 import { createPgCatalog, type PgCatalog, type PgCatalogOptions } from "../../src/workspace/catalog/pg-catalog.js";
-import { Workspace } from "../../src/workspace/workspace.js";
+import { createSqliteCatalog } from "../../src/workspace/catalog/sqlite-catalog.js";
+import { copyWorkspace } from "../../src/workspace/copy.js";
+import { openWorkspace, Workspace } from "../../src/workspace/workspace.js";
 import { caught } from "../helpers/caught.js";
 import { type OwnPostgres, type OwnS3, ownPostgres, ownS3 } from "../helpers/restartable-services.js";
 
@@ -308,6 +311,23 @@ describe("PostgreSQL stopped, frozen or refusing", () => {
     expect(await catalog.conn.rows("SHOW work_mem")).toEqual([{ work_mem: "8MB" }]);
   });
 
+  it("refuses a schema that already holds another application's tables, and opens its own again", async () => {
+    const admin = await catalogAt(schemaUrl());
+    const theirs = fresh("app");
+    const rails = fresh("rails");
+    await admin.conn.rows(`CREATE SCHEMA ${theirs}; CREATE TABLE ${theirs}.events (id serial PRIMARY KEY, title text)`);
+    await admin.conn.rows(`CREATE SCHEMA ${rails}; CREATE TABLE ${rails}.schema_migrations (version varchar)`);
+    // Broke: INTERNAL ("relation events already exists"; "column name of relation schema_migrations does not exist").
+    for (const schema of [theirs, rails]) {
+      const error = await caught(createPgCatalog(`${pg.url}?schema=${schema}`));
+      expect(error.code, schema).toBe(ErrorCode.CONFIG_INVALID);
+      expect(error.message).toContain(`schema "${schema}" already holds tables Cairn did not create`);
+    }
+    const url = schemaUrl();
+    await (await createPgCatalog(url)).close();
+    expect((await (await catalogAt(url)).insertVersion(version("mine/a"))).version).toBe(1);
+  });
+
   it("publishes a finished task run once when its connection dies while it waits for the write lock, and not at all when the server stops", async () => {
     const url = schemaUrl();
     const catalog = await catalogAt(url);
@@ -415,6 +435,63 @@ describe("S3 killed mid-transfer", () => {
     expect(sha(readFileSync(located?.path ?? ""))).toBe(sha(bytes));
     expect(Buffer.from((await ws.read("kill/big", { as: "bytes" })) as Uint8Array).equals(bytes)).toBe(true);
     await expectConsistent(catalog, blobs);
+  });
+});
+
+describe("a copy onto the shared backends when they go away", () => {
+  it("leaves an empty destination when PostgreSQL stops before the rows or S3 dies during the blobs, and copies whole once they are back", async () => {
+    const dir = join(root, "copy-source");
+    const source = await openWorkspace(dir, { chunkInBackground: false });
+    for (let i = 0; i < 12; i++) await source.save({ name: `copy/${i}`, content: `version ${i} `.repeat(40) });
+    await source.close();
+    const url = schemaUrl();
+    const prefix = fresh("copy");
+    const attempt = async (disturb: (step: { phase: string; done: number }) => void) => {
+      const from = {
+        catalog: await createSqliteCatalog(join(dir, "catalog.db")),
+        blobs: await createFsBlobStore(join(dir, "blobs")),
+      };
+      const to = { catalog: await catalogAt(url), blobs: await storeAt(prefix), verifyBlobs: await storeAt(prefix) };
+      try {
+        return await copyWorkspace(from, to, { onProgress: disturb });
+      } finally {
+        await from.catalog.close();
+      }
+    };
+    const check = await catalogAt(url);
+    const counts = () =>
+      check.conn.rows<{ n: number }>("SELECT (SELECT count(*) FROM versions) + (SELECT count(*) FROM events) AS n");
+
+    let stopped = false;
+    const rows = await caught(
+      attempt((step) => {
+        if (step.phase === "rows" && !stopped) {
+          stopped = true;
+          pg.stop();
+        }
+      }),
+    );
+    expect(rows.code).toBe(ErrorCode.BACKEND_UNAVAILABLE);
+    pg.start();
+    expect(await counts()).toEqual([{ n: 0 }]);
+    const bucket = await storeAt(prefix);
+    expect(await bucket.list()).toEqual([]);
+
+    let killed = false;
+    const blobs = await caught(
+      attempt((step) => {
+        if (step.phase === "blobs" && step.done >= 5 && !killed) {
+          killed = true;
+          void s3.kill();
+        }
+      }),
+    );
+    expect(blobs.code).toBe(ErrorCode.BACKEND_UNAVAILABLE);
+    await s3.start();
+    expect(await counts()).toEqual([{ n: 0 }]);
+
+    const summary = await attempt(() => {});
+    expect(summary).toMatchObject({ versions: 12, names: 12, blobs: 12, verified: true });
   });
 });
 

@@ -101,6 +101,7 @@ export async function createPgCatalog(target: string, options: PgCatalogOptions 
 /** Applies the migrations this catalog lacks, all in one write (two processes opening at once migrate once). */
 async function migrate(conn: PgConnection): Promise<void> {
   await conn.write(async (tx: PgTx) => {
+    await refuseForeignSchema(tx, conn.schema);
     await tx.run(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
     );
@@ -122,6 +123,32 @@ async function migrate(conn: PgConnection): Promise<void> {
       ]);
     }
   });
+}
+
+/**
+ * CONFIG_INVALID for a schema holding tables Cairn did not create, such as an application's `public` (its own
+ * `events` or `tasks`, or another tool's `schema_migrations`): Cairn's migration would fail or write into them.
+ */
+async function refuseForeignSchema(tx: PgTx, schema: string): Promise<void> {
+  const tables = (
+    await tx.rows<{ name: string }>(
+      `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()
+       ORDER BY table_name COLLATE "C"`,
+    )
+  ).map((row) => row.name);
+  if (tables.length === 0) return;
+  if (tables.includes("schema_migrations")) {
+    const columns = await tx.rows<{ name: string }>(
+      `SELECT column_name AS name FROM information_schema.columns
+       WHERE table_schema = current_schema() AND table_name = 'schema_migrations' ORDER BY column_name COLLATE "C"`,
+    );
+    if (columns.map((column) => column.name).join(",") === "applied_at,name,version") return;
+  }
+  const shown = tables.slice(0, 5).join(", ") + (tables.length > 5 ? `, … (${tables.length} tables)` : "");
+  throw new CairnError(
+    ErrorCode.CONFIG_INVALID,
+    `schema "${schema}" already holds tables Cairn did not create (${shown}): give the workspace a schema of its own with ?schema=NAME in [workspace] catalog (created when missing)`,
+  );
 }
 
 /** Thrown inside a transaction to roll a dry run back. */
