@@ -311,6 +311,20 @@ describe("PostgreSQL stopped, frozen or refusing", () => {
     expect(await catalog.conn.rows("SHOW work_mem")).toEqual([{ work_mem: "8MB" }]);
   });
 
+  it("opens a schema an administrator gave the role, without CREATE on the database, and says what to grant otherwise", async () => {
+    const admin = await catalogAt(schemaUrl());
+    const role = fresh("least");
+    const given = fresh("given");
+    await admin.conn.rows(`CREATE ROLE ${role} LOGIN; CREATE SCHEMA ${given} AUTHORIZATION ${role}`);
+    await admin.conn.rows(`REVOKE CREATE ON DATABASE postgres FROM PUBLIC`);
+    const as = (schema: string) => `postgres://${role}@127.0.0.1:${pg.port}/postgres?schema=${schema}`;
+    // Broke: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists (INTERNAL then).
+    expect((await (await catalogAt(as(given))).insertVersion(version("given/a"))).version).toBe(1);
+    const denied = await caught(createPgCatalog(as(fresh("other"))));
+    expect(denied.code).toBe(ErrorCode.BACKEND_UNAVAILABLE);
+    expect(denied.message).toContain("grant the role CREATE on the database");
+  });
+
   it("refuses a schema that already holds another application's tables, and opens its own again", async () => {
     const admin = await catalogAt(schemaUrl());
     const theirs = fresh("app");

@@ -104,6 +104,10 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
   });
   try {
     await connection.attempt(async (client) => {
+      // Looked up first: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists, which
+      // a role given a schema of its own by its administrator does not have.
+      const found = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+      if (found.rowCount !== 0) return;
       // Two processes creating it at once: the loser sees a unique violation on the catalog of schemas.
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch((error: { code?: string }) => {
         if (error.code !== "23505" && error.code !== "42P06") throw error;
