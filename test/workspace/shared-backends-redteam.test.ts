@@ -5,6 +5,8 @@
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpsServer } from "node:https";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -623,6 +625,37 @@ describe("hostile text and targets", () => {
     const many = Array.from({ length: 10_000 }, (_, i) => `w${i}`).join(" ");
     await ws.save({ name: "text/many", content: many });
     expect((await ws.find({ text: "w9999" })).results.map((r) => r.name)).toEqual(["text/many"]);
+  });
+
+  it("says what is wrong with an endpoint that speaks plain HTTP to https://, TLS with an untrusted certificate, or no HTTP at all", async () => {
+    const garbage = createNetServer((socket) => socket.end("not http\r\n\r\n"));
+    await new Promise<void>((done) => garbage.listen(0, "127.0.0.1", done));
+    closers.push(async () => garbage.close());
+    const endpoints: [string, RegExp][] = [
+      [`https://127.0.0.1:${new URL(s3.endpoint).port}`, /TLS connection .* \(EPROTO\).*https:\/\//],
+      [`http://127.0.0.1:${(garbage.address() as AddressInfo).port}`, /did not answer in HTTP .*host and port/],
+    ];
+    const key = join(root, "key.pem");
+    const cert = join(root, "cert.pem");
+    const openssl = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1"];
+    try {
+      execFileSync("openssl", [...openssl, "-subj", "/CN=localhost"], { stdio: "ignore" });
+      const tls = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_, res) => res.end());
+      await new Promise<void>((done) => tls.listen(0, "127.0.0.1", done));
+      closers.push(async () => {
+        tls.closeAllConnections();
+        tls.close();
+      });
+      endpoints.push([`https://127.0.0.1:${(tls.address() as AddressInfo).port}`, /SELF_SIGNED.*NODE_EXTRA_CA_CERTS/]);
+    } catch {
+      // No openssl here: the self-signed case is skipped.
+    }
+    for (const [endpoint, said] of endpoints) {
+      // Broke: the raw EPROTO, certificate or HTTP parse error escaped as INTERNAL.
+      const error = await caught(storeAt(fresh("ep"), { endpoint, maxAttempts: 1 }));
+      expect(error.code, endpoint).toBe(ErrorCode.BACKEND_UNAVAILABLE);
+      expect(error.message).toMatch(said);
+    }
   });
 
   it("takes S3 key prefixes up to S3's key length and refuses the rest with CONFIG_INVALID", async () => {
