@@ -576,6 +576,36 @@ describe("two processes on one schema and one bucket", () => {
     expect(await a.blobs.has(y?.sha256 ?? "")).toBe(true);
   });
 
+  it("fences a task publication of one process once another took its expired claim over", async () => {
+    const url = schemaUrl();
+    const a = await catalogAt(url);
+    const b = await catalogAt(url);
+    await a.tasks.defineTask("nightly", { steps: [] }, {});
+    const start = (catalog: PgCatalog, runId: string) =>
+      catalog.tasks.startRun({
+        runId,
+        task: "nightly",
+        definitionVersion: 1,
+        snapshot: {},
+        owner: { host: runId, pid: 1 },
+      });
+    const publish = (catalog: PgCatalog, runId: string, ticket: number, holder: string) =>
+      catalog.tasks.finishRun(
+        runId,
+        { state: "succeeded", brief: { by: holder } },
+        { steps: [], run: version(`nightly/${holder}`), fence: { resource: "task:nightly", ticket, holder } },
+      );
+    const first = await a.claims.claim("task:nightly", "ada", 1);
+    await start(a, "run-ada");
+    await waitUntil(async () => !(await b.claims.owner("task:nightly")).held, "ada's claim expires");
+    const second = await b.claims.claim("task:nightly", "bob", 60_000);
+    expect(second.ticket).toBeGreaterThan(first.ticket);
+    await start(b, "run-bob");
+    expect((await caught(publish(a, "run-ada", first.ticket, "ada"))).code).toBe(ErrorCode.FENCED);
+    expect((await publish(b, "run-bob", second.ticket, "bob")).published).toBe(true);
+    expect(await a.get(["nightly/ada", "nightly/bob"])).toMatchObject([undefined, { name: "nightly/bob" }]);
+  });
+
   it("indexes chunks once when two processes index the same backlog at once", async () => {
     const url = schemaUrl();
     const prefix = fresh("chunks");
