@@ -563,17 +563,20 @@ export class PgCatalog implements Catalog {
     return this.conn.write(async (tx) => {
       const result: BlobCollection = { removed: [], pending: [] };
       await tx.run("DELETE FROM blob_leases WHERE created_at < $1", [Date.now() - this.leaseTtlMs]);
-      for (const sha256 of new Set(candidates)) {
-        // A version references its blob, and so does a step-cache entry until it is evicted.
-        const kept = await tx.one(
-          `SELECT 1 FROM versions WHERE sha256 = $1 UNION ALL SELECT 1 FROM step_cache WHERE sha256 = $1
-           UNION ALL SELECT 1 FROM blob_leases WHERE sha256 = $1 LIMIT 1`,
-          [sha256],
-        );
-        if (kept !== undefined) {
-          await tx.run("DELETE FROM cleanup_pending WHERE sha256 = $1", [sha256]);
-          continue;
-        }
+      const unique = [...new Set(candidates)];
+      // A version references its blob, and so does a step-cache entry until it is evicted. One statement for all: a
+      // prune passes every blob of the bucket, and every other writer waits for this lock meanwhile.
+      const referenced = await tx.rows<{ sha256: string }>(
+        `SELECT c.sha256 FROM unnest($1::text[]) AS c (sha256)
+         WHERE EXISTS (SELECT 1 FROM versions v WHERE v.sha256 = c.sha256)
+            OR EXISTS (SELECT 1 FROM step_cache s WHERE s.sha256 = c.sha256)
+            OR EXISTS (SELECT 1 FROM blob_leases l WHERE l.sha256 = c.sha256)`,
+        [unique],
+      );
+      const kept = new Set(referenced.map((row) => row.sha256));
+      if (kept.size > 0) await tx.run("DELETE FROM cleanup_pending WHERE sha256 = ANY($1::text[])", [[...kept]]);
+      for (const sha256 of unique) {
+        if (kept.has(sha256)) continue;
         let bytes: number;
         try {
           bytes = await remove(sha256);
