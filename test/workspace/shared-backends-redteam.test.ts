@@ -24,6 +24,8 @@ import { type OwnPostgres, type OwnS3, ownPostgres, ownS3 } from "../helpers/res
 const MIB = 1024 * 1024;
 const root = mkdtempSync(join(tmpdir(), "cairn-redteam-"));
 const closers: (() => Promise<unknown>)[] = [];
+/** tmpfs mounts of the cache tests, unmounted last. */
+const mounts: string[] = [];
 let pg: OwnPostgres;
 let s3: OwnS3;
 
@@ -42,9 +44,15 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => {});
+  // A pool or client that still hangs after a failed test must not keep the servers (and the tmpfs) alive: closing
+  // is given a bound, then the servers go whatever happened.
+  const closing = (async () => {
+    for (const close of closers.reverse()) await close().catch(() => {});
+  })();
+  await Promise.race([closing, new Promise((done) => setTimeout(done, 20_000).unref())]);
   pg?.remove();
   await s3?.remove();
+  for (const dir of mounts) execFileSync("umount", ["-l", dir], { stdio: "ignore" });
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -719,7 +727,7 @@ function tmpfs(mib: number): string | undefined {
   } catch {
     return undefined;
   }
-  closers.push(async () => execFileSync("umount", ["-l", dir], { stdio: "ignore" }));
+  mounts.push(dir);
   return dir;
 }
 const canMount = process.getuid?.() === 0 && tmpfs(1) !== undefined;
