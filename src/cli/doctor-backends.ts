@@ -1,6 +1,6 @@
 // `cairn doctor`'s check of the workspace's backends, run in the doctor's own process with the configuration the
-// host's entry loads: the catalog opens (migrated) and answers a count; the blob store takes a small random probe
-// blob, returns it hash-verified and removes it. URLs are printed with their passwords redacted.
+// host's entry loads, its environment included: the catalog opens (migrated) and answers a count; the blob store takes
+// a small random probe blob, returns it hash-verified and removes it. URLs are printed with their passwords redacted.
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { loadConfig } from "../config/load.js";
@@ -29,54 +29,77 @@ export async function backendSteps(
   const blobsName = isS3(choice.blobs)
     ? `${choice.blobs}${choice.endpoint === undefined ? "" : ` at ${redactUrl(choice.endpoint)}`}`
     : join(dir, "blobs");
-  const steps: DoctorStep[] = [];
+  // The drivers read their secrets from this process's environment (PGPASSWORD, AWS_ACCESS_KEY_ID, …): the entry's
+  // own variables are laid over it while they run, or a server that works would be reported failing.
+  const restore = overlay(env);
   try {
-    const catalog = await openCatalog(dir, choice);
+    return await check();
+  } finally {
+    restore();
+  }
+
+  async function check(): Promise<DoctorStep[]> {
+    const steps: DoctorStep[] = [];
     try {
-      const page = await catalog.list({ limit: 1, overview: { namespaces: 1 } });
+      const catalog = await openCatalog(dir, choice);
+      try {
+        const page = await catalog.list({ limit: 1, overview: { namespaces: 1 } });
+        steps.push({
+          step: "catalog",
+          status: "ok",
+          detail: `${isPostgres(choice.catalog) ? "PostgreSQL" : "SQLite"} at ${catalogName}: ${page.overview?.total ?? 0} names`,
+        });
+      } finally {
+        await catalog.close();
+      }
+    } catch (error) {
       steps.push({
         step: "catalog",
-        status: "ok",
-        detail: `${isPostgres(choice.catalog) ? "PostgreSQL" : "SQLite"} at ${catalogName}: ${page.overview?.total ?? 0} names`,
+        status: "FAIL",
+        detail: `${catalogName}: ${toCairnError(error).message}`,
+        fix: isPostgres(choice.catalog)
+          ? "start the PostgreSQL server or fix [workspace] catalog (the password comes from PGPASSWORD), then run cairn doctor again"
+          : `check that ${dir} is a writable directory, then run cairn doctor again`,
       });
-    } finally {
-      await catalog.close();
     }
-  } catch (error) {
-    steps.push({
-      step: "catalog",
-      status: "FAIL",
-      detail: `${catalogName}: ${toCairnError(error).message}`,
-      fix: isPostgres(choice.catalog)
-        ? "start the PostgreSQL server or fix [workspace] catalog (the password comes from PGPASSWORD), then run cairn doctor again"
-        : `check that ${dir} is a writable directory, then run cairn doctor again`,
-    });
-  }
-  try {
-    const blobs = await openBlobStore(dir, choice);
     try {
-      const probe = randomBytes(32);
-      const { sha256 } = await blobs.put(probe);
-      const back = await blobs.read(sha256, probe.byteLength);
-      await blobs.delete(sha256);
-      if (!Buffer.from(back).equals(probe)) throw new Error("the probe blob came back different");
-    } finally {
-      await blobs.close();
+      const blobs = await openBlobStore(dir, choice);
+      try {
+        const probe = randomBytes(32);
+        const { sha256 } = await blobs.put(probe);
+        const back = await blobs.read(sha256, probe.byteLength);
+        await blobs.delete(sha256);
+        if (!Buffer.from(back).equals(probe)) throw new Error("the probe blob came back different");
+      } finally {
+        await blobs.close();
+      }
+      steps.push({
+        step: "blobs",
+        status: "ok",
+        detail: `${isS3(choice.blobs) ? "S3" : "files"} at ${blobsName}: a probe blob written, read back verified and removed`,
+      });
+    } catch (error) {
+      steps.push({
+        step: "blobs",
+        status: "FAIL",
+        detail: `${blobsName}: ${toCairnError(error).message}`,
+        fix: isS3(choice.blobs)
+          ? "check the bucket exists, [workspace] endpoint/region/path_style, and AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, then run cairn doctor again"
+          : `check that ${join(dir, "blobs")} is a writable directory, then run cairn doctor again`,
+      });
     }
-    steps.push({
-      step: "blobs",
-      status: "ok",
-      detail: `${isS3(choice.blobs) ? "S3" : "files"} at ${blobsName}: a probe blob written, read back verified and removed`,
-    });
-  } catch (error) {
-    steps.push({
-      step: "blobs",
-      status: "FAIL",
-      detail: `${blobsName}: ${toCairnError(error).message}`,
-      fix: isS3(choice.blobs)
-        ? "check the bucket exists, [workspace] endpoint/region/path_style, and AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, then run cairn doctor again"
-        : `check that ${join(dir, "blobs")} is a writable directory, then run cairn doctor again`,
-    });
+    return steps;
   }
-  return steps;
+}
+
+/** Sets `env`'s variables in process.env; returns what puts the previous values back. */
+function overlay(env: Record<string, string> | undefined): () => void {
+  const saved = Object.keys(env ?? {}).map((key) => [key, process.env[key]] as const);
+  Object.assign(process.env, env);
+  return () => {
+    for (const [key, value] of saved) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  };
 }

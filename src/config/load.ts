@@ -96,6 +96,8 @@ export function parseConfig(raw: unknown, source: string, env: NodeJS.ProcessEnv
     }
   }
   if (problems.length > 0 || !base.success) throw configError(source, problems);
+  // A password written into a shared backend's URL is a secret like an expanded ${VAR}: kept out of every log line.
+  for (const url of [base.data.workspace.catalog, base.data.workspace.endpoint]) registerUrlPassword(url);
   if (base.data.sandbox.backend === "node" && !base.data.sandbox.allow_unsafe) {
     throw configError(source, [
       'sandbox.backend: "node" runs snippets without isolation; set sandbox.allow_unsafe = true to accept that, or use "quickjs"',
@@ -158,7 +160,8 @@ function describeIssues(issues: z.core.$ZodIssue[], root: unknown, schema: z.Zod
         .join("\n");
     }
     const got = valueAt(root, issue.path);
-    const shown = got === undefined ? "" : ` (got ${JSON.stringify(typeof got === "string" ? clip(got) : got)})`;
+    const shown =
+      got === undefined ? "" : ` (got ${JSON.stringify(typeof got === "string" ? clip(quoted(got)) : got)})`;
     return `${path.join(".") || "(top level)"}: ${issue.message}${shown}`;
   });
 }
@@ -185,6 +188,27 @@ interface ZodDef {
 
 function zodDef(node: unknown): ZodDef | undefined {
   return (node as { _zod?: { def?: ZodDef } } | undefined)?._zod?.def;
+}
+
+/** A value as a problem quotes it: a URL's password (`scheme://user:password@…`) replaced by `***`. */
+function quoted(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@\s]*):.*@/i, "$1:***@");
+}
+
+function registerUrlPassword(url: string | undefined): void {
+  let password: string;
+  try {
+    password = new URL(url ?? "").password;
+  } catch {
+    return;
+  }
+  if (password === "") return;
+  registerSecret(password);
+  try {
+    registerSecret(decodeURIComponent(password));
+  } catch {
+    // Not percent-encoded text: the written form is registered.
+  }
 }
 
 function clip(text: string): string {

@@ -5,20 +5,27 @@
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpsServer } from "node:https";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
+import { createFsBlobStore } from "../../src/workspace/blobs/fs-blob-store.js";
 import { createS3BlobStore, parseS3Target, type S3BlobStore } from "../../src/workspace/blobs/s3-blob-store.js";
 import type { NewVersion } from "../../src/workspace/catalog/catalog.js";
 import { createPgCatalog, type PgCatalog, type PgCatalogOptions } from "../../src/workspace/catalog/pg-catalog.js";
-import { Workspace } from "../../src/workspace/workspace.js";
+import { createSqliteCatalog } from "../../src/workspace/catalog/sqlite-catalog.js";
+import { copyWorkspace } from "../../src/workspace/copy.js";
+import { openWorkspace, Workspace } from "../../src/workspace/workspace.js";
 import { caught } from "../helpers/caught.js";
 import { type OwnPostgres, type OwnS3, ownPostgres, ownS3 } from "../helpers/restartable-services.js";
 
 const MIB = 1024 * 1024;
 const root = mkdtempSync(join(tmpdir(), "cairn-redteam-"));
 const closers: (() => Promise<unknown>)[] = [];
+/** tmpfs mounts of the cache tests, unmounted last. */
+const mounts: string[] = [];
 let pg: OwnPostgres;
 let s3: OwnS3;
 
@@ -37,9 +44,15 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => {});
+  // A pool or client that still hangs after a failed test must not keep the servers (and the tmpfs) alive: closing
+  // is given a bound, then the servers go whatever happened.
+  const closing = (async () => {
+    for (const close of closers.reverse()) await close().catch(() => {});
+  })();
+  await Promise.race([closing, new Promise((done) => setTimeout(done, 20_000).unref())]);
   pg?.remove();
   await s3?.remove();
+  for (const dir of mounts) execFileSync("umount", ["-l", dir], { stdio: "ignore" });
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -233,6 +246,26 @@ describe("PostgreSQL stopped, frozen or refusing", () => {
     expect((await waiter.insertVersion(version("locked/a"))).version).toBe(1);
   });
 
+  it("tells a call that found every pooled connection busy past the connect timeout to retry, not that the server refused it", async () => {
+    const catalog = await catalogAt(schemaUrl(), { poolSize: 1, connectTimeoutMs: 300 });
+    let release = () => {};
+    const gate = new Promise<void>((done) => {
+      release = done;
+    });
+    const holding = catalog.conn.write(() => gate);
+    try {
+      await waitUntil(lockHeld(await catalogAt(schemaUrl())), "the only connection is in use");
+      const error = await caught(catalog.get(["busy/a"]));
+      // Broke: pg-pool's "timeout exceeded when trying to connect" was reported as INTERNAL.
+      expect(error.code).toBe(ErrorCode.BACKEND_UNAVAILABLE);
+      expect(error.message).toMatch(/all 1 of this process's connections .* stayed busy .*pool_size/);
+    } finally {
+      release();
+      await holding;
+    }
+    expect(await catalog.get(["busy/a"])).toEqual([undefined]);
+  });
+
   it("refuses a connection the server will not take with BACKEND_UNAVAILABLE saying what to check, never with the password", async () => {
     await pg.requirePassword("team_role", "right-pw-7f3a");
     const at = (auth: string, rest = "/postgres") => `postgres://${auth}@127.0.0.1:${pg.port}${rest}`;
@@ -286,6 +319,37 @@ describe("PostgreSQL stopped, frozen or refusing", () => {
     expect(where.map((w) => w.table_schema)).toContain(schema);
     expect(where.map((w) => w.table_schema)).not.toContain("public");
     expect(await catalog.conn.rows("SHOW work_mem")).toEqual([{ work_mem: "8MB" }]);
+  });
+
+  it("opens a schema an administrator gave the role, without CREATE on the database, and says what to grant otherwise", async () => {
+    const admin = await catalogAt(schemaUrl());
+    const role = fresh("least");
+    const given = fresh("given");
+    await admin.conn.rows(`CREATE ROLE ${role} LOGIN; CREATE SCHEMA ${given} AUTHORIZATION ${role}`);
+    await admin.conn.rows(`REVOKE CREATE ON DATABASE postgres FROM PUBLIC`);
+    const as = (schema: string) => `postgres://${role}@127.0.0.1:${pg.port}/postgres?schema=${schema}`;
+    // Broke: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists (INTERNAL then).
+    expect((await (await catalogAt(as(given))).insertVersion(version("given/a"))).version).toBe(1);
+    const denied = await caught(createPgCatalog(as(fresh("other"))));
+    expect(denied.code).toBe(ErrorCode.BACKEND_UNAVAILABLE);
+    expect(denied.message).toContain("grant the role CREATE on the database");
+  });
+
+  it("refuses a schema that already holds another application's tables, and opens its own again", async () => {
+    const admin = await catalogAt(schemaUrl());
+    const theirs = fresh("app");
+    const rails = fresh("rails");
+    await admin.conn.rows(`CREATE SCHEMA ${theirs}; CREATE TABLE ${theirs}.events (id serial PRIMARY KEY, title text)`);
+    await admin.conn.rows(`CREATE SCHEMA ${rails}; CREATE TABLE ${rails}.schema_migrations (version varchar)`);
+    // Broke: INTERNAL ("relation events already exists"; "column name of relation schema_migrations does not exist").
+    for (const schema of [theirs, rails]) {
+      const error = await caught(createPgCatalog(`${pg.url}?schema=${schema}`));
+      expect(error.code, schema).toBe(ErrorCode.CONFIG_INVALID);
+      expect(error.message).toContain(`schema "${schema}" already holds tables Cairn did not create`);
+    }
+    const url = schemaUrl();
+    await (await createPgCatalog(url)).close();
+    expect((await (await catalogAt(url)).insertVersion(version("mine/a"))).version).toBe(1);
   });
 
   it("publishes a finished task run once when its connection dies while it waits for the write lock, and not at all when the server stops", async () => {
@@ -398,6 +462,63 @@ describe("S3 killed mid-transfer", () => {
   });
 });
 
+describe("a copy onto the shared backends when they go away", () => {
+  it("leaves an empty destination when PostgreSQL stops before the rows or S3 dies during the blobs, and copies whole once they are back", async () => {
+    const dir = join(root, "copy-source");
+    const source = await openWorkspace(dir, { chunkInBackground: false });
+    for (let i = 0; i < 12; i++) await source.save({ name: `copy/${i}`, content: `version ${i} `.repeat(40) });
+    await source.close();
+    const url = schemaUrl();
+    const prefix = fresh("copy");
+    const attempt = async (disturb: (step: { phase: string; done: number }) => void) => {
+      const from = {
+        catalog: await createSqliteCatalog(join(dir, "catalog.db")),
+        blobs: await createFsBlobStore(join(dir, "blobs")),
+      };
+      const to = { catalog: await catalogAt(url), blobs: await storeAt(prefix), verifyBlobs: await storeAt(prefix) };
+      try {
+        return await copyWorkspace(from, to, { onProgress: disturb });
+      } finally {
+        await from.catalog.close();
+      }
+    };
+    const check = await catalogAt(url);
+    const counts = () =>
+      check.conn.rows<{ n: number }>("SELECT (SELECT count(*) FROM versions) + (SELECT count(*) FROM events) AS n");
+
+    let stopped = false;
+    const rows = await caught(
+      attempt((step) => {
+        if (step.phase === "rows" && !stopped) {
+          stopped = true;
+          pg.stop();
+        }
+      }),
+    );
+    expect(rows.code).toBe(ErrorCode.BACKEND_UNAVAILABLE);
+    pg.start();
+    expect(await counts()).toEqual([{ n: 0 }]);
+    const bucket = await storeAt(prefix);
+    expect(await bucket.list()).toEqual([]);
+
+    let killed = false;
+    const blobs = await caught(
+      attempt((step) => {
+        if (step.phase === "blobs" && step.done >= 5 && !killed) {
+          killed = true;
+          void s3.kill();
+        }
+      }),
+    );
+    expect(blobs.code).toBe(ErrorCode.BACKEND_UNAVAILABLE);
+    await s3.start();
+    expect(await counts()).toEqual([{ n: 0 }]);
+
+    const summary = await attempt(() => {});
+    expect(summary).toMatchObject({ versions: 12, names: 12, blobs: 12, verified: true });
+  });
+});
+
 describe("two processes on one schema and one bucket", () => {
   it("never removes a blob under a version that names it while one deletes and collects what the other saves again, small and multipart", async () => {
     const url = schemaUrl();
@@ -463,6 +584,36 @@ describe("two processes on one schema and one bucket", () => {
     expect(await a.blobs.has(y?.sha256 ?? "")).toBe(true);
   });
 
+  it("fences a task publication of one process once another took its expired claim over", async () => {
+    const url = schemaUrl();
+    const a = await catalogAt(url);
+    const b = await catalogAt(url);
+    await a.tasks.defineTask("nightly", { steps: [] }, {});
+    const start = (catalog: PgCatalog, runId: string) =>
+      catalog.tasks.startRun({
+        runId,
+        task: "nightly",
+        definitionVersion: 1,
+        snapshot: {},
+        owner: { host: runId, pid: 1 },
+      });
+    const publish = (catalog: PgCatalog, runId: string, ticket: number, holder: string) =>
+      catalog.tasks.finishRun(
+        runId,
+        { state: "succeeded", brief: { by: holder } },
+        { steps: [], run: version(`nightly/${holder}`), fence: { resource: "task:nightly", ticket, holder } },
+      );
+    const first = await a.claims.claim("task:nightly", "ada", 1);
+    await start(a, "run-ada");
+    await waitUntil(async () => !(await b.claims.owner("task:nightly")).held, "ada's claim expires");
+    const second = await b.claims.claim("task:nightly", "bob", 60_000);
+    expect(second.ticket).toBeGreaterThan(first.ticket);
+    await start(b, "run-bob");
+    expect((await caught(publish(a, "run-ada", first.ticket, "ada"))).code).toBe(ErrorCode.FENCED);
+    expect((await publish(b, "run-bob", second.ticket, "bob")).published).toBe(true);
+    expect(await a.get(["nightly/ada", "nightly/bob"])).toMatchObject([undefined, { name: "nightly/bob" }]);
+  });
+
   it("indexes chunks once when two processes index the same backlog at once", async () => {
     const url = schemaUrl();
     const prefix = fresh("chunks");
@@ -514,6 +665,37 @@ describe("hostile text and targets", () => {
     expect((await ws.find({ text: "w9999" })).results.map((r) => r.name)).toEqual(["text/many"]);
   });
 
+  it("says what is wrong with an endpoint that speaks plain HTTP to https://, TLS with an untrusted certificate, or no HTTP at all", async () => {
+    const garbage = createNetServer((socket) => socket.end("not http\r\n\r\n"));
+    await new Promise<void>((done) => garbage.listen(0, "127.0.0.1", done));
+    closers.push(async () => garbage.close());
+    const endpoints: [string, RegExp][] = [
+      [`https://127.0.0.1:${new URL(s3.endpoint).port}`, /TLS connection .* \(EPROTO\).*https:\/\//],
+      [`http://127.0.0.1:${(garbage.address() as AddressInfo).port}`, /did not answer in HTTP .*host and port/],
+    ];
+    const key = join(root, "key.pem");
+    const cert = join(root, "cert.pem");
+    const openssl = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1"];
+    try {
+      execFileSync("openssl", [...openssl, "-subj", "/CN=localhost"], { stdio: "ignore" });
+      const tls = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_, res) => res.end());
+      await new Promise<void>((done) => tls.listen(0, "127.0.0.1", done));
+      closers.push(async () => {
+        tls.closeAllConnections();
+        tls.close();
+      });
+      endpoints.push([`https://127.0.0.1:${(tls.address() as AddressInfo).port}`, /SELF_SIGNED.*NODE_EXTRA_CA_CERTS/]);
+    } catch {
+      // No openssl here: the self-signed case is skipped.
+    }
+    for (const [endpoint, said] of endpoints) {
+      // Broke: the raw EPROTO, certificate or HTTP parse error escaped as INTERNAL.
+      const error = await caught(storeAt(fresh("ep"), { endpoint, maxAttempts: 1 }));
+      expect(error.code, endpoint).toBe(ErrorCode.BACKEND_UNAVAILABLE);
+      expect(error.message).toMatch(said);
+    }
+  });
+
   it("takes S3 key prefixes up to S3's key length and refuses the rest with CONFIG_INVALID", async () => {
     const longest = Array.from({ length: 10 }, (_, i) => `${i}`.repeat(95))
       .join("/")
@@ -545,7 +727,7 @@ function tmpfs(mib: number): string | undefined {
   } catch {
     return undefined;
   }
-  closers.push(async () => execFileSync("umount", ["-l", dir], { stdio: "ignore" }));
+  mounts.push(dir);
   return dir;
 }
 const canMount = process.getuid?.() === 0 && tmpfs(1) !== undefined;

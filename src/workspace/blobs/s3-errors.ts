@@ -79,6 +79,20 @@ export function s3Failure(error: unknown, action: string, place: S3Place): unkno
       { data },
     );
   }
+  if (http === undefined && isTlsFailure(code)) {
+    return new CairnError(
+      ErrorCode.BACKEND_UNAVAILABLE,
+      `the TLS connection to the object store at ${where} failed while ${action} (${code}): check that [workspace] endpoint says https:// only for a server that speaks TLS, and that its certificate is trusted (NODE_EXTRA_CA_CERTS names a private CA)`,
+      { data },
+    );
+  }
+  if (http === undefined && code?.startsWith("HPE_")) {
+    return new CairnError(
+      ErrorCode.BACKEND_UNAVAILABLE,
+      `the endpoint ${where} did not answer in HTTP while ${action} (${code}): check that [workspace] endpoint's host and port are the S3-compatible server's`,
+      { data },
+    );
+  }
   if (http !== undefined && (http >= 500 || http === 429)) {
     return new CairnError(
       ErrorCode.BACKEND_UNAVAILABLE,
@@ -95,6 +109,17 @@ export function s3Failure(error: unknown, action: string, place: S3Place): unkno
   }
   if (http !== undefined) return refused(place, action, `${name}, HTTP ${http}`);
   return error;
+}
+
+/** Node's codes for a TLS handshake that failed: plain HTTP answered, or a certificate not trusted or not the host's. */
+function isTlsFailure(code: string | undefined): boolean {
+  return (
+    code !== undefined &&
+    (code === "EPROTO" ||
+      code.startsWith("ERR_SSL_") ||
+      code.startsWith("ERR_TLS_") ||
+      /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code))
+  );
 }
 
 /** A request the server answered with something no S3 server should (or an error it gives unsupported features). */

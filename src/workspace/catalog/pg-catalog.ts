@@ -100,6 +100,7 @@ export async function createPgCatalog(target: string, options: PgCatalogOptions 
 /** Applies the migrations this catalog lacks, all in one write (two processes opening at once migrate once). */
 async function migrate(conn: PgConnection): Promise<void> {
   await conn.write(async (tx: PgTx) => {
+    await refuseForeignSchema(tx, conn.schema);
     await tx.run(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
     );
@@ -121,6 +122,32 @@ async function migrate(conn: PgConnection): Promise<void> {
       ]);
     }
   });
+}
+
+/**
+ * CONFIG_INVALID for a schema holding tables Cairn did not create, such as an application's `public` (its own
+ * `events` or `tasks`, or another tool's `schema_migrations`): Cairn's migration would fail or write into them.
+ */
+async function refuseForeignSchema(tx: PgTx, schema: string): Promise<void> {
+  const tables = (
+    await tx.rows<{ name: string }>(
+      `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()
+       ORDER BY table_name COLLATE "C"`,
+    )
+  ).map((row) => row.name);
+  if (tables.length === 0) return;
+  if (tables.includes("schema_migrations")) {
+    const columns = await tx.rows<{ name: string }>(
+      `SELECT column_name AS name FROM information_schema.columns
+       WHERE table_schema = current_schema() AND table_name = 'schema_migrations' ORDER BY column_name COLLATE "C"`,
+    );
+    if (columns.map((column) => column.name).join(",") === "applied_at,name,version") return;
+  }
+  const shown = tables.slice(0, 5).join(", ") + (tables.length > 5 ? `, … (${tables.length} tables)` : "");
+  throw new CairnError(
+    ErrorCode.CONFIG_INVALID,
+    `schema "${schema}" already holds tables Cairn did not create (${shown}): give the workspace a schema of its own with ?schema=NAME in [workspace] catalog (created when missing)`,
+  );
 }
 
 /** Thrown inside a transaction to roll a dry run back. */
@@ -523,17 +550,20 @@ export class PgCatalog implements Catalog {
     return this.conn.write(async (tx) => {
       const result: BlobCollection = { removed: [], pending: [] };
       await tx.run("DELETE FROM blob_leases WHERE created_at < $1", [Date.now() - this.leaseTtlMs]);
-      for (const sha256 of new Set(candidates)) {
-        // A version references its blob, and so does a step-cache entry until it is evicted.
-        const kept = await tx.one(
-          `SELECT 1 FROM versions WHERE sha256 = $1 UNION ALL SELECT 1 FROM step_cache WHERE sha256 = $1
-           UNION ALL SELECT 1 FROM blob_leases WHERE sha256 = $1 LIMIT 1`,
-          [sha256],
-        );
-        if (kept !== undefined) {
-          await tx.run("DELETE FROM cleanup_pending WHERE sha256 = $1", [sha256]);
-          continue;
-        }
+      const unique = [...new Set(candidates)];
+      // A version references its blob, and so does a step-cache entry until it is evicted. One statement for all: a
+      // prune passes every blob of the bucket, and every other writer waits for this lock meanwhile.
+      const referenced = await tx.rows<{ sha256: string }>(
+        `SELECT c.sha256 FROM unnest($1::text[]) AS c (sha256)
+         WHERE EXISTS (SELECT 1 FROM versions v WHERE v.sha256 = c.sha256)
+            OR EXISTS (SELECT 1 FROM step_cache s WHERE s.sha256 = c.sha256)
+            OR EXISTS (SELECT 1 FROM blob_leases l WHERE l.sha256 = c.sha256)`,
+        [unique],
+      );
+      const kept = new Set(referenced.map((row) => row.sha256));
+      if (kept.size > 0) await tx.run("DELETE FROM cleanup_pending WHERE sha256 = ANY($1::text[])", [[...kept]]);
+      for (const sha256 of unique) {
+        if (kept.has(sha256)) continue;
         let bytes: number;
         try {
           bytes = await remove(sha256);

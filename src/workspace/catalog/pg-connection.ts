@@ -78,6 +78,7 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
   const { connectionString, serverOptions } = withoutServerOptions(url);
   const statementTimeoutMs = options.statementTimeoutMs ?? 60_000;
   const config: PoolConfig = {
+    Client: closingClient(pg.Client),
     connectionString,
     max: Math.max(1, options.poolSize ?? 4),
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
@@ -106,6 +107,10 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
   });
   try {
     await connection.attempt(async (client) => {
+      // Looked up first: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists, which
+      // a role given a schema of its own by its administrator does not have.
+      const found = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+      if (found.rowCount !== 0) return;
       // Two processes creating it at once: the loser sees a unique violation on the catalog of schemas.
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch((error: { code?: string }) => {
         if (error.code !== "23505" && error.code !== "42P06") throw error;
@@ -116,6 +121,30 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
     throw unavailable(error, redactUrl(url));
   }
   return connection;
+}
+
+/**
+ * `Client` closing its socket when connecting fails: pg leaves the socket of a connection that failed while it
+ * authenticated (no password to give, say) open until the server's authentication_timeout (60 s), which held a
+ * server connection and kept a finished CLI process (doctor, copy) alive that long.
+ */
+function closingClient(Client: typeof import("pg").Client): NonNullable<PoolConfig["Client"]> {
+  return class extends Client {
+    // biome-ignore lint/suspicious/noExplicitAny: pg's two connect overloads (promise, callback) in one signature
+    override connect(callback?: (...answer: any[]) => void): any {
+      if (callback === undefined) {
+        return super.connect().catch((error: unknown) => {
+          this.end().catch(() => {});
+          throw error;
+        });
+      }
+      // biome-ignore lint/suspicious/noExplicitAny: passed through as pg gives it
+      return super.connect((...answer: any[]) => {
+        if (answer[0]) this.end().catch(() => {});
+        callback(...answer);
+      });
+    }
+  } as unknown as NonNullable<PoolConfig["Client"]>;
 }
 
 /**
@@ -228,7 +257,8 @@ export class PgConnection {
       let client: PoolClient | undefined;
       try {
         client = await this.pool.connect().catch((error) => {
-          throw isTransient(error) ? error : this.refused(error);
+          if (isTransient(error)) throw error;
+          throw isPoolWait(error) ? this.poolBusy(error) : this.refused(error);
         });
         // A checked-out client whose server goes away emits `error`; unheard, it would end the process. The query
         // in flight fails on its own, and the client is destroyed below.
@@ -260,6 +290,15 @@ export class PgConnection {
     return new CairnError(
       ErrorCode.BACKEND_UNAVAILABLE,
       `the workspace catalog's PostgreSQL server${where} refused the connection (${reason}): check the user, database, host and port of [workspace] catalog, the password in PGPASSWORD and the URL's sslmode (cairn doctor), then retry`,
+      { cause: error },
+    );
+  }
+
+  /** Every pooled connection stayed in use while this call waited for one (pg-pool's connection timeout). */
+  private poolBusy(error: unknown): CairnError {
+    return new CairnError(
+      ErrorCode.BACKEND_UNAVAILABLE,
+      `all ${this.pool.options.max} of this process's connections to the workspace catalog stayed busy while a call waited ${(this.pool.options.connectionTimeoutMillis ?? 0) / 1000} s for one (slow statements, or a server that stopped answering): retry; if it persists, check the server (cairn doctor) or raise [workspace] pool_size`,
       { cause: error },
     );
   }
@@ -326,6 +365,11 @@ function translate(error: unknown): Error {
   return new CairnError(ErrorCode.INTERNAL, `internal error: PostgreSQL ${code ?? ""} ${message}`.trim(), {
     cause: error,
   });
+}
+
+/** pg-pool's answer when no pooled connection came free within its connection timeout. */
+function isPoolWait(error: unknown): boolean {
+  return error instanceof Error && error.message === "timeout exceeded when trying to connect";
 }
 
 /** PostgreSQL stopped the statement at its statement_timeout (57014 is also a user's cancel; Cairn never cancels). */
