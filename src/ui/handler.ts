@@ -93,6 +93,9 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
       const refused = checkUiOrigin(req.headers, rules);
       if (refused !== undefined) return send(res, path, forbiddenPage(refused.message), false);
       if (req.method !== "GET" && req.method !== "HEAD") {
+        // The body is never read: drop it as it comes, and the connection after the answer.
+        req.resume();
+        res.setHeader("Connection", "close");
         res.setHeader("Allow", "GET, HEAD");
         return send(res, path, readOnlyPage(req.method ?? "?"), false);
       }

@@ -73,14 +73,14 @@ function versionNote(record: VersionRecord, current: VersionRecord | undefined):
 
 function staleNote(record: VersionRecord): SafeHtml {
   if (!record.stale) return html``;
-  return html`<div class="callout" role="note"><p><span class="badge stale">stale</span> An input this version was made from has moved on:</p>
+  return html`<div class="callout" role="note"><p><span class="badge stale">stale</span> It was made from versions that are no longer current:</p>
 <ul>
 ${record.stale_inputs.map(
   (s) =>
-    html`<li><a href="${artifactHref(s.name, { v: s.version })}">${s.name} v${s.version}</a> is used here; ${
+    html`<li><a href="${artifactHref(s.name, { v: s.version })}">${s.name} v${s.version}</a>, ${record.dependencies.includes(s.artifact_id) ? "which it pins" : "an input of what it pins"}, ${
       s.current_version === null
-        ? "that name has no current version any more"
-        : html`the current is <a href="${artifactHref(s.name)}">v${s.current_version}</a>`
+        ? "has no current version any more (its name was deleted)"
+        : html`is now at <a href="${artifactHref(s.name)}">v${s.current_version}</a>`
     }.</li>`,
 )}
 </ul>
