@@ -39,6 +39,7 @@ h2 { font-size: 1.2rem; margin: 1.75rem 0 0.5rem; }
 code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9rem; }
 pre { background: var(--panel); border: 1px solid var(--line); padding: 0.75rem; overflow: auto; max-height: 32rem; white-space: pre-wrap; overflow-wrap: anywhere; }
 form.find { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: end; margin: 0.5rem 0 1rem; }
+form.find p { flex-basis: 100%; margin: 0; }
 form.find .field, form.compare .field { display: flex; flex-direction: column; gap: 0.2rem; }
 label { font-weight: 600; }
 input[type="search"], select { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid var(--muted); border-radius: 4px; background: var(--bg); color: var(--fg); }
@@ -52,6 +53,7 @@ button { font: inherit; padding: 0.35rem 0.9rem; border: 1px solid var(--link); 
 table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; padding: 0.5rem; font-weight: 600; }
 th, td { text-align: left; padding: 0.35rem 0.6rem; border-top: 1px solid var(--line); vertical-align: top; }
+tbody th { font-weight: 400; }
 thead th { background: var(--panel); border-top: none; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.null { color: var(--muted); font-style: italic; }
@@ -75,6 +77,10 @@ img.preview { max-width: 100%; height: auto; border: 1px solid var(--line); back
 form.compare { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: end; margin: 0.5rem 0; }
 .error-message { font-size: 1.05rem; }
 .next-step { border-left: 4px solid var(--link); padding: 0.1rem 1rem; background: var(--panel); }
+`;
+
+/** The tab's icon: three stacked stones, a cairn. */
+export const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><g fill="#4f5561"><ellipse cx="16" cy="26" rx="13" ry="5"/><ellipse cx="16" cy="16.5" rx="9" ry="4.5"/><ellipse cx="16" cy="8" rx="5.5" ry="3.5"/></g></svg>
 `;
 
 /** Progressive enhancement only: "/" moves the focus to the find box; every page works without it. */

@@ -7,9 +7,9 @@ import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import { redactSecrets } from "../log.js";
 import type { HttpToken } from "../server/transports/http-guards.js";
 import { checkUiAccess, checkUiOrigin } from "./access.js";
-import { SCRIPT, STYLESHEET } from "./assets.js";
+import { FAVICON, SCRIPT, STYLESHEET } from "./assets.js";
 import { html } from "./html.js";
-import { errorPage, notFoundPage, renderDocument, SCRIPT_PATH, STYLESHEET_PATH } from "./layout.js";
+import { errorPage, FAVICON_PATH, notFoundPage, renderDocument, SCRIPT_PATH, STYLESHEET_PATH } from "./layout.js";
 import { workspaceHref } from "./links.js";
 import type { UiReply, UiRequest, UiRoute } from "./route.js";
 import { ROUTES } from "./routes.js";
@@ -35,6 +35,7 @@ const FILE_POLICY = "default-src 'none'; sandbox; frame-ancestors 'none'";
 const ASSETS: Record<string, { type: string; body: string }> = {
   [STYLESHEET_PATH]: { type: "text/css; charset=utf-8", body: STYLESHEET },
   [SCRIPT_PATH]: { type: "text/javascript; charset=utf-8", body: SCRIPT },
+  [FAVICON_PATH]: { type: "image/svg+xml", body: FAVICON },
 };
 
 /** The web view's handler. Throws INVALID_ARGUMENT without a token. */

@@ -7,6 +7,7 @@ import type { UiReply } from "./route.js";
 
 export const STYLESHEET_PATH = "/assets/ui.css";
 export const SCRIPT_PATH = "/assets/ui.js";
+export const FAVICON_PATH = "/assets/favicon.svg";
 
 export interface Frame {
   title: string;
@@ -30,6 +31,7 @@ export function renderDocument(frame: Frame): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${frame.title} · ${site}</title>
+<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
 <script src="${SCRIPT_PATH}" defer></script>
 </head>

@@ -48,12 +48,12 @@ ${record.summary ? html`<p>${record.summary}</p>` : ""}
 ${versionNote(record, current)}
 ${staleNote(record)}
 <p><a href="${downloadHref(record.artifact_id)}" download>Download this version</a> <span class="muted">(${formatBytes(record.bytes)}, ${record.media_type})</span></p>
-${metadataList(record)}
 ${record.checkpoint === null ? "" : checkpointSection(record)}
 ${record.sql === null ? "" : querySection(record, dependencies)}
 ${record.dependencies.length === 0 || record.sql !== null ? "" : dependencySection(record, dependencies)}
 ${await previewOf(request, record)}
-${versionsSection(record, history)}`,
+${versionsSection(record, history)}
+${metadataList(record)}`,
     };
   },
 };
@@ -84,7 +84,7 @@ ${record.stale_inputs.map(
     }.</li>`,
 )}
 </ul>
-<p>${record.sql === null ? "Save it again from the current inputs to bring it up to date." : html`Refresh it to re-run its SQL on the current inputs: <code>cairn refresh ${record.name} --cascade</code>.`}</p></div>`;
+<p>${record.sql === null ? (record.kind === "checkpoint" ? "A session that resumes it reads these exact versions: save a new checkpoint to hand over the current ones." : "Save it again from the current inputs to bring it up to date.") : html`Refresh it to re-run its SQL on the current inputs: <code>cairn refresh ${record.name} --cascade</code>.`}</p></div>`;
 }
 
 function metadataList(record: VersionRecord): SafeHtml {
