@@ -11,6 +11,7 @@ import { registerRunner } from "./cli/runner.js";
 import { registerServe } from "./cli/serve.js";
 import { registerSnapshot } from "./cli/snapshot.js";
 import { registerTools } from "./cli/tools.js";
+import { registerUi } from "./cli/ui.js";
 import { registerWorkspace } from "./cli/workspace.js";
 import { redactWrites } from "./log.js";
 import { VERSION } from "./version.js";
@@ -30,6 +31,7 @@ const program = new Command("cairn")
 // needs none of them.
 const versionOnly = process.argv.length === 3 && (process.argv[2] === "--version" || process.argv[2] === "-V");
 registerServe(program);
+registerUi(program);
 registerRun(program);
 registerTools(program);
 registerBench(program);

@@ -17,6 +17,7 @@ import {
 } from "../server/transports/http-defaults.js";
 import type { HttpToken } from "../server/transports/http-guards.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
+import { uiHostOf } from "./ui.js";
 
 interface ServeOptions {
   transport: string;
@@ -28,6 +29,7 @@ interface ServeOptions {
   allowRemote?: boolean;
   idleTimeout: string;
   maxSessions: string;
+  ui?: boolean;
 }
 
 const TOKEN_HELP =
@@ -61,6 +63,7 @@ export function registerServe(program: Command): void {
       "days of inactivity before a session-memory episode expires, persisted in the workspace (0 = keep; default 30)",
     )
     .option("--max-sessions <n>", "http: live sessions allowed at once", String(DEFAULT_MAX_SESSIONS))
+    .option("--ui", "http: also serve the read-only web view at / (the same tokens; sign in once at /?token=...)")
     .addHelpText(
       "after",
       `\nHTTP needs $CAIRN_TOKEN (the [identity] of cairn.toml) or [[http.tokens]] (token_env, identity, role): ${TOKEN_HELP}.`,
@@ -68,6 +71,10 @@ export function registerServe(program: Command): void {
     .action(async (options: ServeOptions, command: Command) => {
       if (options.transport !== "stdio" && options.transport !== "http") {
         process.stderr.write(`cairn serve: unknown transport "${options.transport}" (choose stdio or http)\n`);
+        throw new ExitError(EXIT_USAGE);
+      }
+      if (options.ui === true && options.transport !== "http") {
+        process.stderr.write("cairn serve: --ui needs --transport http (or run cairn ui)\n");
         throw new ExitError(EXIT_USAGE);
       }
       const http = options.transport === "http" ? httpSettings(options) : undefined;
@@ -124,7 +131,14 @@ export function registerServe(program: Command): void {
       let running: RunningHttpServer;
       try {
         const { serveHttp } = await import("../server/transports/http.js");
-        running = await serveHttp(app, tools, http);
+        const ui =
+          options.ui === true
+            ? (await import("../ui/handler.js")).createUiHandler(uiHostOf(app), {
+                tokens: http.tokens,
+                allowRemote: http.allowRemote,
+              })
+            : undefined;
+        running = await serveHttp(app, tools, { ...http, ui });
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         const reason =
@@ -138,6 +152,12 @@ export function registerServe(program: Command): void {
       process.stderr.write(
         `cairn: serving MCP over Streamable HTTP at ${running.url} (Authorization: Bearer <token>; ${http.tokens.length} identit${http.tokens.length === 1 ? "y" : "ies"})\n`,
       );
+      if (options.ui === true) {
+        const origin = running.url.slice(0, -"/mcp".length);
+        process.stderr.write(
+          `cairn: the read-only web view is at ${origin}/ (sign in once at ${origin}/?token=<your token>, or send Authorization: Bearer <token>)\n`,
+        );
+      }
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
         process.once("SIGINT", stop);

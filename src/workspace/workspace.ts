@@ -767,6 +767,23 @@ export class Workspace {
     return this.catalog.get(refs);
   }
 
+  /**
+   * The stored versions of `name`, newest first, `limit` (1..100) at a time; `before` (a version number) continues
+   * below it, and `next_before` says where the next page starts (null on the last). Deleted versions are skipped.
+   */
+  async versions(
+    name: string,
+    options: { limit?: number; before?: number } = {},
+  ): Promise<{ versions: VersionRecord[]; next_before: number | null }> {
+    checkName(name);
+    const limit = checkInteger("limit", options.limit, 1, listResults.max) ?? listResults.default;
+    const before = checkInteger("before", options.before, 1, Number.MAX_SAFE_INTEGER);
+    // One row past the page says whether another follows.
+    const rows = await this.catalog.versions(name, { limit: limit + 1, before });
+    const page = rows.slice(0, limit);
+    return { versions: page, next_before: rows.length > limit ? (page.at(-1)?.version ?? null) : null };
+  }
+
   /** The event log of this workspace's catalog: every write, who made it, and usage aggregates. */
   get events(): EventLog {
     return this.catalog.events;

@@ -62,6 +62,7 @@ describe("import rules", () => {
       "upstream",
       "server",
       "config",
+      "ui",
     );
     const offenders = inner
       .filter((f) => f.imports.some((i) => !i.typeOnly && /(^|\/)(app|main)\.js$|\/cli\//.test(i.specifier)))
@@ -72,6 +73,21 @@ describe("import rules", () => {
   it("keeps the app out of the MCP server, types included: the transports take a ServeHost", () => {
     const app = join(SRC, "app.js");
     const offenders = under("server")
+      .filter((f) => f.imports.some((i) => resolve(dirname(join(SRC, f.path)), i.specifier) === app))
+      .map((f) => f.path);
+    expect(offenders).toEqual([]);
+  });
+
+  it("keeps the web view out of the MCP server: the HTTP transport takes its handler as an option", () => {
+    const offenders = under("server")
+      .filter((f) => f.imports.some((i) => /(^|\/)ui\//.test(i.specifier)))
+      .map((f) => f.path);
+    expect(offenders).toEqual([]);
+  });
+
+  it("keeps the app out of the web view, types included: it takes a UiHost", () => {
+    const app = join(SRC, "app.js");
+    const offenders = under("ui")
       .filter((f) => f.imports.some((i) => resolve(dirname(join(SRC, f.path)), i.specifier) === app))
       .map((f) => f.path);
     expect(offenders).toEqual([]);

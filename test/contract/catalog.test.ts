@@ -122,6 +122,26 @@ for (const [label, create, newStore] of implementations) {
       await catalog.close();
     });
 
+    it("lists a name's stored versions newest first, a page below a version at a time", async () => {
+      const catalog = await create();
+      const made: VersionRecord[] = [await catalog.insertVersion(version("hist/v"))];
+      for (let v = 2; v <= 5; v++)
+        made.push(await catalog.insertVersion(version("hist/v"), { expectedVersion: v - 1 }));
+      await catalog.insertVersion(version("hist/other"));
+      await catalog.deleteVersion((made[1] as VersionRecord).artifact_id);
+      const first = await catalog.versions("hist/v", { limit: 2 });
+      expect(first.map((r) => [r.version, r.current])).toEqual([
+        [5, true],
+        [4, false],
+      ]);
+      const rest = await catalog.versions("hist/v", { limit: 10, before: 4 });
+      // Version 2 was deleted: the listing skips it rather than counting it.
+      expect(rest.map((r) => r.version)).toEqual([3, 1]);
+      expect(rest[1]?.artifact_id).toBe(made[0]?.artifact_id);
+      expect(await catalog.versions("hist/none", { limit: 5 })).toEqual([]);
+      await catalog.close();
+    });
+
     it("requires the current expected_version and none for a new name", async () => {
       const catalog = await create();
       expect((await failure(catalog.insertVersion(version("x"), { expectedVersion: 1 }))).code).toBe(

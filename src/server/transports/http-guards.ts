@@ -29,6 +29,23 @@ export interface AccessRules {
 
 /** Checks Host (unless `allowRemote`), then Origin, then Authorization; the first refusal is the verdict. */
 export function checkAccess(headers: IncomingHttpHeaders, rules: AccessRules): AccessVerdict {
+  const refused = checkHostAndOrigin(headers, rules);
+  if (refused !== undefined) return refused;
+  const presented = checkAuthorization(headers.authorization, rules.tokens);
+  if (typeof presented === "string") {
+    return { ok: false, status: 401, message: presented, headers: { "WWW-Authenticate": 'Bearer realm="cairn"' } };
+  }
+  return { ok: true, token: presented };
+}
+
+/**
+ * The checks that come before any credential: a loopback Host (unless `allowRemote`), and a loopback Origin when
+ * one is sent. The refusal, or undefined when both pass.
+ */
+export function checkHostAndOrigin(
+  headers: IncomingHttpHeaders,
+  rules: Pick<AccessRules, "allowRemote">,
+): { ok: false; status: 403; message: string } | undefined {
   if (!rules.allowRemote) {
     const hostname = hostnameOf(headers.host);
     if (hostname === undefined || !isLoopbackHost(hostname)) {
@@ -40,11 +57,16 @@ export function checkAccess(headers: IncomingHttpHeaders, rules: AccessRules): A
   if (origin !== undefined && !isLoopbackOrigin(origin)) {
     return { ok: false, status: 403, message: `Forbidden Origin: ${origin} (Cairn accepts only loopback origins)` };
   }
-  const presented = checkAuthorization(headers.authorization, rules.tokens);
-  if (typeof presented === "string") {
-    return { ok: false, status: 401, message: presented, headers: { "WWW-Authenticate": 'Bearer realm="cairn"' } };
-  }
-  return { ok: true, token: presented };
+  return undefined;
+}
+
+/** The index in `tokens` of the one `presented` equals, else -1; every token is compared, whatever matches. */
+export function tokenIndex(presented: string, tokens: readonly HttpToken[]): number {
+  let found = -1;
+  tokens.forEach((entry, i) => {
+    if (tokenMatches(presented, entry.token) && found < 0) found = i;
+  });
+  return found;
 }
 
 /** True for an Origin of http(s) on a loopback name, any port. `null` and other schemes are not loopback. */
@@ -62,14 +84,11 @@ function isLoopbackOrigin(origin: string): boolean {
  * The index of the token the header presents, else the 401 message (which never echoes the presented token). Every
  * token is compared, so the time taken says nothing about which one (if any) matched.
  */
-function checkAuthorization(header: string | undefined, tokens: readonly HttpToken[]): number | string {
+export function checkAuthorization(header: string | undefined, tokens: readonly HttpToken[]): number | string {
   if (header === undefined) return "Unauthorized: send Authorization: Bearer <the value of $CAIRN_TOKEN>";
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   if (!match) return "Unauthorized: the Authorization header must be Bearer <token>";
-  let found = -1;
-  tokens.forEach((entry, i) => {
-    if (tokenMatches(match[1] as string, entry.token) && found < 0) found = i;
-  });
+  const found = tokenIndex(match[1] as string, tokens);
   return found >= 0 ? found : "Unauthorized: wrong bearer token";
 }
 

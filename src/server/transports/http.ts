@@ -39,7 +39,15 @@ interface HttpServeOptions {
    * so this bounds what clients that never send DELETE can pin until their sessions go idle. @default 100
    */
   maxSessions?: number;
+  /**
+   * Answers every request for a path other than /mcp, with its own checks (`cairn serve --ui` passes the web view's
+   * handler here; the server knows nothing else of it). Absent: such paths get 404.
+   */
+  ui?: HttpHandler | undefined;
 }
+
+/** A handler of whole requests: it writes the response itself and never rejects. */
+export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 /** A listening server. `close()` ends every session (their stores are freed) and stops listening. */
 export interface RunningHttpServer {
@@ -53,6 +61,7 @@ interface Routes {
   access: AccessRules;
   sessions: HttpSessions;
   maxSessions: number;
+  ui: HttpHandler | undefined;
 }
 
 /**
@@ -74,7 +83,7 @@ export async function serveHttp(
     idleTimeoutMs,
     maxSessions,
   });
-  const routes: Routes = { access: { tokens, allowRemote }, sessions, maxSessions };
+  const routes: Routes = { access: { tokens, allowRemote }, sessions, maxSessions, ui: options.ui };
 
   const http: NodeHttpServer = createServer((req, res) => {
     route(req, res, routes).catch((error: unknown) => {
@@ -109,7 +118,7 @@ export async function serveHttp(
 }
 
 /** The options with their defaults, checked before anything listens (the throws `serveHttp` documents). */
-function checkedOptions(options: HttpServeOptions): Required<HttpServeOptions> {
+function checkedOptions(options: HttpServeOptions): Required<Omit<HttpServeOptions, "ui">> {
   const host = options.host ?? DEFAULT_HTTP_HOST;
   const allowRemote = options.allowRemote ?? false;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
@@ -149,16 +158,19 @@ function checkedOptions(options: HttpServeOptions): Required<HttpServeOptions> {
 }
 
 /**
- * Answers one request, in order: Host, Origin and token; the path; shutdown; a request of an existing session; else
- * an initialize POST, which opens a session when there is room.
+ * Answers one request, in order: a path other than /mcp goes to the `ui` handler when there is one; then Host,
+ * Origin and token; the path; shutdown; a request of an existing session; else an initialize POST, which opens a
+ * session when there is room.
  */
 async function route(req: IncomingMessage, res: ServerResponse, routes: Routes): Promise<void> {
+  const path = new URL(req.url ?? "/", "http://localhost").pathname;
+  // The web view checks Host, Origin and the token itself (it also takes its cookie, which /mcp never does).
+  if (path !== MCP_PATH && routes.ui !== undefined) return routes.ui(req, res);
   const verdict = checkAccess(req.headers, routes.access);
   if (!verdict.ok) {
     for (const [name, value] of Object.entries(verdict.headers ?? {})) res.setHeader(name, value);
     return sendRpcError(res, verdict.status, -32000, verdict.message);
   }
-  const path = new URL(req.url ?? "/", "http://localhost").pathname;
   if (path !== MCP_PATH) return sendRpcError(res, 404, -32601, `Not found: Cairn serves MCP at ${MCP_PATH}`);
   const { sessions } = routes;
   if (sessions.closing) return sendRpcError(res, 503, -32000, "Cairn is shutting down");

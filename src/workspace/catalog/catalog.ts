@@ -234,6 +234,11 @@ export interface Catalog {
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;
   /** Version `version` of `name`; `undefined` when it never existed or was deleted. */
   getVersion(name: string, version: number): Promise<VersionRecord | undefined>;
+  /**
+   * Versions of `name` still stored, newest first: at most `limit`, each below version `before` when given (the
+   * last one's version continues the listing). Empty for a name that has none.
+   */
+  versions(name: string, options: { limit: number; before?: number | undefined }): Promise<VersionRecord[]>;
   /** `get` of `refs` and, with `current`, every current version in name order, from one snapshot. */
   snapshot(refs: readonly string[], options: { current: boolean }): Promise<CatalogSnapshot>;
   /**

@@ -357,6 +357,18 @@ export class PgCatalog implements Catalog {
     });
   }
 
+  versions(name: string, options: { limit: number; before?: number | undefined }): Promise<VersionRecord[]> {
+    return this.conn.read(async (tx) =>
+      recordsOf(
+        tx,
+        await tx.rows<VersionRow>(
+          `${SELECT_VERSION} WHERE v.name = $1 AND v.version < $2::bigint ORDER BY v.version DESC LIMIT $3`,
+          [name, options.before ?? Number.MAX_SAFE_INTEGER, options.limit],
+        ),
+      ),
+    );
+  }
+
   search(text: string, options: SearchOptions): Promise<SearchHit[]> {
     return this.conn.read((tx) => searchVersions(tx, text, options));
   }

@@ -389,6 +389,18 @@ export class SqliteCatalog implements Catalog {
     })();
   }
 
+  async versions(name: string, options: { limit: number; before?: number | undefined }): Promise<VersionRecord[]> {
+    return this.db.transaction(() =>
+      (
+        this.q(`${SELECT_VERSION} WHERE v.name = ? AND v.version < ? ORDER BY v.version DESC LIMIT ?`).all(
+          name,
+          options.before ?? Number.MAX_SAFE_INTEGER,
+          options.limit,
+        ) as VersionRow[]
+      ).map((row) => this.recordOf(row)),
+    )();
+  }
+
   private rowById(id: string): VersionRow | undefined {
     return this.q(`${SELECT_VERSION} WHERE v.id = ?`).get(id) as VersionRow | undefined;
   }

@@ -1,0 +1,49 @@
+// Every URL the web view links to, built in one place so that pages agree on paths and parameters. Names are
+// percent-encoded segment by segment (a name's slashes stay path separators).
+
+type Params = Record<string, string | number | undefined>;
+
+function withQuery(path: string, params: Params): string {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== "") query.set(key, String(value));
+  }
+  const text = query.toString();
+  return text === "" ? path : `${path}?${text}`;
+}
+
+function encodeName(name: string): string {
+  return name.split("/").map(encodeURIComponent).join("/");
+}
+
+/** The workspace page: a namespace, a kind, a find text, a list cursor. */
+export function workspaceHref(params: { ns?: string; kind?: string; q?: string; cursor?: string } = {}): string {
+  return withQuery("/", params);
+}
+
+/** One artifact: its current version, or version `v`; `rows` / `offset` page its table or its text. */
+export function artifactHref(
+  name: string,
+  params: { v?: number; rows?: number; offset?: number; before?: number } = {},
+) {
+  return withQuery(`/artifact/${encodeName(name)}`, params);
+}
+
+/** The line changes from version `from` to version `to` of a name. */
+export function diffHref(name: string, from: number, to: number): string {
+  return withQuery(`/diff/${encodeName(name)}`, { from, to });
+}
+
+/** A version's bytes; `inline` shows an image in the page rather than saving it. */
+export function downloadHref(artifactId: string, inline = false): string {
+  return withQuery(`/download/${encodeURIComponent(artifactId)}`, { inline: inline ? 1 : undefined });
+}
+
+/** Path segments after a prefix, decoded; undefined when one does not decode. */
+export function decodePath(rest: string): string | undefined {
+  try {
+    return rest.split("/").map(decodeURIComponent).join("/");
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,15 @@
+// What the web view needs from the process that serves it: the workspace, SQL over it, a name to show and a
+// logger. The app satisfies it (cli/ui.ts); the web view never imports the app, as the MCP transports do not.
+import type { Logger } from "../log.js";
+import type { WorkspaceSql } from "../workspace/sql.js";
+import type { Workspace } from "../workspace/workspace.js";
+
+export interface UiHost {
+  /** Shown in every page's header: the workspace directory's name. */
+  readonly workspaceName: string;
+  /** The workspace, opened on first use. */
+  workspace(): Promise<Workspace>;
+  /** SQL over the workspace (the query engine starts on the first table shown). */
+  sql(): Promise<WorkspaceSql>;
+  readonly logger: Logger;
+}
