@@ -17,7 +17,7 @@ import {
 } from "../server/transports/http-defaults.js";
 import type { HttpToken } from "../server/transports/http-guards.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
-import { uiHostOf } from "./ui.js";
+import { uiHostOf, warmQueryEngine } from "./ui.js";
 
 interface ServeOptions {
   transport: string;
@@ -139,6 +139,7 @@ export function registerServe(program: Command): void {
               })
             : undefined;
         running = await serveHttp(app, tools, { ...http, ui });
+        if (ui !== undefined) warmQueryEngine(app);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         const reason =

@@ -49,6 +49,7 @@ export function registerUi(program: Command): void {
         await app.close();
         throw new ExitError(EXIT_FAILURE);
       }
+      warmQueryEngine(app);
       const name = basename(app.workspaceDir);
       process.stdout.write(
         fromEnv
@@ -73,4 +74,17 @@ export function uiHostOf(app: App): UiHost {
     sql: () => app.sql(),
     logger: app.logger.child("ui"),
   };
+}
+
+/**
+ * Starts DuckDB in the background, so that the first table a person opens does not wait for it (about half a
+ * second); a failure is only logged: the first table shows it again.
+ */
+export function warmQueryEngine(app: App): void {
+  void app
+    .sql()
+    .then((sql) => sql.warmUp())
+    .catch((error) =>
+      app.logger.child("ui").warn("the query engine did not start", { error: toCairnError(error).message }),
+    );
 }

@@ -47,3 +47,8 @@ export function decodePath(rest: string): string | undefined {
     return undefined;
   }
 }
+
+/** Every namespace one level below `ns` (of `kind`), a page of them at a time (1-based). */
+export function namespacesHref(params: { ns?: string; kind?: string; page?: number } = {}): string {
+  return withQuery("/namespaces", { ...params, page: params.page === 1 ? undefined : params.page });
+}

@@ -3,7 +3,8 @@
 import { artifactPage } from "./pages/artifact-page.js";
 import { diffPage } from "./pages/diff-page.js";
 import { download } from "./pages/download.js";
+import { namespacesPage } from "./pages/namespaces-page.js";
 import { workspacePage } from "./pages/workspace-page.js";
 import type { UiRoute } from "./route.js";
 
-export const ROUTES: readonly UiRoute[] = [workspacePage, artifactPage, diffPage, download];
+export const ROUTES: readonly UiRoute[] = [workspacePage, artifactPage, diffPage, download, namespacesPage];

@@ -25,6 +25,8 @@ export const WORKSPACE_LIMITS = {
   listResults: { default: 20, max: 100 },
   /** Namespaces the first page of a list names (the rest are counted). */
   listNamespaces: 50,
+  /** Namespaces `Workspace.namespaces` names at once (the web view's namespace index). */
+  namespacesListed: 10_000,
 } as const;
 
 export const SQL_LIMITS = {

@@ -101,6 +101,11 @@ export class WorkspaceSql {
     private readonly scratchDir: string,
   ) {}
 
+  /** Starts the query engine now rather than with the first query (a long-running view's first table is then quick). */
+  async warmUp(): Promise<void> {
+    await this.engine();
+  }
+
   private scratchReady: Promise<string> | undefined;
 
   /** Runs one read-only statement over the inputs; with save_as the full result becomes a version of that name. */

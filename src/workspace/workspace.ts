@@ -330,6 +330,24 @@ export class Workspace {
   }
 
   /**
+   * The namespaces one level below `namespace` (top-level ones without it) holding current versions of `kind`, most
+   * recently written first, at most `limit` of them, and how many there are: the whole list `list`'s overview cuts
+   * at ${listNamespaces}.
+   */
+  async namespaces(input: {
+    namespace?: string | undefined;
+    kind?: string | undefined;
+    limit: number;
+  }): Promise<{ namespaces: { namespace: string; count: number }[]; count: number }> {
+    const namespaceText = checkText("namespace", input.namespace, MAX_QUERY_TEXT_CHARS)?.replace(/\/+$/, "");
+    const namespace = namespaceText ? checkName(namespaceText, "namespace") : undefined;
+    const kind = checkKind(input.kind);
+    const limit = checkInteger("limit", input.limit, 1, WORKSPACE_LIMITS.namespacesListed) as number;
+    const { overview } = await this.catalog.list({ namespace, kind, limit: 1, overview: { namespaces: limit } });
+    return { namespaces: overview?.namespaces ?? [], count: overview?.namespace_count ?? 0 };
+  }
+
+  /**
    * Metadata and an excerpt page of one ref, or of up to 16 (`{artifacts: [...]}`), from one catalog snapshot.
    * Excerpts are cut on UTF-8 boundaries; `excerpt_bytes: 0` returns metadata only. Within `budget`, excerpts are
    * shortened (in order, `omitted` counting the bytes left out); TOO_LARGE when the metadata alone does not fit.

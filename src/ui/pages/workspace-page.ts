@@ -6,7 +6,7 @@ import { WORKSPACE_LIMITS } from "../../workspace/limits.js";
 import type { ListedArtifact, ListResult } from "../../workspace/types.js";
 import { formatBytes, formatCount, formatTime, plural } from "../format.js";
 import { html, type SafeHtml } from "../html.js";
-import { artifactHref, workspaceHref } from "../links.js";
+import { artifactHref, namespacesHref, workspaceHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 
 /** Rows of one page of the listing. */
@@ -87,7 +87,7 @@ function namespaceList(overview: ListResult, ns: string | undefined, kind: strin
   return html`<h2 id="namespaces">Namespaces</h2>
 <ul class="chips" aria-labelledby="namespaces">
 ${namespaces.map((n) => html`<li><a href="${workspaceHref({ ns: n.namespace, kind })}">${n.namespace.slice((ns?.length ?? -1) + 1)}/</a> <span class="muted">${formatCount(n.count)}</span></li>`)}
-${overview.more_namespaces ? html`<li class="muted">and ${plural(overview.more_namespaces, "more namespace")}</li>` : ""}
+${overview.more_namespaces ? html`<li><a href="${namespacesHref({ ns, kind })}">and ${plural(overview.more_namespaces, "more namespace")}</a></li>` : ""}
 </ul>`;
 }
 
