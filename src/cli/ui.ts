@@ -72,5 +72,6 @@ export function uiHostOf(app: App): UiHost {
     workspace: () => app.workspace(),
     sql: () => app.sql(),
     logger: app.logger.child("ui"),
+    tasks: () => app.services.tasks(),
   };
 }

@@ -1,0 +1,39 @@
+// What the task pages share: the `page` parameter (a whole number from 1, bounded), the answer for a page past the
+// last one, and a definition's objective read from the ledger's JSON.
+import { CairnError, ErrorCode } from "../../errors.js";
+import type { StoredDefinition } from "../../tasks/definition.js";
+import { html } from "../html.js";
+import { errorPage } from "../layout.js";
+import type { UiReply } from "../route.js";
+
+/** The highest page number any task page accepts (its lists are read from the newest, so a page costs its depth). */
+export const MAX_PAGE = 100;
+
+/** `page` as a number from 1 to MAX_PAGE; absent: 1. Anything else is INVALID_ARGUMENT (a 400 page). */
+export function pageNumber(param: string | undefined): number {
+  if (param === undefined) return 1;
+  const page = /^\d{1,4}$/.test(param) ? Number(param) : Number.NaN;
+  if (!(page >= 1 && page <= MAX_PAGE)) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      `page must be a whole number from 1 to ${MAX_PAGE}, got “${param.slice(0, 40)}”`,
+    );
+  }
+  return page;
+}
+
+/** The 404 page for a page number past the last one, linking the first page. */
+export function pastLastPage(what: string, page: number, pages: number, firstHref: string): UiReply {
+  return errorPage(
+    404,
+    "No such page",
+    `There ${what.startsWith("1 ") ? "is" : "are"} ${what}: page ${page} is past the last page (${pages}).`,
+    html`<p><a href="${firstHref}">Go to the first page</a>.</p>`,
+  );
+}
+
+/** A stored definition's objective; "" when the JSON holds none. */
+export function taskObjective(definition: unknown): string {
+  const objective = (definition as Partial<StoredDefinition> | null)?.objective;
+  return typeof objective === "string" ? objective : "";
+}
