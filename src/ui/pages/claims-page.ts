@@ -3,13 +3,13 @@
 // in resource order, 50 at a time; `state` and `after` page one of them. The store keeps one row per resource ever
 // claimed, so released claims show the last ticket but no holder.
 
-import { CairnError, ErrorCode } from "../../errors.js";
 import { CLAIM_LIMITS, type ClaimRecord, type ClaimState } from "../../workspace/catalog/claim-store.js";
 import { isValidName } from "../../workspace/validate.js";
 import { formatTime, plural } from "../format.js";
 import { html, type SafeHtml } from "../html.js";
 import { artifactHref, claimsHref, taskHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
+import { badRequest } from "./task-paging.js";
 
 /** Claims listed per state on one page. */
 const PAGE_SIZE = 50;
@@ -27,15 +27,12 @@ export const claimsPage: UiRoute = {
     const stateParam = request.query("state");
     const after = request.query("after");
     if (stateParam !== undefined && !STATES.includes(stateParam as ClaimState)) {
-      throw new CairnError(
-        ErrorCode.INVALID_ARGUMENT,
-        `state must be held, expired or released, got “${stateParam.slice(0, 40)}”`,
-      );
+      return badRequest(`state must be held, expired or released, got “${stateParam.slice(0, 40)}”`, claimsHref());
     }
     if (after !== undefined && (after.length > CLAIM_LIMITS.resourceChars || stateParam === undefined)) {
-      throw new CairnError(
-        ErrorCode.INVALID_ARGUMENT,
+      return badRequest(
         "after pages one state's claims: pass state too, and a resource of at most 200 characters",
+        claimsHref(),
       );
     }
     const state = stateParam as ClaimState | undefined;

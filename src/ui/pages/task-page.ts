@@ -22,10 +22,11 @@ export const taskPage: UiRoute = {
   path: /^\/tasks\/(?<name>[^/]+)\/?$/,
   async handle(request: UiRequest): Promise<UiReply> {
     const name = decodePath(request.params.name ?? "");
-    const page = pageNumber(request.query("page"));
     const tasks = await request.host.tasks();
     const task = name === undefined ? undefined : await tasks.tasksLedger.task(name);
     if (name === undefined || task === undefined) return missingTask(name ?? (request.params.name as string));
+    const page = pageNumber(request.query("page"), taskHref(name));
+    if (typeof page !== "number") return page;
     const ledger = tasks.tasksLedger;
     // The ledger lists runs newest first up to a count: one more than the page shows says whether another follows.
     const [listed, schedule] = await Promise.all([ledger.runs(name, page * RUNS_PAGE + 1), ledger.schedule(name)]);

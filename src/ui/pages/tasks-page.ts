@@ -18,7 +18,8 @@ export const tasksPage: UiRoute = {
   path: /^\/tasks\/?$/,
   nav: { label: "Tasks", href: tasksHref() },
   async handle(request: UiRequest): Promise<UiReply> {
-    const page = pageNumber(request.query("page"));
+    const page = pageNumber(request.query("page"), tasksHref());
+    if (typeof page !== "number") return page;
     const tasks = await request.host.tasks();
     const all = await tasks.tasksLedger.tasks();
     const pages = Math.max(1, Math.ceil(all.length / PAGE_SIZE));
