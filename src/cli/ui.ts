@@ -73,6 +73,7 @@ export function uiHostOf(app: App): UiHost {
     workspace: () => app.workspace(),
     sql: () => app.sql(),
     logger: app.logger.child("ui"),
+    tasks: () => app.services.tasks(),
   };
 }
 

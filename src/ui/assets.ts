@@ -77,6 +77,16 @@ img.preview { max-width: 100%; height: auto; border: 1px solid var(--line); back
 form.compare { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: end; margin: 0.5rem 0; }
 .error-message { font-size: 1.05rem; }
 .next-step { border-left: 4px solid var(--link); padding: 0.1rem 1rem; background: var(--panel); }
+.badge.run-succeeded { background: var(--ins-bg); color: var(--ins-fg); }
+.badge.run-failed, .badge.run-interrupted, .badge.run-cancelled { background: var(--del-bg); color: var(--del-fg); }
+.badge.run-awaiting_approval, .badge.gate { background: var(--stale-bg); color: var(--stale-fg); }
+.badge.run-running { background: var(--panel); color: var(--fg); }
+ul.steps-brief { list-style: none; margin: 0; padding: 0; }
+ol.task-steps > li { margin-bottom: 0.75rem; }
+ol.task-steps p { margin: 0 0 0.25rem; }
+section.callout h3 { margin-top: 0.25rem; }
+.table-wrap + .table-wrap { margin-top: 1rem; }
+blockquote.pre { white-space: pre-wrap; margin: 0.25rem 0 0.5rem 1rem; color: var(--muted); }
 `;
 
 /** The tab's icon: three stacked stones, a cairn. */

@@ -52,3 +52,28 @@ export function decodePath(rest: string): string | undefined {
 export function namespacesHref(params: { ns?: string; kind?: string; page?: number } = {}): string {
   return withQuery("/namespaces", { ...params, page: params.page === 1 ? undefined : params.page });
 }
+
+/** Every task, with its latest run. */
+export function tasksHref(): string {
+  return "/tasks";
+}
+
+/** One task: its definition and its runs, newest first; `page` counts pages of runs from 1. */
+export function taskHref(name: string, params: { page?: number } = {}): string {
+  return withQuery(`/tasks/${encodeURIComponent(name)}`, { page: params.page === 1 ? undefined : params.page });
+}
+
+/** One run of a task, with its whole brief. */
+export function taskRunHref(name: string, runId: string): string {
+  return `/tasks/${encodeURIComponent(name)}/runs/${encodeURIComponent(runId)}`;
+}
+
+/** Claims: all states, or one (`held`, `expired`, `released`) paged after a resource. */
+export function claimsHref(params: { state?: string; after?: string } = {}): string {
+  return withQuery("/claims", params);
+}
+
+/** Recent workspace events, newest first: a changes cursor, and filters on the name (or task) and the actor. */
+export function changesHref(params: { cursor?: string; name?: string; actor?: string } = {}): string {
+  return withQuery("/changes", params);
+}

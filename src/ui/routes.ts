@@ -1,10 +1,25 @@
 // The web view's pages, in the order they are matched. A new page is one module exporting a UiRoute, added here;
 // a `nav` entry puts it in every page's header.
 import { artifactPage } from "./pages/artifact-page.js";
+import { changesPage } from "./pages/changes-page.js";
+import { claimsPage } from "./pages/claims-page.js";
 import { diffPage } from "./pages/diff-page.js";
 import { download } from "./pages/download.js";
 import { namespacesPage } from "./pages/namespaces-page.js";
+import { taskPage, taskRunPage } from "./pages/task-page.js";
+import { tasksPage } from "./pages/tasks-page.js";
 import { workspacePage } from "./pages/workspace-page.js";
 import type { UiRoute } from "./route.js";
 
-export const ROUTES: readonly UiRoute[] = [workspacePage, artifactPage, diffPage, download, namespacesPage];
+export const ROUTES: readonly UiRoute[] = [
+  workspacePage,
+  artifactPage,
+  diffPage,
+  download,
+  namespacesPage,
+  tasksPage,
+  taskPage,
+  taskRunPage,
+  claimsPage,
+  changesPage,
+];

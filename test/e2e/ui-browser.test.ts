@@ -235,10 +235,13 @@ describe("cairn ui in Chromium", () => {
     }
     const focusable = await page.locator("a[href], input, button, select, [tabindex='0']").count();
     expect(seen).toHaveLength(focusable);
-    expect(seen.slice(0, 5).map((f) => f.text || f.id)).toEqual([
+    // Every page's navigation links come between the brand and the find box, whatever pages the view has.
+    const nav = await page.locator("header.site nav a").allTextContents();
+    expect(nav[0]).toBe("Workspace");
+    expect(seen.slice(0, 4 + nav.length).map((f) => f.text || f.id)).toEqual([
       "Skip to content",
       "Cairn",
-      "Workspace",
+      ...nav,
       "find-text",
       "Find",
     ]);

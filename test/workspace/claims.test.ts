@@ -135,6 +135,43 @@ describe.each(stores)("%s", (_, open) => {
     await store.claim("r", "ada", 1000);
     expect((await caught(store.check({ resource: "r", ticket: 7 }))).message).toContain("never given");
   });
+
+  it("lists claims in resource order by state, with when each was last claimed, a page at a time", async () => {
+    const claimedAt = now;
+    await store.claim("b-held", "ada", 10_000);
+    await store.claim("a-expired", "bob", 1000);
+    await store.release(await store.claim("c-released", "cy", 1000));
+    await store.claim("d-held", "dee", 10_000);
+    now += 5000;
+    const all = await store.list({ limit: 10 });
+    expect(all.map((c) => [c.resource, c.state, c.holder, c.ticket])).toEqual([
+      ["a-expired", "expired", "bob", 1],
+      ["b-held", "held", "ada", 1],
+      ["c-released", "released", null, null],
+      ["d-held", "held", "dee", 1],
+    ]);
+    expect(all[1]).toEqual({
+      resource: "b-held",
+      state: "held",
+      held: true,
+      holder: "ada",
+      ticket: 1,
+      expires_at: claimedAt + 10_000,
+      last_ticket: 1,
+      claimed_at: claimedAt,
+    });
+    expect(all[2]).toMatchObject({ last_ticket: 1, claimed_at: claimedAt });
+    expect((await store.list({ state: "held", limit: 10 })).map((c) => c.resource)).toEqual(["b-held", "d-held"]);
+    expect((await store.list({ state: "expired", limit: 10 })).map((c) => c.resource)).toEqual(["a-expired"]);
+    expect((await store.list({ state: "released", limit: 10 })).map((c) => c.resource)).toEqual(["c-released"]);
+    expect((await store.list({ state: "held", after: "b-held", limit: 1 })).map((c) => c.resource)).toEqual(["d-held"]);
+    expect((await store.list({ after: "a-expired", limit: 2 })).map((c) => c.resource)).toEqual([
+      "b-held",
+      "c-released",
+    ]);
+    now += 10_000;
+    expect(await store.list({ state: "held", limit: 10 })).toEqual([]);
+  });
 });
 
 describe.each(CATALOG_BACKENDS)("a save under a claim (%s catalog)", (backend) => {

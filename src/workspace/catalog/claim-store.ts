@@ -31,6 +31,16 @@ export interface ClaimOwner {
   last_ticket: number;
 }
 
+/** A claim's state in a listing: unexpired, expired but not taken over (claimable), or released. */
+export type ClaimState = "held" | "expired" | "released";
+
+/** One resource's claim row as `list` gives it: who holds it (as `owner` says), its state and when it was last claimed. */
+export interface ClaimRecord extends ClaimOwner {
+  state: ClaimState;
+  /** Milliseconds since the epoch of the newest ticket's claim (kept after release). */
+  claimed_at: number;
+}
+
 /** Limits of claims, shared by the operations' schemas and the store's own checks. */
 export const CLAIM_LIMITS = {
   resourceChars: 200,
@@ -58,4 +68,6 @@ export interface ClaimStore {
   owner(resource: string): Promise<ClaimOwner>;
   /** Resolves when `fence` holds; FENCED otherwise. A read: a write checks its fence in its own transaction. */
   check(fence: Fence): Promise<void>;
+  /** Claims in resource order after `after`, of one `state` when given, at most `limit`; one read. */
+  list(options: { state?: ClaimState | undefined; after?: string | undefined; limit: number }): Promise<ClaimRecord[]>;
 }

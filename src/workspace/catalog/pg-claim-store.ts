@@ -2,8 +2,8 @@
 // the catalog's write lock (as SQLite's BEGIN IMMEDIATE), so a claim, its fence check and the write it guards are
 // ordered with every other write; `assertFenceTx` and `assertUnclaimedTx` run inside a write's own transaction.
 import { fenced, claimHeld as held } from "./catalog-errors.js";
-import { type ClaimRow, ownerOf } from "./claim-rows.js";
-import type { ClaimGrant, ClaimOwner, ClaimStore, Fence } from "./claim-store.js";
+import { type ClaimListRow, type ClaimRow, claimRecordOf, claimStateCondition, ownerOf } from "./claim-rows.js";
+import type { ClaimGrant, ClaimOwner, ClaimRecord, ClaimState, ClaimStore, Fence } from "./claim-store.js";
 import type { PgTx } from "./pg-connection.js";
 import type { PgStoreHost } from "./pg-hosts.js";
 
@@ -62,6 +62,20 @@ export class PgClaimStore implements ClaimStore {
 
   async check(fence: Fence): Promise<void> {
     await this.host.conn.read((tx) => this.assertFenceTx(tx, fence));
+  }
+
+  async list(options: {
+    state?: ClaimState | undefined;
+    after?: string | undefined;
+    limit: number;
+  }): Promise<ClaimRecord[]> {
+    const now = this.now();
+    const rows = await this.host.conn.rows<ClaimListRow>(
+      `SELECT resource, last_ticket, holder, expires_at, claimed_at FROM claims
+       WHERE resource > $1 ${claimStateCondition(options.state, "$3")} ORDER BY resource LIMIT $2`,
+      [options.after ?? "", options.limit, ...(options.state === "held" || options.state === "expired" ? [now] : [])],
+    );
+    return rows.map((row) => claimRecordOf(row, now));
   }
 
   /** Inside a transaction: the resource's row when `fence` holds; FENCED otherwise. */

@@ -1,8 +1,8 @@
 // The ClaimStore on the SQLite catalog's connection: one `claims` row per resource (migration 5), each change one
 // BEGIN IMMEDIATE transaction behind the catalog's write gate; `assertFenceTx` runs inside a write's own transaction.
 import { fenced, claimHeld as held } from "./catalog-errors.js";
-import { type ClaimRow, ownerOf } from "./claim-rows.js";
-import type { ClaimGrant, ClaimOwner, ClaimStore, Fence } from "./claim-store.js";
+import { type ClaimListRow, type ClaimRow, claimRecordOf, claimStateCondition, ownerOf } from "./claim-rows.js";
+import type { ClaimGrant, ClaimOwner, ClaimRecord, ClaimState, ClaimStore, Fence } from "./claim-store.js";
 import { type CatalogConnection, writeTx } from "./sqlite-connection.js";
 
 /** What the store borrows from the catalog it is part of. */
@@ -73,6 +73,27 @@ export class SqliteClaimStore implements ClaimStore {
 
   async check(fence: Fence): Promise<void> {
     this.host.db.transaction(() => void this.assertFenceTx(fence))();
+  }
+
+  async list(options: {
+    state?: ClaimState | undefined;
+    after?: string | undefined;
+    limit: number;
+  }): Promise<ClaimRecord[]> {
+    const now = this.now();
+    const rows = this.host
+      .q(
+        `SELECT resource, last_ticket, holder, expires_at, claimed_at FROM claims
+         WHERE resource > ? ${claimStateCondition(options.state, "?")} ORDER BY resource LIMIT ?`,
+      )
+      .all(
+        ...[
+          options.after ?? "",
+          ...(options.state === "held" || options.state === "expired" ? [now] : []),
+          options.limit,
+        ],
+      ) as ClaimListRow[];
+    return rows.map((row) => claimRecordOf(row, now));
   }
 
   /** Inside a transaction: the resource's row when `fence` holds; FENCED otherwise. */
