@@ -5,14 +5,15 @@
 // airports): a task with a SQL step and an approval-gated code step, run once to wait for approval, approved by an
 // approver identity, run again to completion; a claim held by a named identity; several writes. Each page is checked
 // against the CLI's own answers (task_status, claim_owner, changes), its links followed, its controls' labels and
-// Tab order checked, and its screenshot saved to docs/ui/.
+// Tab order checked, and its screenshot saved (to docs/ui/ under npm run screenshots).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN } from "../helpers/mcp-client.js";
+import { SCREENSHOT_DIR } from "../helpers/screenshots.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -27,7 +28,6 @@ const ARGS = [
   "--disable-sync",
 ];
 const DATA = resolve(import.meta.dirname, "../../node_modules/vega-datasets/data");
-const SHOTS = resolve(import.meta.dirname, "../../docs/ui");
 
 const dir = mkdtempSync(join(tmpdir(), "cairn-ui-browser-tasks-"));
 const WS = join(dir, "workspace");
@@ -82,7 +82,7 @@ async function settle(label: string): Promise<void> {
 }
 
 async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
 
 function focused(): Promise<{ tag: string; id: string; text: string; href: string; ring: boolean }> {
@@ -137,7 +137,6 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; .ci/run does it)`);
   }
-  mkdirSync(SHOTS, { recursive: true });
   writeFileSync(APPROVER, '[identity]\nname = "rev-ana"\nrole = "approver"\n');
   writeFileSync(AGENT, '[identity]\nname = "agent-7"\n');
   cairn("import", join(DATA, "flights-3m.parquet"), "--name", "flights/2001", "--summary", "US flights of 2001");

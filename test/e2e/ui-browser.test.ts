@@ -4,15 +4,16 @@
 // over a workspace of real data (3,000,000 flights of 2001, US airports, a saved query chain made stale by a new
 // airports version, a checkpoint, an image). It signs in from the printed address, walks the workspace page and the
 // artifact pages (table paging, the diff, stale marks), checks keyboard navigation, visible focus and labels, that
-// the CSP lets the page's own script run and nothing else, and saves screenshots to docs/ui/.
+// the CSP lets the page's own script run and nothing else, and saves screenshots (to docs/ui/ under npm run screenshots).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatBytes } from "../../src/ui/format.js";
 import { MAIN } from "../helpers/mcp-client.js";
+import { SCREENSHOT_DIR } from "../helpers/screenshots.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -27,7 +28,6 @@ const ARGS = [
   "--disable-sync",
 ];
 const DATA = resolve(import.meta.dirname, "../../node_modules/vega-datasets/data");
-const SHOTS = resolve(import.meta.dirname, "../../docs/ui");
 const NEW_AIRPORT = `XSF,Test <Field> & "Co",Nowhere,CA,USA,37.5,-122.3`;
 
 const dir = mkdtempSync(join(tmpdir(), "cairn-ui-browser-"));
@@ -74,7 +74,7 @@ async function settle(label: string): Promise<void> {
 }
 
 async function shot(name: string, fullPage = false): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage });
 }
 
 /** Every form control on the page and whether a non-empty label (or aria-label) names it. */
@@ -114,7 +114,6 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; .ci/run does it)`);
   }
-  mkdirSync(SHOTS, { recursive: true });
   cairn("import", join(DATA, "flights-3m.parquet"), "--name", "flights/2001", "--summary", "US flights of 2001");
   cairn("import", join(DATA, "airports.csv"), "--name", "geo/airports", "--summary", "US airports with their state");
   cairn("import", join(DATA, "7zip.png"), "--name", "images/7zip");
