@@ -47,3 +47,13 @@ export function decodePath(rest: string): string | undefined {
     return undefined;
   }
 }
+
+/** The live sessions of `serve --transport http --ui`. */
+export function sessionsHref(): string {
+  return "/sessions";
+}
+
+/** One live session by its label (never its id); `offset` pages its handles. */
+export function sessionHref(label: string, params: { offset?: number } = {}): string {
+  return withQuery(`/sessions/${encodeURIComponent(label)}`, params);
+}
