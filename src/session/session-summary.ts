@@ -88,7 +88,10 @@ export function summarizeSession(session: Session, config: Config, spillBudget: 
       created_at: a.created_at,
       expires_at: a.expires_at,
     })),
-  ].sort((a, b) => b.created_at.localeCompare(a.created_at) || a.handle.localeCompare(b.handle));
+  ]
+    // Each store lists in the order it saved; reversed, a stable sort keeps saves of one millisecond newest first.
+    .reverse()
+    .sort((a, b) => b.created_at.localeCompare(a.created_at));
   const { activity } = session;
   return {
     label: sessionLabel(session.id),

@@ -77,7 +77,8 @@ img.preview { max-width: 100%; height: auto; border: 1px solid var(--line); back
 form.compare { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: end; margin: 0.5rem 0; }
 .error-message { font-size: 1.05rem; }
 .next-step { border-left: 4px solid var(--link); padding: 0.1rem 1rem; background: var(--panel); }
-.usage { display: inline-flex; flex-wrap: wrap; gap: 0.2rem 0.5rem; align-items: center; }
+.usage { display: flex; flex-wrap: wrap; gap: 0.1rem 0.5rem; align-items: center; }
+code.label { white-space: nowrap; }
 meter { -webkit-appearance: none; appearance: none; width: 7rem; height: 0.9rem; border: 1px solid var(--muted); border-radius: 2px; background: var(--panel); }
 meter::-webkit-meter-bar { background: var(--panel); border: none; height: 100%; }
 meter::-webkit-meter-optimum-value { background: var(--link); }

@@ -105,8 +105,10 @@ function summaryOf(h: HandleSummary): SafeHtml {
 
 function pager(label: string, offset: number, last: number, total: number): SafeHtml {
   if (offset === 0 && last >= total) return html``;
+  const previous = Math.max(0, offset - HANDLES_PAGE);
   return html`<nav class="pager" aria-label="Pages of the handles">
-${offset === 0 ? "" : html`<a href="${sessionHref(label)}">First handles</a> <a href="${sessionHref(label, { offset: Math.max(0, offset - HANDLES_PAGE) })}" rel="prev">Previous handles</a>`}
+${offset > HANDLES_PAGE ? html`<a href="${sessionHref(label)}">First handles</a>` : ""}
+${offset === 0 ? "" : html`<a href="${sessionHref(label, { offset: previous > 0 ? previous : undefined })}" rel="prev">Previous handles</a>`}
 ${last >= total ? html`<span class="muted">Last handles</span>` : html`<a href="${sessionHref(label, { offset: last })}" rel="next">Next handles</a>`}
 </nav>`;
 }

@@ -58,7 +58,7 @@ function sessionTable(sessions: readonly SessionSummary[], now: number): SafeHtm
 <tbody>
 ${sessions.map(
   (s) => html`<tr>
-<th scope="row"><a href="${sessionHref(s.label)}"><code>${s.label}</code></a></th>
+<th scope="row"><a href="${sessionHref(s.label)}"><code class="label">${s.label}</code></a></th>
 <td>${identityOf(s)}</td>
 <td>${clientOf(s)}</td>
 <td>${when(s.started_at, now)}</td>
@@ -104,10 +104,10 @@ function relative(ms: number): string {
   return ms < 0 ? `${text} ago` : ms === 0 ? "now" : `in ${text}`;
 }
 
-/** A store's entries and bytes against its limits, or that cairn.toml turned it off. */
+/** A store's bytes and entries, each against its limit (either may be the one that fills), or that it is off. */
 export function storeCell(store: StoreUsage, id: string): SafeHtml {
   if (!store.enabled) return html`<span class="muted">disabled in cairn.toml</span>`;
-  return html`${usage(store.bytes, store.max_total_bytes, "bytes", `${id}-bytes`)}<span class="summary">${formatCount(store.entries)} of ${formatCount(store.max_entries)} entries</span>`;
+  return html`${usage(store.bytes, store.max_total_bytes, "bytes", `${id}-bytes`)}${usage(store.entries, store.max_entries, "entries", `${id}-entries`)}`;
 }
 
 /**
