@@ -51,7 +51,7 @@ export interface SessionSummary {
   artifacts: StoreUsage;
   /** This session's spilled copies; `process_bytes` of every session against `max_total_bytes` (output.*). */
   spills: { entries: number; bytes: number; process_bytes: number; max_total_bytes: number; max_file_bytes: number };
-  /** Newest first. */
+  /** Newest first (by the stores' millisecond clock; saves of one millisecond in both stores: artifacts first). */
   handles: HandleSummary[];
 }
 
