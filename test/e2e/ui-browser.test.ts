@@ -235,10 +235,11 @@ describe("cairn ui in Chromium", () => {
     }
     const focusable = await page.locator("a[href], input, button, select, [tabindex='0']").count();
     expect(seen).toHaveLength(focusable);
-    expect(seen.slice(0, 5).map((f) => f.text || f.id)).toEqual([
+    expect(seen.slice(0, 6).map((f) => f.text || f.id)).toEqual([
       "Skip to content",
       "Cairn",
       "Workspace",
+      "Sessions",
       "find-text",
       "Find",
     ]);

@@ -123,6 +123,17 @@ describe("serve --ui: who sees which sessions", () => {
     expect(labelsIn((await get("/sessions", TOKENS.bob)).body)).toEqual([bob.label]);
   });
 
+  it("knows the identity of a browser signed in with a cookie, not only of a bearer header", async () => {
+    const signIn = await rawRequest(view.port, "GET", `/sessions?token=${TOKENS.ada}`, {
+      Host: `127.0.0.1:${view.port}`,
+    });
+    expect(signIn.status).toBe(303);
+    const cookie = String(signIn.headers["set-cookie"]).split(";")[0] as string;
+    const r = await rawRequest(view.port, "GET", "/sessions", { Host: `127.0.0.1:${view.port}`, Cookie: cookie });
+    expect(r.status).toBe(200);
+    expect(labelsIn(r.body)).toEqual([ada.label]);
+  });
+
   it("answers another identity's session with the same 404 as a session that does not exist", async () => {
     const foreign = await get(`/sessions/${owner.label}`, TOKENS.ada);
     const missing = await get("/sessions/s-000000000000", TOKENS.ada);
