@@ -292,7 +292,9 @@ describe("serve --ui's sessions pages in Chromium", () => {
       ["result (save_result)", "200 rows"],
     ]);
     expect(rows.map((r) => r[0]?.slice(0, 4))).toEqual(["art_", "art_", "res_"]);
-    const titles = await page.locator("table.handles td.num").evaluateAll((tds) => tds.map((td) => td.title));
+    const titles = await page
+      .locator("table.handles td.num")
+      .evaluateAll((tds) => tds.map((td) => td.getAttribute("title")));
     expect(titles).toEqual(
       [sizes.spill, sizes.artifact, sizes.result].map((n) => `${n.toLocaleString("en-US")} bytes`),
     );
