@@ -33,6 +33,7 @@ import { type Profile, selectToolNames } from "./server/profiles.js";
 import type { ToolDefinition } from "./server/tool.js";
 import { directTools } from "./server/tools/direct-tools.js";
 import { Session } from "./session/session.js";
+import { type SessionSummary, summarizeSession } from "./session/session-summary.js";
 import { SpillBudget } from "./session/spill-budget.js";
 import { loadTokenCounter } from "./tokens/encoding.js";
 import { createGateway } from "./upstream/gateway.js";
@@ -78,6 +79,8 @@ export interface App {
   readonly actor: Actor;
   /** A session acting as `actor` (an HTTP token's identity), else as the configured identity. */
   newSession(id: string, actor?: Actor): Session;
+  /** What the live sessions of this process hold and did (metadata only), for `serve --ui`'s sessions pages. */
+  liveSessions(): SessionSummary[];
   close(): Promise<void>;
 }
 
@@ -363,6 +366,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       sessions.add(session);
       return session;
     },
+    liveSessions: () => [...sessions].map((session) => summarizeSession(session, config, spillBudget)),
     async close() {
       await Promise.allSettled([...sessions].map((s) => s.close()));
       await capture.flush();

@@ -133,7 +133,7 @@ export function registerServe(program: Command): void {
         const { serveHttp } = await import("../server/transports/http.js");
         const ui =
           options.ui === true
-            ? (await import("../ui/handler.js")).createUiHandler(uiHostOf(app), {
+            ? (await import("../ui/handler.js")).createUiHandler(uiHostOf(app, { liveSessions: true }), {
                 tokens: http.tokens,
                 allowRemote: http.allowRemote,
               })

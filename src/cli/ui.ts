@@ -66,14 +66,18 @@ export function registerUi(program: Command): void {
     });
 }
 
-/** What the web view needs of the app: the workspace, SQL over it, its directory's name and a logger. */
-export function uiHostOf(app: App): UiHost {
+/**
+ * What the web view needs of the app: the workspace, SQL over it, its directory's name and a logger; with
+ * `liveSessions` (`serve --transport http --ui`), also the summaries of the process's live MCP sessions.
+ */
+export function uiHostOf(app: App, options: { liveSessions?: boolean } = {}): UiHost {
   return {
     workspaceName: basename(app.workspaceDir),
     workspace: () => app.workspace(),
     sql: () => app.sql(),
     logger: app.logger.child("ui"),
     tasks: () => app.services.tasks(),
+    ...(options.liveSessions === true ? { sessions: async () => app.liveSessions() } : {}),
   };
 }
 

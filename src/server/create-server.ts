@@ -73,6 +73,8 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
     server.sendToolListChanged().catch(() => {});
   });
   server.onclose = () => unsubscribe?.();
+  // The client's name and version, for the web view's sessions page (the SDK has them once initialize is answered).
+  server.oninitialized = () => session.activity.noteClient(server.getClientVersion());
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: allTools().map((tool) => ({
@@ -122,6 +124,7 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
         ? undefined
         : new ProgressReporter(token, (params) => extra.sendNotification({ method: "notifications/progress", params }));
     if (progress) extra.signal.addEventListener("abort", () => progress.close(), { once: true });
+    session.activity.callStarted();
     try {
       const reply = await tool.handler(parsed.data, { session, signal: extra.signal, progress });
       text = reply.text;
@@ -135,6 +138,7 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
       return errorResult(cairnError);
     } finally {
       progress?.close();
+      session.activity.callEnded();
     }
     // Never an error: a copy the caps refuse still sends the head and tail, with a note (decision 0010).
     text = await session.spill(text);

@@ -5,6 +5,7 @@ import type { Config } from "../config/schema.js";
 import type { ArtifactInfo } from "./artifact-store.js";
 import { ArtifactStore } from "./artifact-store.js";
 import { ResultStore } from "./result-store.js";
+import { SessionActivity } from "./session-activity.js";
 import { spill, spillDetailed } from "./spill.js";
 import { SpillBudget } from "./spill-budget.js";
 
@@ -16,6 +17,8 @@ export class Session {
    * task's code step runs as the caller of its run. Every operation call of the session checks its role.
    */
   actor: Actor | undefined;
+  /** When it started and was last active, its tool calls, its client: what the web view shows of it. */
+  readonly activity = new SessionActivity();
 
   constructor(
     readonly id: string,

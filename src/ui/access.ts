@@ -27,7 +27,8 @@ export interface UiCredentials {
 }
 
 export type UiAccessVerdict =
-  | { ok: true }
+  /** `token`: the index in `rules.tokens` of the token presented (by header or cookie): who reads. */
+  | { ok: true; token: number }
   /** The URL carried a valid token: set the cookie and send the browser to the same URL without it. */
   | { ok: "sign-in"; cookie: string; location: string }
   | { ok: false; status: 401 | 403; message: string };
@@ -78,20 +79,23 @@ export function checkUiAccess(request: UiCredentials, rules: UiAccessRules): UiA
   }
   if (headers.authorization !== undefined) {
     const presented = checkAuthorization(headers.authorization, rules.tokens);
-    return typeof presented === "string" ? { ok: false, status: 401, message: presented } : { ok: true };
+    return typeof presented === "string"
+      ? { ok: false, status: 401, message: presented }
+      : { ok: true, token: presented };
   }
   const cookie = cookieOf(headers.cookie, cookieName(request.localPort));
   if (cookie === undefined) {
     return { ok: false, status: 401, message: "This browser is not signed in to this Cairn web view." };
   }
-  if (!rules.tokens.some((t) => sameText(cookie, cookieValue(t.token)))) {
+  const token = rules.tokens.findIndex((t) => sameText(cookie, cookieValue(t.token)));
+  if (token < 0) {
     return {
       ok: false,
       status: 401,
       message: "This browser's sign-in is for another token: the server was restarted with a new one.",
     };
   }
-  return { ok: true };
+  return { ok: true, token };
 }
 
 /** The cookie of the view on `port`: cookies are shared by every port of a host, so the port is in the name. */

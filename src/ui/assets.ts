@@ -87,6 +87,14 @@ ol.task-steps p { margin: 0 0 0.25rem; }
 section.callout h3 { margin-top: 0.25rem; }
 .table-wrap + .table-wrap { margin-top: 1rem; }
 blockquote.pre { white-space: pre-wrap; margin: 0.25rem 0 0.5rem 1rem; color: var(--muted); }
+.usage { display: flex; flex-wrap: wrap; gap: 0.1rem 0.5rem; align-items: center; }
+code.label { white-space: nowrap; }
+meter { -webkit-appearance: none; appearance: none; width: 7rem; height: 0.9rem; border: 1px solid var(--muted); border-radius: 2px; background: var(--panel); }
+meter::-webkit-meter-bar { background: var(--panel); border: none; height: 100%; }
+meter::-webkit-meter-optimum-value { background: var(--link); }
+meter::-webkit-meter-suboptimum-value, meter::-webkit-meter-even-less-good-value { background: var(--stale-fg); }
+meter::-moz-meter-bar { background: var(--link); }
+code.handle { overflow-wrap: anywhere; }
 `;
 
 /** The tab's icon: three stacked stones, a cairn. */

@@ -11,7 +11,7 @@ import { FAVICON, SCRIPT, STYLESHEET } from "./assets.js";
 import { html } from "./html.js";
 import { errorPage, FAVICON_PATH, notFoundPage, renderDocument, SCRIPT_PATH, STYLESHEET_PATH } from "./layout.js";
 import { workspaceHref } from "./links.js";
-import type { UiReply, UiRequest, UiRoute } from "./route.js";
+import type { UiReader, UiReply, UiRequest, UiRoute } from "./route.js";
 import { ROUTES } from "./routes.js";
 import type { UiHost } from "./ui-host.js";
 
@@ -117,7 +117,7 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
         res.setHeader("Set-Cookie", verdict.cookie);
         return send(res, path, { type: "redirect", location: verdict.location }, false);
       }
-      send(res, path, await answer(routes, host, url), true);
+      send(res, path, await answer(routes, host, url, { actor: rules.tokens[verdict.token]?.actor }), true);
     } catch (error) {
       const failure = toCairnError(error);
       if (failure.code !== ErrorCode.NOT_FOUND && failure.code !== ErrorCode.INVALID_NAME) {
@@ -133,7 +133,7 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
 }
 
 /** The reply of the first route whose pattern matches the path; the 404 page when none does. */
-async function answer(routes: readonly UiRoute[], host: UiHost, url: URL): Promise<UiReply> {
+async function answer(routes: readonly UiRoute[], host: UiHost, url: URL, reader: UiReader): Promise<UiReply> {
   for (const route of routes) {
     const match = route.path.exec(url.pathname);
     if (match === null) continue;
@@ -141,6 +141,7 @@ async function answer(routes: readonly UiRoute[], host: UiHost, url: URL): Promi
       url,
       params: { ...match.groups },
       host,
+      reader,
       query: (name) => {
         const value = url.searchParams.get(name);
         return value === null || value === "" ? undefined : value;

@@ -77,3 +77,13 @@ export function claimsHref(params: { state?: string; after?: string } = {}): str
 export function changesHref(params: { cursor?: string; name?: string; actor?: string } = {}): string {
   return withQuery("/changes", params);
 }
+
+/** The live sessions of `serve --transport http --ui`. */
+export function sessionsHref(): string {
+  return "/sessions";
+}
+
+/** One live session by its label (never its id); `offset` pages its handles. */
+export function sessionHref(label: string, params: { offset?: number } = {}): string {
+  return withQuery(`/sessions/${encodeURIComponent(label)}`, params);
+}

@@ -1,5 +1,6 @@
 // The contract of a web view page: a path pattern and a handler that answers a GET with a page, a file or a
 // redirect. Adding a page is writing one module that exports a UiRoute and listing it in routes.ts.
+import type { Actor } from "../config/identity.js";
 import type { SafeHtml } from "./html.js";
 import type { UiHost } from "./ui-host.js";
 
@@ -9,6 +10,8 @@ export interface UiRequest {
   /** The named groups of the route's pattern, as the path spells them (percent-encoded: see links.ts decodePath). */
   readonly params: Readonly<Record<string, string>>;
   readonly host: UiHost;
+  /** Who reads: the identity of the token the request presented. */
+  readonly reader: UiReader;
   /** A query parameter; undefined when it is absent or empty. */
   query(name: string): string | undefined;
 }
@@ -33,4 +36,12 @@ export interface UiRoute {
    * INVALID_ARGUMENT a 400, anything else a 500.
    */
   handle(request: UiRequest): Promise<UiReply>;
+}
+
+/**
+ * The identity behind a request's token. `actor` undefined: the token of the process itself ($CAIRN_TOKEN, acting as
+ * [identity] of cairn.toml, or the token `cairn ui` made), which owns the server; else an `[[http.tokens]]` identity.
+ */
+export interface UiReader {
+  readonly actor: Actor | undefined;
 }

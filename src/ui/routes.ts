@@ -6,6 +6,8 @@ import { claimsPage } from "./pages/claims-page.js";
 import { diffPage } from "./pages/diff-page.js";
 import { download } from "./pages/download.js";
 import { namespacesPage } from "./pages/namespaces-page.js";
+import { sessionPage } from "./pages/session-page.js";
+import { sessionsPage } from "./pages/sessions-page.js";
 import { taskPage, taskRunPage } from "./pages/task-page.js";
 import { tasksPage } from "./pages/tasks-page.js";
 import { workspacePage } from "./pages/workspace-page.js";
@@ -22,4 +24,6 @@ export const ROUTES: readonly UiRoute[] = [
   taskRunPage,
   claimsPage,
   changesPage,
+  sessionsPage,
+  sessionPage,
 ];

@@ -1,6 +1,7 @@
 // What the web view needs from the process that serves it: the workspace, SQL over it, a name to show and a
 // logger. The app satisfies it (cli/ui.ts); the web view never imports the app, as the MCP transports do not.
 import type { Logger } from "../log.js";
+import type { SessionSummary } from "../session/session-summary.js";
 import type { TaskService } from "../tasks/tasks.js";
 import type { WorkspaceSql } from "../workspace/sql.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -15,4 +16,9 @@ export interface UiHost {
   readonly logger: Logger;
   /** Durable tasks: their definitions, runs and briefs (the pages call only its reads: status, briefOf, the ledger). */
   tasks(): Promise<TaskService>;
+  /**
+   * The live MCP sessions of the process, metadata only (no handle's content, no session id, no token). Only
+   * `serve --transport http --ui` has them; absent under `cairn ui`.
+   */
+  sessions?(): Promise<SessionSummary[]>;
 }
