@@ -29,6 +29,12 @@ export const SCALE_PAGES = [
   { label: "a stale query", path: "/artifact/reports/by-state" },
   { label: "a checkpoint", path: "/artifact/handoff/airports" },
   { label: "a diff", path: "/diff/geo/airports?from=1&to=2" },
+  { label: "tasks", path: "/tasks" },
+  { label: "a task", path: "/tasks/airports-by-state" },
+  { label: "claims", path: "/claims" },
+  { label: "changes", path: "/changes" },
+  { label: "changes of one name", path: "/changes?name=geo%2Fairports" },
+  { label: "sessions (none under cairn ui)", path: "/sessions" },
 ];
 
 /** Runs the built CLI on the workspace; its JSON reply. */
@@ -45,7 +51,7 @@ function cairn(dir, ...args) {
 /**
  * Fills `dir` (a new workspace) with `SCALE.artifacts` notes named `team<i % 120>/part<i % 7>/note-<i>` (text of one
  * to five lines, a summary each), then the real data: geo/airports (CSV) v1 and v2, reports/by-state computed from v1
- * by a saved query (so stale), and a checkpoint pinning both.
+ * by a saved query (so stale), a checkpoint pinning both, a task over the airports run once, and a claim.
  * @param {string} dir
  * @param {{ artifacts?: number, scratch: string }} options `scratch`: a directory for the second airports file
  */
@@ -90,6 +96,23 @@ export async function populateScaleWorkspace(dir, options) {
   const second = join(options.scratch, "airports-v2.csv");
   writeFileSync(second, `${readFileSync(AIRPORTS, "utf8")}XSF,Scale Field,Nowhere,CA,USA,37.5,-122.3\n`);
   cairn(dir, "import", second, "--name", "geo/airports", "--expected-version", "1");
+  cairn(
+    dir,
+    "task_define",
+    "airports-by-state",
+    "--objective",
+    "How many airports does each state have?",
+    "--sources",
+    JSON.stringify({ airports: "geo/airports" }),
+    "--steps",
+    JSON.stringify({
+      name: "by_state",
+      inputs: ["airports"],
+      sql: "SELECT state, count(*) AS airports FROM input1 GROUP BY state ORDER BY airports DESC",
+    }),
+  );
+  cairn(dir, "task_run", "airports-by-state");
+  cairn(dir, "claim", "geo/airports", "--ttl-s", "3600");
 }
 
 /**

@@ -60,16 +60,16 @@ afterAll(async () => {
 describe(`the web view at ${SCALE.artifacts.toLocaleString("en")} artifacts`, () => {
   it("counts every artifact and names the 50 most recent namespaces, linking to the rest", async () => {
     await open("/");
-    // 10,000 notes, the airports, the saved query and the checkpoint.
-    expect(await page.locator("main p", { hasText: /^[\d,]+ artifacts/ }).textContent()).toBe("10,003 artifacts");
+    // 10,000 notes, the airports, the saved query, the checkpoint and the task run (its run and its step result).
+    expect(await page.locator("main p", { hasText: /^[\d,]+ artifacts/ }).textContent()).toBe("10,005 artifacts");
     const named = await page.locator("ul[aria-labelledby=namespaces] li a").allTextContents();
-    // 50 named (team…/, geo/, reports/, handoff/ among the most recent) and the link to the others.
+    // 50 named (team…/, tasks/, geo/, reports/, handoff/ among the most recent) and the link to the others.
     expect(named).toHaveLength(51);
-    expect(named.at(-1)).toBe(`and ${SCALE.namespaces + 3 - 50} more namespaces`);
+    expect(named.at(-1)).toBe(`and ${SCALE.namespaces + 4 - 50} more namespaces`);
     await page.getByRole("link", { name: /more namespaces$/ }).click();
     await page.waitForURL(`${view.origin}/namespaces`);
     expect(await page.locator("table.namespaces caption").textContent()).toBe(
-      `Namespaces 1–${SCALE.namespaces + 3} of ${SCALE.namespaces + 3}`,
+      `Namespaces 1–${SCALE.namespaces + 4} of ${SCALE.namespaces + 4}`,
     );
     const rows = await page
       .locator("table.namespaces tbody tr")
@@ -81,7 +81,7 @@ describe(`the web view at ${SCALE.artifacts.toLocaleString("en")} artifacts`, ()
     expect(counts["team119/"]).toBe(String(Math.floor(SCALE.artifacts / SCALE.namespaces)));
     expect(counts["geo/"]).toBe("1");
     const total = Object.entries(counts).reduce((sum, [, n]) => sum + Number(n.replaceAll(",", "")), 0);
-    expect(total).toBe(SCALE.artifacts + 3);
+    expect(total).toBe(SCALE.artifacts + 5);
     await page.locator("table.namespaces a", { hasText: "team7/" }).click();
     await page.waitForURL(`${view.origin}/?ns=team7`);
     expect(await page.locator("h1").textContent()).toBe("team7");
