@@ -47,3 +47,18 @@ export function decodePath(rest: string): string | undefined {
     return undefined;
   }
 }
+
+/** The lineage graph around a name's current version, or its version `v`; `after` pages its direct dependents. */
+export function lineageHref(name: string, params: { v?: number; after?: string } = {}): string {
+  return withQuery(`/lineage/${encodeName(name)}`, params);
+}
+
+/** The lineage overview: stale current versions (from the `stale` cursor) and the most depended-on names. */
+export function lineageOverviewHref(params: { stale?: string; offset?: number } = {}): string {
+  return withQuery("/lineage", params);
+}
+
+/** Checkpoints, newest first, from a list cursor. */
+export function checkpointsHref(params: { cursor?: string } = {}): string {
+  return withQuery("/checkpoints", params);
+}
