@@ -81,7 +81,8 @@ figure.lineage { margin: 0.75rem 0 1rem; }
 figure.lineage figcaption { color: var(--muted); font-size: 0.875rem; max-width: 60rem; margin-top: 0.4rem; }
 figure.lineage figcaption strong { color: var(--fg); }
 .graph-wrap { overflow-x: auto; border: 1px solid var(--line); background: var(--bg); padding: 0.25rem; }
-svg.lineage-graph { display: block; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
+svg.lineage-graph { display: block; max-width: 100%; height: auto; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
+svg.lineage-graph.wide { max-width: none; }
 svg.lineage-graph .node rect { fill: var(--panel); stroke: var(--muted); stroke-width: 1.5; }
 svg.lineage-graph .node text { fill: var(--fg); }
 svg.lineage-graph .node .name { font-weight: 700; }

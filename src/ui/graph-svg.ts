@@ -15,6 +15,8 @@ const LINE = 17;
 const PAD = 10;
 /** Characters of a name shown in a box; a longer one keeps its start and end. */
 const NAME_CHARS = 34;
+/** Wider than this, the graph keeps its size and scrolls; narrower, it shrinks to fit the page (text stays legible). */
+const WIDE = 1600;
 
 interface Placed {
   x: number;
@@ -55,7 +57,7 @@ export function lineageFigure(graph: LineageGraph, captionId: string, caption: S
   });
   const nodes = [...graph.nodes].map(([id, node]) => nodeMarkup(node, g.node(id)));
   return html`<figure class="lineage">
-<div class="graph-wrap"><svg class="lineage-graph" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="group" aria-labelledby="${captionId}">
+<div class="graph-wrap"><svg class="lineage-graph${width > WIDE ? " wide" : ""}" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="group" aria-labelledby="${captionId}">
 <defs>
 <marker id="arrow" class="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z"></path></marker>
 <marker id="arrow-stale" class="arrow stale" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z"></path></marker>

@@ -118,7 +118,7 @@ describe("lineage of one version", () => {
     // Every box in the SVG is a link with an accessible name; the figure's caption names the graph.
     const boxes = [...page.body.matchAll(/<a href="([^"]+)" class="node[^"]*">\s*<title>([^<]+)<\/title>/g)];
     expect(boxes.map((b) => b[1])).toEqual(nodes.map((r) => `/artifact/${r[0]?.replace(" v1", "")}`));
-    expect(page.body).toMatch(/<svg class="lineage-graph"[^>]*role="group" aria-labelledby="lineage-caption"/);
+    expect(page.body).toMatch(/<svg class="lineage-graph(?: wide)?"[^>]*role="group" aria-labelledby="lineage-caption"/);
     expect(page.body).toContain(`<figcaption id="lineage-caption"><strong>Lineage graph of chain/${CHAIN} v1</strong>`);
   });
 
