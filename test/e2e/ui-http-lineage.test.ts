@@ -112,13 +112,15 @@ describe("lineage of one version", () => {
       "note",
       "stale",
       "it was made from this",
-      "lineage of chain/" + (CHAIN - 1) + " v1",
+      `lineage of chain/${CHAIN - 1} v1`,
     ]);
     expect(nodes.at(-1)?.[3]).toBe(`made from this, ${LINEAGE_LIMITS.upstreamDepth} levels up`);
     // Every box in the SVG is a link with an accessible name; the figure's caption names the graph.
     const boxes = [...page.body.matchAll(/<a href="([^"]+)" class="node[^"]*">\s*<title>([^<]+)<\/title>/g)];
     expect(boxes.map((b) => b[1])).toEqual(nodes.map((r) => `/artifact/${r[0]?.replace(" v1", "")}`));
-    expect(page.body).toMatch(/<svg class="lineage-graph(?: wide)?"[^>]*role="group" aria-labelledby="lineage-caption"/);
+    expect(page.body).toMatch(
+      /<svg class="lineage-graph(?: wide)?"[^>]*role="group" aria-labelledby="lineage-caption"/,
+    );
     expect(page.body).toContain(`<figcaption id="lineage-caption"><strong>Lineage graph of chain/${CHAIN} v1</strong>`);
   });
 
@@ -260,5 +262,28 @@ describe("an empty workspace", () => {
     const checkpoints = text((await get(empty, "/checkpoints")).body);
     expect(checkpoints).toContain("No checkpoint is saved in this workspace yet.");
     expect(checkpoints).toContain("the next session calls resume and reads those exact versions");
+  });
+});
+
+describe("Workspace.dependents", () => {
+  it("takes version ids only and a limit from 1 to 100, and names what it refuses", async () => {
+    const workspace = await openWorkspace(WS, { chunkInBackground: false });
+    try {
+      await expect(workspace.dependents(["chain/0"])).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+        message: expect.stringContaining('not "chain/0": look the name up first'),
+      });
+      const [chain0] = await workspace.versions("chain/0", { limit: 1, before: 2 }).then((p) => p.versions);
+      await expect(workspace.dependents([chain0?.artifact_id as string], { limit: 0 })).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+      });
+      const made = await workspace.dependents([chain0?.artifact_id as string], { limit: 5 });
+      expect(made.versions.map((r) => [r.name, r.current])).toEqual([
+        [`handoff/h${CHECKPOINTS - 1}`, true],
+        ["chain/1", true],
+      ]);
+    } finally {
+      await workspace.close();
+    }
   });
 });
