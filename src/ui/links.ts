@@ -87,3 +87,18 @@ export function sessionsHref(): string {
 export function sessionHref(label: string, params: { offset?: number } = {}): string {
   return withQuery(`/sessions/${encodeURIComponent(label)}`, params);
 }
+
+/** The lineage graph around a name's current version, or its version `v`; `after` pages its direct dependents. */
+export function lineageHref(name: string, params: { v?: number; after?: string } = {}): string {
+  return withQuery(`/lineage/${encodeName(name)}`, params);
+}
+
+/** The lineage overview: stale current versions (from the `stale` cursor) and the most depended-on names. */
+export function lineageOverviewHref(params: { stale?: string; offset?: number } = {}): string {
+  return withQuery("/lineage", params);
+}
+
+/** Checkpoints, newest first, from a list cursor. */
+export function checkpointsHref(params: { cursor?: string } = {}): string {
+  return withQuery("/checkpoints", params);
+}

@@ -2,9 +2,12 @@
 // a `nav` entry puts it in every page's header.
 import { artifactPage } from "./pages/artifact-page.js";
 import { changesPage } from "./pages/changes-page.js";
+import { checkpointsPage } from "./pages/checkpoints-page.js";
 import { claimsPage } from "./pages/claims-page.js";
 import { diffPage } from "./pages/diff-page.js";
 import { download } from "./pages/download.js";
+import { lineageOverviewPage } from "./pages/lineage-overview-page.js";
+import { lineagePage } from "./pages/lineage-page.js";
 import { namespacesPage } from "./pages/namespaces-page.js";
 import { sessionPage } from "./pages/session-page.js";
 import { sessionsPage } from "./pages/sessions-page.js";
@@ -19,6 +22,9 @@ export const ROUTES: readonly UiRoute[] = [
   diffPage,
   download,
   namespacesPage,
+  lineageOverviewPage,
+  lineagePage,
+  checkpointsPage,
   tasksPage,
   taskPage,
   taskRunPage,

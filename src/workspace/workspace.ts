@@ -13,6 +13,7 @@ import {
   type ArtifactKind,
   type Catalog,
   type CheckpointFields,
+  type DependedName,
   isArtifactId,
   type NewVersion,
   type RemovedVersion,
@@ -800,6 +801,52 @@ export class Workspace {
     const rows = await this.catalog.versions(name, { limit: limit + 1, before });
     const page = rows.slice(0, limit);
     return { versions: page, next_before: rows.length > limit ? (page.at(-1)?.version ?? null) : null };
+  }
+
+  /**
+   * Versions made directly from any of `artifactIds` (ws_ ids: the exact versions pinned), newest first, `limit`
+   * (1..100) at a time; each says by `current` whether it is its name's current version, and `current_only` keeps
+   * only those. `next_cursor` continues the listing (null on the last page). Unknown ids match nothing.
+   */
+  async dependents(
+    artifactIds: readonly string[],
+    options: { limit?: number; cursor?: string; current_only?: boolean } = {},
+  ): Promise<{ versions: VersionRecord[]; next_cursor: string | null }> {
+    const bad = artifactIds.find((id) => !isArtifactId(id));
+    if (bad !== undefined) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `dependents takes version ids (ws_…), not ${JSON.stringify(bad.slice(0, 60))}: look the name up first`,
+      );
+    }
+    const limit = checkInteger("limit", options.limit, 1, listResults.max) ?? listResults.default;
+    const page = await this.catalog.dependents(artifactIds, {
+      limit,
+      currentOnly: options.current_only === true,
+      cursor: options.cursor,
+    });
+    return { versions: page.records, next_cursor: page.next_cursor };
+  }
+
+  /**
+   * Names whose versions current versions were made from, the most such dependents first, `limit` (1..100) from
+   * `offset`, and how many names there are in all.
+   */
+  async mostDependedOn(
+    options: { limit?: number; offset?: number } = {},
+  ): Promise<{ names: DependedName[]; total: number }> {
+    const limit = checkInteger("limit", options.limit, 1, listResults.max) ?? listResults.default;
+    const offset = checkInteger("offset", options.offset, 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    return this.catalog.mostDependedOn({ limit, offset });
+  }
+
+  /** Current versions that are stale, most recently saved first, `limit` (1..100) at a time, as `dependents` pages. */
+  async staleVersions(
+    options: { limit?: number; cursor?: string } = {},
+  ): Promise<{ versions: VersionRecord[]; next_cursor: string | null }> {
+    const limit = checkInteger("limit", options.limit, 1, listResults.max) ?? listResults.default;
+    const page = await this.catalog.staleVersions({ limit, cursor: options.cursor });
+    return { versions: page.records, next_cursor: page.next_cursor };
   }
 
   /** The event log of this workspace's catalog: every write, who made it, and usage aggregates. */

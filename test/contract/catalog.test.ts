@@ -337,6 +337,80 @@ for (const [label, create, newStore] of implementations) {
       await catalog.close();
     });
 
+    it("lists a version's direct dependents newest first, a page at a time, saying which are current", async () => {
+      const catalog = await create();
+      const a1 = await catalog.insertVersion(version("lin/a"));
+      const b1 = await catalog.insertVersion(version("lin/b", { dependencies: [a1.artifact_id] }));
+      const c = await catalog.insertVersion(version("lin/c", { dependencies: [a1.artifact_id, b1.artifact_id] }));
+      const b2 = await catalog.insertVersion(version("lin/b", { dependencies: [a1.artifact_id] }), {
+        expectedVersion: 1,
+      });
+      await catalog.insertVersion(version("lin/d", { dependencies: [c.artifact_id] }));
+      const all = await catalog.dependents([a1.artifact_id], { limit: 10 });
+      expect(all.records.map((r) => [r.name, r.version, r.current])).toEqual([
+        ["lin/b", 2, true],
+        ["lin/c", 1, true],
+        ["lin/b", 1, false],
+      ]);
+      expect(all.next_cursor).toBeNull();
+      const first = await catalog.dependents([a1.artifact_id], { limit: 2, currentOnly: false });
+      expect(first.records.map((r) => r.artifact_id)).toEqual([b2.artifact_id, c.artifact_id]);
+      const rest = await catalog.dependents([a1.artifact_id], { limit: 2, cursor: first.next_cursor as string });
+      expect(rest.records.map((r) => r.artifact_id)).toEqual([b1.artifact_id]);
+      expect(rest.next_cursor).toBeNull();
+      // Several ids at once: each dependent once, however many of the ids it pins.
+      const either = await catalog.dependents([a1.artifact_id, b1.artifact_id], { limit: 10, currentOnly: true });
+      expect(either.records.map((r) => r.name)).toEqual(["lin/b", "lin/c"]);
+      expect((await catalog.dependents(["ws_".padEnd(35, "x")], { limit: 5 })).records).toEqual([]);
+      expect((await failure(catalog.dependents([a1.artifact_id], { limit: 5, cursor: "%%" }))).code).toBe(
+        "INVALID_ARGUMENT",
+      );
+      await catalog.close();
+    });
+
+    it("lists current versions made stale, directly or transitively, newest first, a page at a time", async () => {
+      const catalog = await create();
+      const a = await catalog.insertVersion(version("st/a"));
+      const b = await catalog.insertVersion(version("st/b", { dependencies: [a.artifact_id] }));
+      await catalog.insertVersion(version("st/c", { dependencies: [b.artifact_id] }));
+      const fresh = await catalog.insertVersion(version("st/fresh"));
+      await catalog.insertVersion(version("st/uses-fresh", { dependencies: [fresh.artifact_id] }));
+      expect((await catalog.staleVersions({ limit: 10 })).records).toEqual([]);
+      await catalog.insertVersion(version("st/a"), { expectedVersion: 1 });
+      const first = await catalog.staleVersions({ limit: 1 });
+      expect(first.records.map((r) => [r.name, r.stale])).toEqual([["st/c", true]]);
+      const rest = await catalog.staleVersions({ limit: 5, cursor: first.next_cursor as string });
+      expect(rest.records.map((r) => r.name)).toEqual(["st/b"]);
+      expect(rest.next_cursor).toBeNull();
+      // A superseded stale version is not listed: only what the names point to now.
+      await catalog.insertVersion(version("st/b"), { expectedVersion: 1 });
+      expect((await catalog.staleVersions({ limit: 5 })).records.map((r) => r.name)).toEqual(["st/c"]);
+      await catalog.close();
+    });
+
+    it("ranks the names current versions were made from by how many depend on them", async () => {
+      const catalog = await create();
+      const a1 = await catalog.insertVersion(version("rank/a"));
+      const z = await catalog.insertVersion(version("rank/z"));
+      const y = await catalog.insertVersion(version("rank/y"));
+      const b = await catalog.insertVersion(version("rank/b", { dependencies: [a1.artifact_id, z.artifact_id] }));
+      const a2 = await catalog.insertVersion(version("rank/a"), { expectedVersion: 1 });
+      await catalog.insertVersion(version("rank/c", { dependencies: [a2.artifact_id, y.artifact_id] }));
+      await catalog.insertVersion(version("rank/d", { dependencies: [a1.artifact_id, b.artifact_id] }));
+      // b's second version no longer pins z: z keeps no current dependent, and is not ranked.
+      await catalog.insertVersion(version("rank/b", { dependencies: [a2.artifact_id] }), { expectedVersion: 1 });
+      const top = await catalog.mostDependedOn({ limit: 2, offset: 0 });
+      expect(top.total).toBe(3);
+      expect(top.names).toEqual([
+        { name: "rank/a", dependents: 3, current_version: 2 },
+        { name: "rank/b", dependents: 1, current_version: 2 },
+      ]);
+      const rest = await catalog.mostDependedOn({ limit: 2, offset: 2 });
+      expect(rest.names).toEqual([{ name: "rank/y", dependents: 1, current_version: 1 }]);
+      expect(await catalog.mostDependedOn({ limit: 2, offset: 5 })).toEqual({ names: [], total: 0 });
+      await catalog.close();
+    });
+
     it("refuses to delete a current version by id or a pinned version, naming the blockers", async () => {
       const catalog = await create();
       const a1 = await catalog.insertVersion(version("a"));

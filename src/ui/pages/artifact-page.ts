@@ -7,7 +7,7 @@ import { isValidName } from "../../workspace/validate.js";
 import { formatBytes, formatCount, formatTime } from "../format.js";
 import { html, type SafeHtml } from "../html.js";
 import { notFoundPage } from "../layout.js";
-import { artifactHref, decodePath, diffHref, downloadHref, workspaceHref } from "../links.js";
+import { artifactHref, decodePath, diffHref, downloadHref, lineageHref, workspaceHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 import { versionOf } from "./lookup.js";
 import { nonNegative, previewOf } from "./previews.js";
@@ -48,6 +48,7 @@ ${record.summary ? html`<p>${record.summary}</p>` : ""}
 ${versionNote(record, current)}
 ${staleNote(record)}
 <p><a href="${downloadHref(record.artifact_id)}" download>Download this version</a> <span class="muted">(${formatBytes(record.bytes)}, ${record.media_type})</span></p>
+<p><a href="${lineageHref(record.name, { v: record.current ? undefined : record.version })}">Lineage of this version</a> <span class="muted">(what it was made from and what was made from it)</span></p>
 ${record.checkpoint === null ? "" : checkpointSection(record)}
 ${record.sql === null ? "" : querySection(record, dependencies)}
 ${record.dependencies.length === 0 || record.sql !== null ? "" : dependencySection(record, dependencies)}

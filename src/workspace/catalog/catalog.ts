@@ -135,6 +135,32 @@ export interface ListPage {
   overview?: ListOverview;
 }
 
+/** Options of `Catalog.dependents`. */
+export interface DependentsOptions {
+  /** Versions in the page. */
+  limit: number;
+  /** Only versions that are their name's current one. @default false */
+  currentOnly?: boolean;
+  /** The `next_cursor` of the previous page (opaque); absent for the first page. */
+  cursor?: string | undefined;
+}
+
+/** A page of versions, newest write first, and where the next page starts. */
+export interface VersionPage {
+  records: VersionRecord[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+/** A name whose versions current versions were made from, and how many such current versions there are. */
+export interface DependedName {
+  name: string;
+  /** Current versions whose own dependencies include a version of this name. */
+  dependents: number;
+  /** The name's current version now; null when the name was deleted (pinned versions of it remain). */
+  current_version: number | null;
+}
+
 /** A version a delete or prune removed (or, in a dry run, would remove). */
 export interface RemovedVersion {
   artifact_id: string;
@@ -253,6 +279,21 @@ export interface Catalog {
   list(options: ListOptions): Promise<ListPage>;
   /** Current checkpoints whose name starts with `prefix/`, newest first. */
   checkpointsUnder(prefix: string): Promise<VersionRecord[]>;
+  /**
+   * Versions whose own dependencies include any of `artifactIds` (their direct dependents), each once, newest write
+   * first, a page at a time; `current` on each record says whether it is its name's current version, and
+   * `currentOnly` keeps only those. Ids that name nothing match nothing. A cursor this catalog did not give fails
+   * with INVALID_ARGUMENT.
+   */
+  dependents(artifactIds: readonly string[], options: DependentsOptions): Promise<VersionPage>;
+  /**
+   * Names that current versions were made from, most current dependents first (then by name), `limit` of them from
+   * `offset`, and how many such names there are in all (0 when `offset` is past the last).
+   */
+  mostDependedOn(options: { limit: number; offset: number }): Promise<{ names: DependedName[]; total: number }>;
+  /** Current versions that are stale (`stale` true: a dependency, direct or transitive, is no longer current),
+   * newest write first, a page at a time, as `list` pages. */
+  staleVersions(options: { limit: number; cursor?: string | undefined }): Promise<VersionPage>;
   /** Removes one superseded version (`INVALID_ARGUMENT` for a current one, `PINNED` when pinned). */
   deleteVersion(artifactId: string, expectedVersion?: number, event?: Attribution): Promise<RemovedVersion[]>;
   /** Removes every version of a name; `expectedVersion` must equal its current version. */

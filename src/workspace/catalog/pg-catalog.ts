@@ -13,6 +13,8 @@ import {
   type ChunkProgress,
   type ChunkSearch,
   type ChunkSearchOptions,
+  type DependedName,
+  type DependentsOptions,
   type InsertOptions,
   isArtifactId,
   type ListOptions,
@@ -24,6 +26,7 @@ import {
   type RemovedVersion,
   type SearchHit,
   type SearchOptions,
+  type VersionPage,
   type VersionRecord,
 } from "./catalog.js";
 import {
@@ -44,6 +47,7 @@ import { PgClaimStore } from "./pg-claim-store.js";
 import { createPgConnection, type PgConnection, type PgConnectionOptions, type PgTx } from "./pg-connection.js";
 import { PgEventLog } from "./pg-event-log.js";
 import type { PgLedgerHost, PgStoreHost } from "./pg-hosts.js";
+import { DEPENDENTS, MOST_DEPENDED_ON, STALE_CURRENT, versionPage } from "./pg-lineage.js";
 import { PgMemoryStore } from "./pg-memory-store.js";
 import { PG_MIGRATIONS } from "./pg-migrations.js";
 import { addChunksTx, chunkBacklog, dropStaleChunks, indexVersion, searchChunks, searchVersions } from "./pg-search.js";
@@ -431,6 +435,36 @@ export class PgCatalog implements Catalog {
         tx,
         await tx.rows<VersionRow>(`SELECT v.*, n.current_id ${filter.sql} ORDER BY v.seq DESC`, filter.params),
       ),
+    );
+  }
+
+  async dependents(artifactIds: readonly string[], options: DependentsOptions): Promise<VersionPage> {
+    const before = options.cursor === undefined ? Number.MAX_SAFE_INTEGER : cursorSeq(options.cursor);
+    return this.conn.read(async (tx) =>
+      versionPage(
+        tx,
+        await tx.rows<VersionRow>(DEPENDENTS, [
+          [...artifactIds],
+          options.currentOnly === true,
+          before,
+          options.limit + 1,
+        ]),
+        options.limit,
+      ),
+    );
+  }
+
+  mostDependedOn(options: { limit: number; offset: number }): Promise<{ names: DependedName[]; total: number }> {
+    return this.conn.read(async (tx) => {
+      const rows = await tx.rows<DependedName & { total: number }>(MOST_DEPENDED_ON, [options.limit, options.offset]);
+      return { names: rows.map(({ total: _, ...name }) => name), total: rows[0]?.total ?? 0 };
+    });
+  }
+
+  async staleVersions(options: { limit: number; cursor?: string | undefined }): Promise<VersionPage> {
+    const before = options.cursor === undefined ? Number.MAX_SAFE_INTEGER : cursorSeq(options.cursor);
+    return this.conn.read(async (tx) =>
+      versionPage(tx, await tx.rows<VersionRow>(STALE_CURRENT, [before, options.limit + 1]), options.limit),
     );
   }
 

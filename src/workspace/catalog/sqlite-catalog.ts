@@ -14,6 +14,8 @@ import {
   type ChunkSearch,
   type ChunkSearchOptions,
   type ChunkSkip,
+  type DependedName,
+  type DependentsOptions,
   type InsertOptions,
   isArtifactId,
   type ListOptions,
@@ -26,6 +28,7 @@ import {
   type SearchHit,
   type SearchOptions,
   type StaleInput,
+  type VersionPage,
   type VersionRecord,
 } from "./catalog.js";
 import {
@@ -134,6 +137,33 @@ const STALE_INPUTS = `
   LEFT JOIN versions cv ON cv.id = n.current_id
   WHERE n.current_id IS NULL OR n.current_id <> v.id
   ORDER BY v.name, v.version`;
+
+// Lineage. Direct dependents of a set of ids, by the dependencies_dep index; `@ids` is a JSON array.
+const DEPENDENTS = `
+  SELECT v.*, n.current_id FROM versions v LEFT JOIN names n ON n.name = v.name
+  WHERE v.id IN (SELECT version_id FROM dependencies WHERE dep_id IN (SELECT value FROM json_each(@ids)))
+    AND (@current = 0 OR n.current_id = v.id) AND v.seq < @before
+  ORDER BY v.seq DESC LIMIT @limit`;
+// Every version that depends, directly or not, on a version that is no longer current: walked up from those pinned
+// versions through the reverse edges, each version once, so the cost is linear in the dependencies.
+const TAINTED = `
+  WITH RECURSIVE tainted (id) AS (
+    SELECT d.version_id FROM dependencies d JOIN versions p ON p.id = d.dep_id LEFT JOIN names pn ON pn.name = p.name
+    WHERE pn.current_id IS NULL OR pn.current_id <> p.id
+    UNION
+    SELECT d.version_id FROM dependencies d JOIN tainted t ON d.dep_id = t.id
+  )`;
+const STALE_CURRENT = `${TAINTED}
+  SELECT v.*, n.current_id FROM versions v JOIN names n ON n.current_id = v.id
+  WHERE v.id IN (SELECT id FROM tainted) AND v.seq < @before ORDER BY v.seq DESC LIMIT @limit`;
+const MOST_DEPENDED_ON = `
+  SELECT p.name, count(DISTINCT d.version_id) AS dependents, cv.version AS current_version, count(*) OVER () AS total
+  FROM dependencies d
+  JOIN names dn ON dn.current_id = d.version_id
+  JOIN versions p ON p.id = d.dep_id
+  LEFT JOIN names pn ON pn.name = p.name
+  LEFT JOIN versions cv ON cv.id = pn.current_id
+  GROUP BY p.name, cv.version ORDER BY dependents DESC, p.name LIMIT @limit OFFSET @offset`;
 
 // Name weighs most, then summary, source, body. Ranking runs on rowids alone; rows and snippets are fetched for
 // the hits only, so a word found in most of a large catalog costs one bm25 pass, not a join and a snippet per match.
@@ -487,6 +517,33 @@ export class SqliteCatalog implements Catalog {
         ).all(start.length, start) as VersionRow[]
       ).map((row) => this.recordOf(row)),
     )();
+  }
+
+  async dependents(artifactIds: readonly string[], options: DependentsOptions): Promise<VersionPage> {
+    const before = options.cursor === undefined ? Number.MAX_SAFE_INTEGER : cursorSeq(options.cursor);
+    const params = { ids: JSON.stringify(artifactIds), current: options.currentOnly ? 1 : 0, before };
+    return this.db.transaction(() => this.versionPage(DEPENDENTS, params, options.limit))();
+  }
+
+  async mostDependedOn(options: { limit: number; offset: number }): Promise<{ names: DependedName[]; total: number }> {
+    const rows = this.q(MOST_DEPENDED_ON).all(options) as (DependedName & { total: number })[];
+    return { names: rows.map(({ total: _, ...name }) => name), total: rows[0]?.total ?? 0 };
+  }
+
+  async staleVersions(options: { limit: number; cursor?: string | undefined }): Promise<VersionPage> {
+    const before = options.cursor === undefined ? Number.MAX_SAFE_INTEGER : cursorSeq(options.cursor);
+    return this.db.transaction(() => this.versionPage(STALE_CURRENT, { before }, options.limit))();
+  }
+
+  /** One page of `sql`'s rows (which take `@before` and `@limit`) as records, one row past it telling of the next. */
+  private versionPage(sql: string, params: Record<string, unknown>, limit: number): VersionPage {
+    const rows = this.q(sql).all({ ...params, limit: limit + 1 }) as VersionRow[];
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      records: page.map((row) => this.recordOf(row)),
+      next_cursor: rows.length > limit && last !== undefined ? cursorOf(last.seq) : null,
+    };
   }
 
   deleteVersion(artifactId: string, expectedVersion?: number, event?: Attribution): Promise<RemovedVersion[]> {

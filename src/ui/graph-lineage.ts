@@ -1,0 +1,212 @@
+// The lineage around one version, as a graph: what it was made from (walked upstream, bounded in depth and count),
+// the current versions made from it or from an older version of its name (walked downstream, bounded, the direct
+// ones a page at a time), and, for every version that is no longer current, its name's current version. Each bound
+// that cut something says so in the result; nothing past it is read.
+import type { VersionRecord } from "../workspace/catalog/catalog.js";
+import type { Workspace } from "../workspace/workspace.js";
+
+export const LINEAGE_LIMITS = {
+  /** Levels of "made from" walked upstream of the version. */
+  upstreamDepth: 6,
+  /** Versions drawn upstream at most. */
+  upstreamVersions: 40,
+  /** Levels of current dependents walked downstream. */
+  downstreamDepth: 4,
+  /** Current versions drawn downstream at most; the direct ones page on past it. */
+  downstreamVersions: 30,
+  /** Stored versions of the name (newest first) whose current dependents count as downstream. */
+  nameVersions: 20,
+} as const;
+
+/**
+ * How a version stands to the one the graph is about: the version itself, one it was made from (upstream), one
+ * made from it (downstream), an older version of its name that something current still pins, or the current version
+ * of a name whose drawn version moved on.
+ */
+export type LineageRole = "root" | "upstream" | "downstream" | "older" | "now";
+
+export interface LineageNode {
+  record: VersionRecord;
+  role: LineageRole;
+  /** Levels from the root along "made from" (upstream and downstream alike); 0 for the root, older and now. */
+  depth: number;
+  /** For a version that is not current: its name's current version, or null when the name was deleted. */
+  now?: VersionRecord | null;
+}
+
+export interface LineageEdge {
+  /** The input (made from) or the old version (moved to). */
+  from: string;
+  /** What was made from it, or the name's current version. */
+  to: string;
+  kind: "made-from" | "moved-to";
+  /** A made-from edge whose input is not current or is itself stale: the path a stale result comes by. */
+  stale: boolean;
+}
+
+export interface LineageGraph {
+  root: VersionRecord;
+  /** By version id, root first, then upstream and downstream by depth, then older and now versions. */
+  nodes: Map<string, LineageNode>;
+  edges: LineageEdge[];
+  upstream: {
+    /** Versions the root was made from, directly or not, left out by the depth or count bound (at least these). */
+    omitted: number;
+    /** Whether the depth bound, rather than the count, cut the walk. */
+    pastDepth: boolean;
+  };
+  downstream: {
+    /** The `cursor` of the next page of direct dependents; null when this page holds the last of them. */
+    next: string | null;
+    /** More current versions were made from the drawn ones than the depth or count bound let in. */
+    more: boolean;
+    /** The name has more stored versions than were asked about their dependents. */
+    olderNotAsked: boolean;
+  };
+}
+
+/** The lineage around `root`; `after` continues its direct dependents from a previous page's `downstream.next`. */
+export async function lineageAround(
+  workspace: Workspace,
+  root: VersionRecord,
+  after?: string | undefined,
+): Promise<LineageGraph> {
+  const nodes = new Map<string, LineageNode>([[root.artifact_id, { record: root, role: "root", depth: 0 }]]);
+  const edges: LineageEdge[] = [];
+  const upstream = await walkUpstream(workspace, root, nodes, edges);
+  const downstream = await walkDownstream(workspace, root, nodes, edges, after);
+  await addCurrentVersions(workspace, nodes, edges);
+  const keys = new Set<string>();
+  const drawn = edges.filter((e) => {
+    const key = `${e.from} ${e.to} ${e.kind}`;
+    if (keys.has(key) || !nodes.has(e.from) || !nodes.has(e.to)) return false;
+    keys.add(key);
+    return true;
+  });
+  for (const edge of drawn) {
+    const input = nodes.get(edge.from)?.record;
+    edge.stale = edge.kind === "made-from" && input !== undefined && (!input.current || input.stale);
+  }
+  return { root, nodes, edges: drawn, upstream, downstream };
+}
+
+/** Breadth first, one lookup per level, as provenance walks; an edge for every dependency of a drawn version. */
+async function walkUpstream(
+  workspace: Workspace,
+  root: VersionRecord,
+  nodes: Map<string, LineageNode>,
+  edges: LineageEdge[],
+): Promise<LineageGraph["upstream"]> {
+  let omitted = 0;
+  let pastDepth = false;
+  let drawn = 0;
+  let level = [root];
+  for (let depth = 1; level.length > 0; depth++) {
+    const fresh: string[] = [];
+    for (const record of level) {
+      for (const id of record.dependencies) {
+        edges.push({ from: id, to: record.artifact_id, kind: "made-from", stale: false });
+        if (!nodes.has(id) && !fresh.includes(id)) fresh.push(id);
+      }
+    }
+    if (fresh.length === 0) break;
+    if (depth > LINEAGE_LIMITS.upstreamDepth) {
+      omitted += fresh.length;
+      pastDepth = true;
+      break;
+    }
+    const room = LINEAGE_LIMITS.upstreamVersions - drawn;
+    omitted += Math.max(0, fresh.length - room);
+    const records = (await workspace.lookup(fresh.slice(0, Math.max(0, room)))).filter((r) => r !== undefined);
+    for (const record of records) nodes.set(record.artifact_id, { record, role: "upstream", depth });
+    drawn += records.length;
+    level = records;
+  }
+  return { omitted, pastDepth };
+}
+
+/**
+ * Current versions made from the root or, when the root is current, from an older stored version of its name (what
+ * the move made stale); then what was made from those, level by level, within the bounds.
+ */
+async function walkDownstream(
+  workspace: Workspace,
+  root: VersionRecord,
+  nodes: Map<string, LineageNode>,
+  edges: LineageEdge[],
+  after: string | undefined,
+): Promise<LineageGraph["downstream"]> {
+  const seeds = new Map<string, VersionRecord>([[root.artifact_id, root]]);
+  let olderNotAsked = false;
+  if (root.current) {
+    const stored = await workspace.versions(root.name, { limit: LINEAGE_LIMITS.nameVersions });
+    for (const record of stored.versions) seeds.set(record.artifact_id, record);
+    olderNotAsked = stored.next_before !== null;
+  }
+  const first = await workspace.dependents([...seeds.keys()], {
+    limit: LINEAGE_LIMITS.downstreamVersions,
+    current_only: true,
+    ...(after === undefined ? {} : { cursor: after }),
+  });
+  let more = false;
+  let drawn = 0;
+  let level: VersionRecord[] = [];
+  const take = (records: readonly VersionRecord[], depth: number) => {
+    const fresh = records.filter((r) => !nodes.has(r.artifact_id));
+    for (const record of fresh) nodes.set(record.artifact_id, { record, role: "downstream", depth });
+    for (const record of records) {
+      for (const id of record.dependencies) {
+        edges.push({ from: id, to: record.artifact_id, kind: "made-from", stale: false });
+        const older = seeds.get(id);
+        if (older !== undefined && !nodes.has(id)) nodes.set(id, { record: older, role: "older", depth: 0 });
+      }
+    }
+    drawn += fresh.length;
+    level = fresh;
+  };
+  take(first.versions, 1);
+  for (let depth = 2; level.length > 0; depth++) {
+    const room = LINEAGE_LIMITS.downstreamVersions - drawn;
+    const next = await workspace.dependents(
+      level.map((r) => r.artifact_id),
+      { limit: Math.max(1, Math.min(room, 100)), current_only: true },
+    );
+    const fresh = next.versions.filter((r) => !nodes.has(r.artifact_id));
+    if (depth > LINEAGE_LIMITS.downstreamDepth || room <= 0) {
+      more ||= fresh.length > 0;
+      break;
+    }
+    more ||= next.next_cursor !== null;
+    take(next.versions, depth);
+  }
+  return { next: first.next_cursor, more, olderNotAsked };
+}
+
+/** Every drawn version that is no longer current gets its name's current version beside it, with a moved-to edge. */
+async function addCurrentVersions(
+  workspace: Workspace,
+  nodes: Map<string, LineageNode>,
+  edges: LineageEdge[],
+): Promise<void> {
+  const moved = [...nodes.values()].filter((n) => !n.record.current);
+  const names = [...new Set(moved.map((n) => n.record.name))];
+  const currents = await workspace.lookup(names);
+  const byName = new Map(names.map((name, i) => [name, currents[i]]));
+  for (const node of moved) {
+    const now = byName.get(node.record.name);
+    node.now = now ?? null;
+    if (now === undefined) continue;
+    if (!nodes.has(now.artifact_id)) nodes.set(now.artifact_id, { record: now, role: "now", depth: 0 });
+    edges.push({ from: node.record.artifact_id, to: now.artifact_id, kind: "moved-to", stale: false });
+  }
+}
+
+/** A version's standing in words: "current", "stale", "not current — now v3", "not current — name deleted". */
+export function standingOf(node: Pick<LineageNode, "record" | "now">): string {
+  const words: string[] = [];
+  if (node.record.stale) words.push("stale");
+  if (!node.record.current) {
+    words.push(node.now === null ? "not current — name deleted" : `not current — now v${node.now?.version ?? "?"}`);
+  }
+  return words.length === 0 ? "current" : words.join(", ");
+}
