@@ -124,6 +124,9 @@ function migrate(db: BetterSqlite3.Database): void {
 
 const SELECT_VERSION = "SELECT v.*, n.current_id FROM versions v LEFT JOIN names n ON n.name = v.name";
 
+// CROSS JOIN keeps the closure the outer loop (SQLite never reorders it): with a plain JOIN the planner chose to walk
+// every version in name order for the ORDER BY, probing the closure for each, which cost a scan of the whole catalog
+// (2.3 ms at 10,000 versions) for every record read that has dependencies.
 const STALE_INPUTS = `
   WITH RECURSIVE closure (id) AS (
     SELECT dep_id FROM dependencies WHERE version_id = ?
@@ -132,7 +135,7 @@ const STALE_INPUTS = `
   )
   SELECT v.id AS artifact_id, v.name, v.version, cv.version AS current_version
   FROM closure c
-  JOIN versions v ON v.id = c.id
+  CROSS JOIN versions v ON v.id = c.id
   LEFT JOIN names n ON n.name = v.name
   LEFT JOIN versions cv ON cv.id = n.current_id
   WHERE n.current_id IS NULL OR n.current_id <> v.id
