@@ -77,6 +77,12 @@ img.preview { max-width: 100%; height: auto; border: 1px solid var(--line); back
 form.compare { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: end; margin: 0.5rem 0; }
 .error-message { font-size: 1.05rem; }
 .next-step { border-left: 4px solid var(--link); padding: 0.1rem 1rem; background: var(--panel); }
+.actions { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; margin: 0.5rem 0; }
+.actions form { margin: 0; }
+button.danger { border-color: var(--del-fg); background: var(--del-fg); color: var(--bg); }
+form.confirm { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: center; margin: 1rem 0; }
+.confirm-what { font-size: 1.05rem; }
+.notice { border: 1px solid var(--ins-fg); background: var(--ins-bg); color: var(--ins-fg); padding: 0.6rem 0.9rem; border-radius: 4px; }
 `;
 
 /** The tab's icon: three stacked stones, a cairn. */
