@@ -1,5 +1,5 @@
 // The artifact page's "Changes" section when the view may change the workspace: who acts, a version's approvals,
-// and the buttons that lead to confirmation pages (GET forms: nothing changes before the confirmation's POST).
+// and the buttons that lead to confirmation pages (links: nothing changes before the confirmation's POST).
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
 import { formatTime } from "./format.js";
 import { html, type SafeHtml } from "./html.js";
@@ -20,14 +20,14 @@ export async function actionsSection(
   const missing: string[] = [];
   if (changes.may("delete")) {
     if (!record.current && current !== undefined) {
-      buttons.push(button(confirmDeleteHref(record.name, record.version), {}, `Delete v${record.version}…`, true));
+      buttons.push(button(confirmDeleteHref(record.name, record.version), `Delete v${record.version}…`, true));
     }
-    if (current !== undefined) buttons.push(button(confirmDeleteHref(record.name), {}, `Delete ${record.name}…`, true));
+    if (current !== undefined) buttons.push(button(confirmDeleteHref(record.name), `Delete ${record.name}…`, true));
   } else missing.push("deleting needs the writer role");
   if (changes.may("approve")) {
-    buttons.push(button(confirmApproveHref(record.artifact_id), {}, `Approve v${record.version}…`));
+    buttons.push(button(confirmApproveHref(record.artifact_id), `Approve v${record.version}…`));
     if (approvals.length > 0) {
-      buttons.push(button(confirmApproveHref(record.artifact_id), { revoke: "1" }, "Revoke its approvals…"));
+      buttons.push(button(confirmApproveHref(record.artifact_id, true), "Revoke its approvals…"));
     }
   } else missing.push("approving needs the approver role");
   return html`<section aria-labelledby="changes-heading"><h2 id="changes-heading">Changes</h2>
@@ -41,9 +41,7 @@ ${buttons.length === 0 ? "" : html`<div class="actions">${buttons}</div>`}
 </section>`;
 }
 
-/** A button that opens a confirmation page: a GET form, the query as hidden fields (a GET form drops the action's). */
-function button(href: string, query: Record<string, string>, label: string, danger = false): SafeHtml {
-  const path = href.split("?")[0] as string;
-  const fields = { ...Object.fromEntries(new URLSearchParams(href.split("?")[1] ?? "")), ...query };
-  return html`<form method="get" action="${path}">${Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit"${danger ? html` class="danger"` : ""}>${label}</button></form>`;
+/** A link drawn as a button that opens a confirmation page: it only navigates, so it is a link (Enter follows it). */
+function button(href: string, label: string, danger = false): SafeHtml {
+  return html`<a class="${danger ? "button danger" : "button"}" href="${href}">${label}</a>`;
 }

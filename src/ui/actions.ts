@@ -69,6 +69,16 @@ export class UiActions {
     return undefined;
   }
 
+  /**
+   * The Referrer-Policy of a page holding an action's form. Under the view's `no-referrer`, a browser sends
+   * `Origin: null` with a form's POST (Fetch: serializing a request origin), which the Origin check refuses; the
+   * confirmation pages say `same-origin` instead, so the POST carries this origin and no other site ever gets a
+   * Referer (their URLs hold no secret either).
+   */
+  referrerPolicyOf(path: string): string | undefined {
+    return path.startsWith("/confirm/") ? "same-origin" : undefined;
+  }
+
   /** What pages see for the sign-in of token `index` (of the access rules' tokens). */
   changesFor(index: number): UiChanges {
     const signIn = this.signInOf(index);

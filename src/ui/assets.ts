@@ -78,8 +78,8 @@ form.compare { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: en
 .error-message { font-size: 1.05rem; }
 .next-step { border-left: 4px solid var(--link); padding: 0.1rem 1rem; background: var(--panel); }
 .actions { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; margin: 0.5rem 0; }
-.actions form { margin: 0; }
-button.danger { border-color: var(--del-fg); background: var(--del-fg); color: var(--bg); }
+a.button, a.button:visited { display: inline-block; padding: 0.35rem 0.9rem; border: 1px solid var(--link); border-radius: 4px; background: var(--link); color: var(--bg); text-decoration: none; }
+button.danger, a.button.danger, a.button.danger:visited { border-color: var(--del-fg); background: var(--del-fg); color: var(--bg); }
 form.confirm { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: center; margin: 1rem 0; }
 .confirm-what { font-size: 1.05rem; }
 .notice { border: 1px solid var(--ins-fg); background: var(--ins-bg); color: var(--ins-fg); padding: 0.6rem 0.9rem; border-radius: 4px; }

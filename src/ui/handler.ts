@@ -132,6 +132,8 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
         res.setHeader("Set-Cookie", verdict.cookie);
         return send(res, path, { type: "redirect", location: verdict.location }, false);
       }
+      const referrerPolicy = actions?.referrerPolicyOf(path);
+      if (referrerPolicy !== undefined) res.setHeader("Referrer-Policy", referrerPolicy);
       send(res, path, await answer(routes, host, url, actions?.changesFor(verdict.token)), true);
     } catch (error) {
       const failure = toCairnError(error);

@@ -182,14 +182,12 @@ describe("serve --transport http --ui --ui-allow-changes", () => {
     );
     expect(reader.body).not.toContain("/confirm/");
     const writer = await get(v, "/artifact/notes/plan?v=1", as(WRITER));
-    expect(writer.body).toContain(
-      '<form method="get" action="/confirm/delete/notes/plan"><input type="hidden" name="v" value="1"><button type="submit" class="danger">Delete v1…</button></form>',
-    );
-    expect(writer.body).toContain(">Delete notes/plan…</button>");
+    expect(writer.body).toContain('<a class="button danger" href="/confirm/delete/notes/plan?v=1">Delete v1…</a>');
+    expect(writer.body).toContain('<a class="button danger" href="/confirm/delete/notes/plan">Delete notes/plan…</a>');
     expect(writer.body).toContain("approving needs the approver role");
     expect(writer.body).not.toContain("/confirm/approve/");
     const approver = await get(v, "/artifact/notes/plan", as(APPROVER));
-    expect(approver.body).toContain(`action="/confirm/approve/${ids["notes/plan@2"]}"`);
+    expect(approver.body).toContain(`href="/confirm/approve/${ids["notes/plan@2"]}">Approve v2…</a>`);
     expect(approver.body).toContain("This exact version is not approved for task gates.");
   });
 
@@ -212,6 +210,13 @@ describe("serve --transport http --ui --ui-allow-changes", () => {
     const current = await get(v, "/confirm/delete/notes/plan?v=2", as(WRITER));
     expect(current.status).toBe(400);
     expect(current.body).toContain("v2 is the current version of notes/plan");
+  });
+
+  it("lets only confirmation pages send a same-origin Referer, so a browser's POST carries its Origin", async () => {
+    const confirm = await get(v, "/confirm/delete/notes/plan", as(WRITER));
+    expect(confirm.headers["referrer-policy"]).toBe("same-origin");
+    const artifact = await get(v, "/artifact/notes/plan", as(WRITER));
+    expect(artifact.headers["referrer-policy"]).toBe("no-referrer");
   });
 
   it.each([
