@@ -58,16 +58,17 @@ export function registerUi(program: Command): void {
         throw new ExitError(EXIT_FAILURE);
       }
       const name = basename(app.workspaceDir);
+      const changes =
+        options.allowChanges === true
+          ? `Changes allowed (--allow-changes): the view may delete and approve, each after a confirmation page, as ${app.actor.name} (${app.actor.role}).\n`
+          : "";
+      // One write, so a reader of the first line has the whole notice.
       process.stdout.write(
-        fromEnv
+        (fromEnv
           ? `cairn ui: the web view of workspace ${name} is at ${running.origin}/\nSign in once at ${running.origin}/?token=<the value of $CAIRN_TOKEN>, or send Authorization: Bearer $CAIRN_TOKEN. Ctrl-C stops it.\n`
-          : `cairn ui: the web view of workspace ${name}: ${running.origin}/?token=${token}\nOpen that address once to sign this browser in (a new token each start). Ctrl-C stops it.\n`,
+          : `cairn ui: the web view of workspace ${name}: ${running.origin}/?token=${token}\nOpen that address once to sign this browser in (a new token each start). Ctrl-C stops it.\n`) +
+          changes,
       );
-      if (options.allowChanges === true) {
-        process.stdout.write(
-          `Changes allowed (--allow-changes): the view may delete and approve, each after a confirmation page, as ${app.actor.name} (${app.actor.role}).\n`,
-        );
-      }
       await new Promise<void>((resolve) => {
         process.once("SIGINT", () => resolve());
         process.once("SIGTERM", () => resolve());

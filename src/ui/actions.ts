@@ -100,10 +100,9 @@ export class UiActions {
    * Sec-Fetch-Site, else a bearer header), a token, the content type, the size, the fields, the role, the form
    * token; then the operation. Nothing changes unless every check passes.
    */
-  async post(req: IncomingMessage, action: ActionTarget["action"]): Promise<ActionAnswer> {
+  async post(req: IncomingMessage, url: URL, action: ActionTarget["action"]): Promise<ActionAnswer> {
     const cross = crossSiteRefusal(req);
     if (cross !== undefined) return { reply: refusedPage(cross), signedIn: false };
-    const url = new URL(`http://view.invalid${req.url ?? "/"}`);
     const verdict = checkUiAccess({ headers: req.headers, url, localPort: req.socket.localPort ?? 0 }, this.rules);
     if (verdict.ok === false) {
       if (verdict.status === 403) return { reply: refusedPage(verdict.message), signedIn: false };
@@ -210,18 +209,33 @@ export function crossSiteRefusal(req: Pick<IncomingMessage, "headers">): string 
   return undefined;
 }
 
-/** The body, at most `limit` bytes; undefined past it (the rest is not read). */
-async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+/**
+ * The body, at most `limit` bytes; undefined past it. A body refused is left unread, not destroyed, so the answer
+ * still goes out; the handler drops the rest with the connection.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) return undefined;
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    bytes += chunk.length;
-    if (bytes > limit) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  if (Number.isFinite(declared) && declared > limit) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const stop = (value: string | undefined) => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", reject);
+      req.pause();
+      resolve(value);
+    };
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > limit) stop(undefined);
+      else chunks.push(chunk);
+    };
+    const onEnd = () => stop(Buffer.concat(chunks).toString("utf8"));
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("error", reject);
+  });
 }
 
 /** The target the form names, or what is wrong with it. */

@@ -99,7 +99,7 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
       if (refused !== undefined) return send(res, path, forbiddenPage(refused.message), false);
       const action = req.method === "POST" ? actions?.actionOf(path) : undefined;
       if (actions !== undefined && action !== undefined) {
-        const answered = await actions.post(req, action);
+        const answered = await actions.post(req, url, action);
         // A body refused unread (type, size) is dropped as it comes, with the connection.
         if (!req.complete) {
           req.resume();
