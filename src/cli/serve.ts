@@ -30,6 +30,7 @@ interface ServeOptions {
   idleTimeout: string;
   maxSessions: string;
   ui?: boolean;
+  uiAllowChanges?: boolean;
 }
 
 const TOKEN_HELP =
@@ -64,6 +65,10 @@ export function registerServe(program: Command): void {
     )
     .option("--max-sessions <n>", "http: live sessions allowed at once", String(DEFAULT_MAX_SESSIONS))
     .option("--ui", "http: also serve the read-only web view at / (the same tokens; sign in once at /?token=...)")
+    .option(
+      "--ui-allow-changes",
+      "with --ui: let the view delete and approve, each after a confirmation page, as the signed-in token's identity",
+    )
     .addHelpText(
       "after",
       `\nHTTP needs $CAIRN_TOKEN (the [identity] of cairn.toml) or [[http.tokens]] (token_env, identity, role): ${TOKEN_HELP}.`,
@@ -75,6 +80,10 @@ export function registerServe(program: Command): void {
       }
       if (options.ui === true && options.transport !== "http") {
         process.stderr.write("cairn serve: --ui needs --transport http (or run cairn ui)\n");
+        throw new ExitError(EXIT_USAGE);
+      }
+      if (options.uiAllowChanges === true && options.ui !== true) {
+        process.stderr.write("cairn serve: --ui-allow-changes needs --ui\n");
         throw new ExitError(EXIT_USAGE);
       }
       const http = options.transport === "http" ? httpSettings(options) : undefined;
@@ -136,6 +145,7 @@ export function registerServe(program: Command): void {
             ? (await import("../ui/handler.js")).createUiHandler(uiHostOf(app, { liveSessions: true }), {
                 tokens: http.tokens,
                 allowRemote: http.allowRemote,
+                allowChanges: options.uiAllowChanges === true,
               })
             : undefined;
         running = await serveHttp(app, tools, { ...http, ui });
@@ -155,8 +165,13 @@ export function registerServe(program: Command): void {
       );
       if (options.ui === true) {
         const origin = running.url.slice(0, -"/mcp".length);
+        const kind = options.uiAllowChanges === true ? "web view is at" : "read-only web view is at";
+        const changes =
+          options.uiAllowChanges === true
+            ? "; it may delete (writers) and approve (approvers), each after a confirmation page"
+            : "";
         process.stderr.write(
-          `cairn: the read-only web view is at ${origin}/ (sign in once at ${origin}/?token=<your token>, or send Authorization: Bearer <token>)\n`,
+          `cairn: the ${kind} ${origin}/ (sign in once at ${origin}/?token=<your token>, or send Authorization: Bearer <token>${changes})\n`,
         );
       }
       await new Promise<void>((resolve) => {

@@ -1,11 +1,12 @@
-// `cairn ui`: a read-only web view of the workspace on loopback. The token is $CAIRN_TOKEN when set, else made for
-// this run and printed once in the sign-in address (a set $CAIRN_TOKEN is never printed).
-import { randomBytes } from "node:crypto";
+// `cairn ui`: a read-only web view of the workspace on loopback (`--allow-changes`: deleting and approving too, each
+// confirmed). The token is $CAIRN_TOKEN when set, else made for this run and printed once in the sign-in address.
+import { randomBytes, randomUUID } from "node:crypto";
 import { basename } from "node:path";
 import type { Command } from "commander";
 import type { App } from "../app.js";
-import { toCairnError } from "../errors.js";
+import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import { registerSecret } from "../log.js";
+import type { Operation } from "../operations/operation.js";
 import type { UiHost } from "../ui/ui-host.js";
 import { DEFAULT_UI_PORT, type RunningUi } from "../ui/ui-server.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
@@ -17,11 +18,15 @@ export function registerUi(program: Command): void {
       "serve a read-only web view of the workspace on 127.0.0.1: names by namespace, versions, stale marks, find, tables, diffs, downloads",
     )
     .option("--port <port>", "TCP port (0 picks a free one)", String(DEFAULT_UI_PORT))
+    .option(
+      "--allow-changes",
+      "let the view delete artifacts and approve versions, each after a confirmation page, as the configured [identity]",
+    )
     .addHelpText(
       "after",
       "\nThe token is $CAIRN_TOKEN when set, else a new one each start, printed in the sign-in address: opening it sets an HttpOnly, SameSite=Strict cookie. Scripts send Authorization: Bearer <token>. `cairn serve --transport http --ui` serves the same view beside /mcp.",
     )
-    .action(async (options: { port: string }, command: Command) => {
+    .action(async (options: { port: string; allowChanges?: boolean }, command: Command) => {
       const port = Number(options.port);
       if (!/^\d+$/.test(options.port) || port > 65535) {
         process.stderr.write(`cairn ui: --port must be an integer from 0 to 65535, got "${options.port}"\n`);
@@ -38,7 +43,10 @@ export function registerUi(program: Command): void {
           import("../ui/handler.js"),
           import("../ui/ui-server.js"),
         ]);
-        running = await serveUi(createUiHandler(uiHostOf(app), { tokens: [{ token }] }), { port });
+        running = await serveUi(
+          createUiHandler(uiHostOf(app), { tokens: [{ token }], allowChanges: options.allowChanges === true }),
+          { port },
+        );
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         const reason =
@@ -51,10 +59,16 @@ export function registerUi(program: Command): void {
       }
       warmQueryEngine(app);
       const name = basename(app.workspaceDir);
+      const changes =
+        options.allowChanges === true
+          ? `Changes allowed (--allow-changes): the view may delete and approve, each after a confirmation page, as ${app.actor.name} (${app.actor.role}).\n`
+          : "";
+      // One write, so a reader of the first line has the whole notice.
       process.stdout.write(
-        fromEnv
+        (fromEnv
           ? `cairn ui: the web view of workspace ${name} is at ${running.origin}/\nSign in once at ${running.origin}/?token=<the value of $CAIRN_TOKEN>, or send Authorization: Bearer $CAIRN_TOKEN. Ctrl-C stops it.\n`
-          : `cairn ui: the web view of workspace ${name}: ${running.origin}/?token=${token}\nOpen that address once to sign this browser in (a new token each start). Ctrl-C stops it.\n`,
+          : `cairn ui: the web view of workspace ${name}: ${running.origin}/?token=${token}\nOpen that address once to sign this browser in (a new token each start). Ctrl-C stops it.\n`) +
+          changes,
       );
       await new Promise<void>((resolve) => {
         process.once("SIGINT", () => resolve());
@@ -78,6 +92,23 @@ export function uiHostOf(app: App, options: { liveSessions?: boolean } = {}): Ui
     logger: app.logger.child("ui"),
     tasks: () => app.services.tasks(),
     ...(options.liveSessions === true ? { sessions: async () => app.liveSessions() } : {}),
+    actor: app.actor,
+    async perform(name, args, actor) {
+      const operation = app.operations.find((o) => o.name === name) as Operation | undefined;
+      if (operation === undefined) throw new CairnError(ErrorCode.INTERNAL, `no operation ${name}`);
+      // A session of its own per action, as the CLI gives each command, closed after it.
+      const session = app.newSession(`ui-${randomUUID()}`, actor);
+      try {
+        return await operation.handler(operation.input.parse(args), {
+          actor,
+          services: app.services,
+          session,
+          surface: "cli",
+        });
+      } finally {
+        await session.close();
+      }
+    },
   };
 }
 

@@ -11,7 +11,7 @@ import {
 } from "../server/transports/http-guards.js";
 
 export interface UiAccessRules {
-  /** The tokens that open the view (any of them: the view is read-only, so every identity may look). */
+  /** The tokens that open the view (any of them: every identity may look; what it may change, its role decides). */
   tokens: readonly HttpToken[];
   /** Accept any Host header, as `serve --allow-remote` does; the token is then the only gate. */
   allowRemote: boolean;
@@ -27,7 +27,7 @@ export interface UiCredentials {
 }
 
 export type UiAccessVerdict =
-  /** `token`: the index in `rules.tokens` of the token presented (by header or cookie): who reads. */
+  /** `token`: the index in `tokens` of the one presented (its identity acts, when changes are allowed). */
   | { ok: true; token: number }
   /** The URL carried a valid token: set the cookie and send the browser to the same URL without it. */
   | { ok: "sign-in"; cookie: string; location: string }
@@ -87,7 +87,9 @@ export function checkUiAccess(request: UiCredentials, rules: UiAccessRules): UiA
   if (cookie === undefined) {
     return { ok: false, status: 401, message: "This browser is not signed in to this Cairn web view." };
   }
-  const token = rules.tokens.findIndex((t) => sameText(cookie, cookieValue(t.token)));
+  // Every token is compared, so the time taken says nothing about which one matched.
+  const matches = rules.tokens.map((t) => sameText(cookie, cookieValue(t.token)));
+  const token = matches.indexOf(true);
   if (token < 0) {
     return {
       ok: false,

@@ -123,6 +123,12 @@ article.checkpoint { border-top: 1px solid var(--line); padding: 0.25rem 0 0.75r
 article.checkpoint h2 { margin-top: 0.75rem; }
 table.lineage-edges tr.stale td, table.lineage-edges tr.stale th { background: var(--stale-bg); color: var(--stale-fg); }
 table.lineage-edges tr.stale a { color: inherit; }
+.actions { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; margin: 0.5rem 0; }
+a.button, a.button:visited { display: inline-block; padding: 0.35rem 0.9rem; border: 1px solid var(--link); border-radius: 4px; background: var(--link); color: var(--bg); text-decoration: none; }
+button.danger, a.button.danger, a.button.danger:visited { border-color: var(--del-fg); background: var(--del-fg); color: var(--bg); }
+form.confirm { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: center; margin: 1rem 0; }
+.confirm-what { font-size: 1.05rem; }
+.notice { border: 1px solid var(--ins-fg); background: var(--ins-bg); color: var(--ins-fg); padding: 0.6rem 0.9rem; border-radius: 4px; }
 `;
 
 /** The tab's icon: three stacked stones, a cairn. */

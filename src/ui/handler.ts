@@ -1,12 +1,13 @@
 // The web view as one request handler, for `cairn ui`'s own server and for `cairn serve --transport http --ui`
-// beside /mcp: security headers on every answer, Host and Origin, GET and HEAD only (the view changes nothing), the
-// stylesheet and script, the token (bearer, cookie, or the sign-in URL), then the page a route answers.
+// beside /mcp: security headers on every answer, Host and Origin, GET and HEAD only (with `allowChanges`, also the
+// POSTs of actions.ts), the stylesheet and script, the token (bearer, cookie, or the sign-in URL), then the page.
 import { createReadStream } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import { redactSecrets } from "../log.js";
 import type { HttpToken } from "../server/transports/http-guards.js";
 import { checkUiAccess, checkUiOrigin } from "./access.js";
+import { UiActions, type UiChanges } from "./actions.js";
 import { FAVICON, SCRIPT, STYLESHEET } from "./assets.js";
 import { html } from "./html.js";
 import { errorPage, FAVICON_PATH, notFoundPage, renderDocument, SCRIPT_PATH, STYLESHEET_PATH } from "./layout.js";
@@ -20,6 +21,8 @@ export interface UiHandlerOptions {
   tokens: readonly HttpToken[];
   /** Accept any Host header (`serve --allow-remote`); the token is then the only gate. @default false */
   allowRemote?: boolean;
+  /** Let the view delete and approve, each confirmed (actions.ts, decision 0234). @default false */
+  allowChanges?: boolean;
   /** The pages. @default ROUTES */
   routes?: readonly UiRoute[];
 }
@@ -47,6 +50,7 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
   const routes = options.routes ?? ROUTES;
   const nav = routes.flatMap((r) => (r.nav === undefined ? [] : [r.nav]));
   const logger = host.logger;
+  const actions = options.allowChanges === true ? new UiActions(host, rules) : undefined;
 
   const send = (res: ServerResponse, path: string, reply: UiReply, signedIn: boolean): void => {
     if (reply.type === "redirect") {
@@ -69,6 +73,7 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
         workspaceName: signedIn ? host.workspaceName : undefined,
         nav: signedIn ? nav : [],
         path,
+        changesAllowed: signedIn && actions !== undefined,
       }),
     );
   };
@@ -93,6 +98,17 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
       }
       const refused = checkUiOrigin(req.headers, rules);
       if (refused !== undefined) return send(res, path, forbiddenPage(refused.message), false);
+      const action = req.method === "POST" ? actions?.actionOf(path) : undefined;
+      if (actions !== undefined && action !== undefined) {
+        const answered = await actions.post(req, url, action);
+        // A body refused unread (type, size) is dropped as it comes, with the connection.
+        if (!req.complete) {
+          req.resume();
+          res.setHeader("Connection", "close");
+        }
+        for (const [name, value] of Object.entries(answered.headers ?? {})) res.setHeader(name, value);
+        return send(res, path, answered.reply, answered.signedIn);
+      }
       if (req.method !== "GET" && req.method !== "HEAD") {
         // The body is never read: drop it as it comes, and the connection after the answer.
         req.resume();
@@ -117,7 +133,10 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
         res.setHeader("Set-Cookie", verdict.cookie);
         return send(res, path, { type: "redirect", location: verdict.location }, false);
       }
-      send(res, path, await answer(routes, host, url, { actor: rules.tokens[verdict.token]?.actor }), true);
+      const referrerPolicy = actions?.referrerPolicyOf(path);
+      if (referrerPolicy !== undefined) res.setHeader("Referrer-Policy", referrerPolicy);
+      const reader = { actor: rules.tokens[verdict.token]?.actor };
+      send(res, path, await answer(routes, host, url, reader, actions?.changesFor(verdict.token)), true);
     } catch (error) {
       const failure = toCairnError(error);
       if (failure.code !== ErrorCode.NOT_FOUND && failure.code !== ErrorCode.INVALID_NAME) {
@@ -133,7 +152,13 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
 }
 
 /** The reply of the first route whose pattern matches the path; the 404 page when none does. */
-async function answer(routes: readonly UiRoute[], host: UiHost, url: URL, reader: UiReader): Promise<UiReply> {
+async function answer(
+  routes: readonly UiRoute[],
+  host: UiHost,
+  url: URL,
+  reader: UiReader,
+  changes: UiChanges | undefined,
+): Promise<UiReply> {
   for (const route of routes) {
     const match = route.path.exec(url.pathname);
     if (match === null) continue;
@@ -142,6 +167,7 @@ async function answer(routes: readonly UiRoute[], host: UiHost, url: URL, reader
       params: { ...match.groups },
       host,
       reader,
+      changes,
       query: (name) => {
         const value = url.searchParams.get(name);
         return value === null || value === "" ? undefined : value;

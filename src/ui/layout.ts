@@ -17,6 +17,8 @@ export interface Frame {
   /** The header's links; the one equal to `path` is marked as the current page. */
   nav: readonly { label: string; href: string }[];
   path: string;
+  /** The view may delete and approve (`--allow-changes`): the footer says so instead of "read-only". */
+  changesAllowed?: boolean | undefined;
 }
 
 /** A whole HTML document. */
@@ -45,7 +47,7 @@ ${frame.nav.length === 0 ? "" : html`<nav aria-label="Pages"><ul>${links}</ul></
 <main id="main" tabindex="-1">
 ${frame.body}
 </main>
-<footer class="site"><p>A read-only view of the workspace · Cairn ${VERSION}</p></footer>
+<footer class="site"><p>${frame.changesAllowed === true ? "A view of the workspace that may delete and approve, each after a confirmation" : "A read-only view of the workspace"} · Cairn ${VERSION}</p></footer>
 </body>
 </html>`}\n`;
 }

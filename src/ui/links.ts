@@ -102,3 +102,23 @@ export function lineageOverviewHref(params: { stale?: string; offset?: number } 
 export function checkpointsHref(params: { cursor?: string } = {}): string {
   return withQuery("/checkpoints", params);
 }
+
+/** The page confirming the deletion of a name (all its versions), or of its version `v` alone. */
+export function confirmDeleteHref(name: string, v?: number): string {
+  return withQuery(`/confirm/delete/${encodeName(name)}`, { v });
+}
+
+/** The page confirming the approval of one exact version for task gates, or the revocation of its approvals. */
+export function confirmApproveHref(artifactId: string, revoke = false): string {
+  return withQuery(`/confirm/approve/${encodeURIComponent(artifactId)}`, { revoke: revoke ? 1 : undefined });
+}
+
+/** Where a confirmation page's form posts. */
+export function actionHref(action: "delete" | "approve"): string {
+  return `/actions/${action}`;
+}
+
+/** The page showing what an action did (POST-redirect-GET). */
+export function noticeHref(id: string): string {
+  return `/done/${encodeURIComponent(id)}`;
+}

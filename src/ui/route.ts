@@ -1,6 +1,7 @@
 // The contract of a web view page: a path pattern and a handler that answers a GET with a page, a file or a
 // redirect. Adding a page is writing one module that exports a UiRoute and listing it in routes.ts.
 import type { Actor } from "../config/identity.js";
+import type { UiChanges } from "./actions.js";
 import type { SafeHtml } from "./html.js";
 import type { UiHost } from "./ui-host.js";
 
@@ -14,6 +15,8 @@ export interface UiRequest {
   readonly reader: UiReader;
   /** A query parameter; undefined when it is absent or empty. */
   query(name: string): string | undefined;
+  /** Present only when the view may change the workspace (`--allow-changes`, decision 0234). */
+  readonly changes?: UiChanges | undefined;
 }
 
 /**

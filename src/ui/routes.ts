@@ -4,6 +4,9 @@ import { artifactPage } from "./pages/artifact-page.js";
 import { changesPage } from "./pages/changes-page.js";
 import { checkpointsPage } from "./pages/checkpoints-page.js";
 import { claimsPage } from "./pages/claims-page.js";
+import { confirmApprovePage } from "./pages/confirm-approve.js";
+import { confirmDeletePage } from "./pages/confirm-delete.js";
+import { confirmDonePage } from "./pages/confirm-done.js";
 import { diffPage } from "./pages/diff-page.js";
 import { download } from "./pages/download.js";
 import { lineageOverviewPage } from "./pages/lineage-overview-page.js";
@@ -32,4 +35,7 @@ export const ROUTES: readonly UiRoute[] = [
   changesPage,
   sessionsPage,
   sessionPage,
+  confirmDeletePage,
+  confirmApprovePage,
+  confirmDonePage,
 ];

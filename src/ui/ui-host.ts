@@ -1,5 +1,6 @@
 // What the web view needs from the process that serves it: the workspace, SQL over it, a name to show and a
 // logger. The app satisfies it (cli/ui.ts); the web view never imports the app, as the MCP transports do not.
+import type { Actor } from "../config/identity.js";
 import type { Logger } from "../log.js";
 import type { SessionSummary } from "../session/session-summary.js";
 import type { TaskService } from "../tasks/tasks.js";
@@ -21,4 +22,14 @@ export interface UiHost {
    * `serve --transport http --ui` has them; absent under `cairn ui`.
    */
   sessions?(): Promise<SessionSummary[]>;
+  /** Who acts when the signed-in token names no identity: the process's configured [identity]. */
+  readonly actor: Actor;
+  /**
+   * Runs a changing operation (delete, approve) as `actor` through the operation table: its role check, and the
+   * event log records the actor and role as for any write. Used only when changes are allowed (decision 0234).
+   */
+  perform(operation: UiOperation, args: Record<string, unknown>, actor: Actor): Promise<unknown>;
 }
+
+/** The operations the web view may run, behind `--allow-changes`. */
+export type UiOperation = "delete" | "approve";

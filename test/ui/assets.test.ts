@@ -34,6 +34,8 @@ const TEXT_PAIRS: [string, string][] = [
   ["stale-fg", "stale-bg"],
   ["del-fg", "del-bg"],
   ["ins-fg", "ins-bg"],
+  // The danger button of a confirmation (decision 0234): the page's background colour on the deletion colour.
+  ["bg", "del-fg"],
 ];
 
 describe("stylesheet colours", () => {

@@ -4,6 +4,7 @@
 import { isTextMediaType } from "../../media-type.js";
 import { isArtifactId, type VersionRecord } from "../../workspace/catalog/catalog.js";
 import { isValidName } from "../../workspace/validate.js";
+import { actionsSection } from "../actions-section.js";
 import { formatBytes, formatCount, formatTime } from "../format.js";
 import { html, type SafeHtml } from "../html.js";
 import { notFoundPage } from "../layout.js";
@@ -54,7 +55,8 @@ ${record.sql === null ? "" : querySection(record, dependencies)}
 ${record.dependencies.length === 0 || record.sql !== null ? "" : dependencySection(record, dependencies)}
 ${await previewOf(request, record)}
 ${versionsSection(record, history)}
-${metadataList(record)}`,
+${metadataList(record)}
+${await actionsSection(request, record, current)}`,
     };
   },
 };
