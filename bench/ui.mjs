@@ -13,7 +13,7 @@ import {
   SCALE_PAGES,
   timeScalePages,
 } from "../scripts/ui-scale.mjs";
-import { progress, QUICK, ROOT, summary, table } from "./lib.mjs";
+import { progress, QUICK, ROOT, rewriteReadmeBlock, summary, table } from "./lib.mjs";
 
 const CHROMIUM = "/usr/bin/chromium";
 const TOKEN = "bench-ui-token";
@@ -80,6 +80,13 @@ export default async function run() {
       `Web view page loads in headless Chromium at ${SCALE.artifacts.toLocaleString("en")} artifacts (${loads} loads each; p95 against the bound)`,
     );
     table(rows);
+    if (!QUICK) {
+      rewriteReadmeBlock("bench-ui", [
+        "| page | median | p95 | bound |",
+        "|---|---:|---:|---:|",
+        ...rows.map((r) => `| ${r.page} | ${r.median_ms} ms | ${r.p95_ms} ms | ${r.target_ms} ms |`),
+      ]);
+    }
     const slowest = rows.reduce((a, b) => (b.p95_ms > a.p95_ms ? b : a));
     const missed = rows.filter((r) => r.verdict === "MISS").map((r) => r.page);
     return {
