@@ -153,7 +153,13 @@ class ContainedCliRunner implements CliRunner {
     const containment = await this.contained();
     if (signal.aborted) throw signal.reason;
     const spec = { program, path: call.path, argv: call.argv, env: call.env, cwd: this.cwd };
-    const started = startProgram(containment, spec, this.limits);
+    const started = startProgram(containment, spec, this.limits, (pids) =>
+      this.log.warn(
+        `${program} may have left processes running: the ${containment.kind} layer could not confirm them dead ` +
+          "(see docs/decisions/0146-program-containment.md)",
+        { pids },
+      ),
+    );
     const onAbort = () => started.stop(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
     this.active.add(started);

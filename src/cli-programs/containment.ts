@@ -2,19 +2,30 @@
 // a Linux PID namespace, else a marker variable found in /proc/*/environ, else the process group alone (macOS).
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 
 /**
  * - `pid-namespace`: the program runs in a new PID namespace (`unshare`, with a user namespace when unprivileged);
  *   when it ends, the kernel kills every process left inside, whatever `setsid` or double forks they did.
  * - `marker`: the program and its descendants carry `CAIRN_RUN=<random>`; every process holding it is killed, scan
- *   after scan, until none is left. A descendant that clears its environment escapes.
+ *   after scan, until two scans in a row find none and none they could not read. A descendant that clears its
+ *   environment escapes.
  * - `process-group`: the program's process group only; `setsid` escapes it.
  */
 export type ContainmentKind = "pid-namespace" | "marker" | "process-group";
 
 const MARKER_VARIABLE = "CAIRN_RUN";
 const SCAN_BATCH = 64;
+/**
+ * Scans in a row that must find no marked process and none left unsure: a process that forks and exits between a
+ * scan's listing of /proc and its read is gone from that scan, and its child is not in the listing yet.
+ */
+const CLEAN_SCANS = 2;
+const MAX_SCANS = 100;
+// /proc/PID/stat: the `flags` field's bits for a kernel thread and a process already in do_exit.
+const PF_EXITING = 0x4;
+const PF_KTHREAD = 0x200000;
 
 // PID 1 of a namespace ignores signals it has no handler for; a shell as PID 1 lets SIGTERM reach the program.
 // PWD is unset because the shell would add it to the program's environment.
@@ -36,8 +47,11 @@ export interface ContainedProcess {
   child: ChildProcess;
   /** Asks the program to stop (SIGTERM to its group and, with a marker, to every process carrying it). */
   terminate(): void;
-  /** Kills every process the program started that is still alive; resolves when a scan finds none. */
-  kill(): Promise<void>;
+  /**
+   * Kills every process the program started that is still alive. Resolves with the PIDs it could not confirm dead
+   * (marked or unreadable at the last of its bounded scans; only the marker has any), empty once the tree is gone.
+   */
+  kill(): Promise<number[]>;
 }
 
 /**
@@ -147,11 +161,7 @@ export function createContainment(kind: ContainmentKind, launcher?: readonly str
           signalGroup(pgid, "SIGKILL");
           // The namespace dies with unshare (--kill-child; setpriv has exec'd into it): the kernel kills all inside.
           if (kind === "pid-namespace") signalProcess(pgid, "SIGKILL");
-          if (marker === undefined) return;
-          // Processes forked while a scan ran are caught by the next one; killed ones no longer show an environment.
-          for (let round = 0; round < 100; round++) {
-            if ((await signalMarked(marker, "SIGKILL")) === 0) return;
-          }
+          return marker === undefined ? [] : killMarked(marker);
         },
       };
     },
@@ -171,21 +181,88 @@ function signalProcess(pid: number | undefined, signal: NodeJS.Signals) {
   }
 }
 
-/** Signals every process whose environment holds the marker; returns how many it found. */
-async function signalMarked(marker: string, signal: NodeJS.Signals): Promise<number> {
+/**
+ * SIGKILLs marked processes scan after scan until `CLEAN_SCANS` in a row see none marked and none unsure; returns
+ * what the last scan saw when `MAX_SCANS` run out (a tree that keeps exec'ing or forking faster than it is scanned).
+ * A killed process cannot fork again, so each scan that finds the tree leaves it smaller.
+ */
+async function killMarked(marker: string): Promise<number[]> {
+  let clean = 0;
+  let last: Scan = { found: [], unsure: [] };
+  for (let scans = 0; scans < MAX_SCANS && clean < CLEAN_SCANS; scans++) {
+    last = await signalMarked(marker, "SIGKILL");
+    clean = last.found.length + last.unsure.length === 0 ? clean + 1 : 0;
+  }
+  return clean === CLEAN_SCANS ? [] : [...last.found, ...last.unsure];
+}
+
+interface Scan {
+  /** Marked processes, signalled. */
+  found: number[];
+  /** Live processes whose environment could not be read for a reason that passes (mid-execve): maybe marked. */
+  unsure: number[];
+}
+
+type Seen = "marked" | "unmarked" | "gone" | "unsure";
+
+/** Signals every process whose environment holds the marker. */
+async function signalMarked(marker: string, signal: NodeJS.Signals): Promise<Scan> {
   const needle = Buffer.from(`${MARKER_VARIABLE}=${marker}\0`);
-  const pids = (await readdir("/proc").catch(() => [] as string[])).filter((entry) => /^\d+$/.test(entry));
-  let found = 0;
+  const entries = await readdir("/proc").catch(() => [] as string[]);
+  // Newest first: a short-lived process is read as soon after the listing as possible.
+  const pids = entries.filter((entry) => /^\d+$/.test(entry)).map(Number);
+  pids.sort((a, b) => b - a);
+  const scan: Scan = { found: [], unsure: [] };
   // In batches: thousands of files opened at once (a fork bomb's) would fail with EMFILE and hide processes.
   for (let start = 0; start < pids.length; start += SCAN_BATCH) {
     await Promise.all(
       pids.slice(start, start + SCAN_BATCH).map(async (pid) => {
-        const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
-        if (!environ?.includes(needle)) return;
-        found++;
-        signalProcess(Number(pid), signal);
+        const seen = await inspect(pid, needle);
+        if (seen === "marked") {
+          scan.found.push(pid);
+          signalProcess(pid, signal);
+        } else if (seen === "unsure") scan.unsure.push(pid);
       }),
     );
   }
-  return found;
+  return scan;
+}
+
+async function inspect(pid: number, needle: Buffer): Promise<Seen> {
+  let environ: Buffer;
+  try {
+    environ = await readFile(`/proc/${pid}/environ`);
+  } catch (error) {
+    return readFailure(error);
+  }
+  return environ.length > 0 ? (environ.includes(needle) ? "marked" : "unmarked") : inspectEmpty(pid, needle);
+}
+
+/**
+ * An environment read empty: the process is in the middle of execve (its new memory has no environment yet, or the
+ * read reached the old memory after the switch: measured, a shell exec'ing in a loop reads empty one time in ten),
+ * exiting, a kernel thread, or its environment is really empty. Read again with no gap between open and read, then
+ * ask /proc/PID/stat which; only the execve case, which passes, is unsure.
+ */
+function inspectEmpty(pid: number, needle: Buffer): Seen {
+  try {
+    const environ = readFileSync(`/proc/${pid}/environ`);
+    if (environ.length > 0) return environ.includes(needle) ? "marked" : "unmarked";
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name, which may hold spaces and parentheses: state is field 3, flags 9, env_end 51.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const [state, flags, envStart, envEnd] = [fields[0], Number(fields[6]), fields[47], fields[48]];
+    if (state === "Z" || state === "X" || state === "x" || flags & (PF_EXITING | PF_KTHREAD)) return "gone";
+    return envEnd !== undefined && envEnd !== "0" && envStart === envEnd ? "unmarked" : "unsure";
+  } catch (error) {
+    return readFailure(error);
+  }
+}
+
+function readFailure(error: unknown): Seen {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "ENOENT" || code === "ESRCH") return "gone";
+  // Another user's process, or one of ours made non-dumpable: never readable, so not ours to wait for.
+  if (code === "EACCES" || code === "EPERM") return "unmarked";
+  return "unsure";
 }

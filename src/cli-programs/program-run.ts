@@ -37,8 +37,16 @@ export interface ProgramRun {
   result: Promise<CliResult>;
 }
 
-/** Spawns `spec` through `containment` and starts collecting its output under `limits`. */
-export function startProgram(containment: Containment, spec: ProgramSpec, limits: RunLimits): ProgramRun {
+/**
+ * Spawns `spec` through `containment` and starts collecting its output under `limits`. `leftBehind` hears of the
+ * processes the kill could not confirm dead, before the result settles.
+ */
+export function startProgram(
+  containment: Containment,
+  spec: ProgramSpec,
+  limits: RunLimits,
+  leftBehind: (pids: number[]) => void = () => {},
+): ProgramRun {
   const { program } = spec;
   const proc = containment.spawn(spec.path, spec.argv, { cwd: spec.cwd, env: spec.env });
   const { child } = proc;
@@ -58,7 +66,8 @@ export function startProgram(containment: Containment, spec: ProgramSpec, limits
     ended = true;
     clearTimeout(killTimer);
     void (async () => {
-      await proc.kill();
+      const left = await proc.kill();
+      if (left.length > 0) leftBehind(left);
       await pipesClosed(child, limits.pipeGraceMs);
       if (failure) settle.reject(failure);
       else
