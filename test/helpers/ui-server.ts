@@ -82,7 +82,11 @@ export interface RawReply {
   body: string;
 }
 
-/** One request with exactly these headers (Host included: add it yourself, as a browser would send it). */
+/**
+ * One request with exactly these headers (Host included: add it yourself, as a browser would send it), on a
+ * connection of its own: a pooled keep-alive connection the server closes after its idle timeout (5 s) can be reused
+ * at that very moment on a slow machine, and the request then fails with "socket hang up".
+ */
 export function rawRequest(
   port: number,
   method: string,
@@ -91,7 +95,7 @@ export function rawRequest(
   body?: string,
 ): Promise<RawReply> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path, method, headers, setHost: false }, (res) => {
+    const req = request({ host: "127.0.0.1", port, path, method, headers, setHost: false, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.on("end", () =>
