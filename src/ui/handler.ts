@@ -35,6 +35,12 @@ const PAGE_POLICY =
   "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'";
 /** A downloaded file runs nothing, even opened in a tab from this origin. */
 const FILE_POLICY = "default-src 'none'; sandbox; frame-ancestors 'none'";
+/** Failures caused by what the request asked (a 400 page, not logged); TOO_LARGE is a find text past its bound. */
+const CLIENT_ERRORS: ReadonlySet<string> = new Set([
+  ErrorCode.INVALID_NAME,
+  ErrorCode.INVALID_ARGUMENT,
+  ErrorCode.TOO_LARGE,
+]);
 const ASSETS: Record<string, { type: string; body: string }> = {
   [STYLESHEET_PATH]: { type: "text/css; charset=utf-8", body: STYLESHEET },
   [SCRIPT_PATH]: { type: "text/javascript; charset=utf-8", body: SCRIPT },
@@ -139,7 +145,8 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
       send(res, path, await answer(routes, host, url, reader, actions?.changesFor(verdict.token)), true);
     } catch (error) {
       const failure = toCairnError(error);
-      if (failure.code !== ErrorCode.NOT_FOUND && failure.code !== ErrorCode.INVALID_NAME) {
+      // Only a 500 is Cairn's failure to log; a 404 or 400 is the request's (a cursor not ours, a search too long).
+      if (!CLIENT_ERRORS.has(failure.code) && failure.code !== ErrorCode.NOT_FOUND) {
         logger.error("web view request failed", { path, error: String((error as Error)?.stack ?? error) });
       }
       if (res.headersSent) {
@@ -258,7 +265,7 @@ function readOnlyPage(method: string): UiReply {
 function failurePage(failure: CairnError): UiReply {
   const message = redactSecrets(`${failure.code}: ${failure.message}`);
   if (failure.code === ErrorCode.NOT_FOUND) return notFoundPage(message);
-  if (failure.code === ErrorCode.INVALID_NAME || failure.code === ErrorCode.INVALID_ARGUMENT) {
+  if (CLIENT_ERRORS.has(failure.code)) {
     return errorPage(
       400,
       "Bad request",

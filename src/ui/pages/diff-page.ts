@@ -14,12 +14,15 @@ import { errorPage, notFoundPage } from "../layout.js";
 import { artifactHref, decodePath, downloadHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 import { versionOf } from "./lookup.js";
-import { nonNegative } from "./previews.js";
+import { cut, nonNegative } from "./previews.js";
 
 /** Unchanged lines shown before and after each change. */
 const CONTEXT_LINES = 3;
 /** Rows of the table at most; a longer comparison is cut with a note. */
 const MAX_ROWS = 5000;
+/** Characters of one line shown (the rest counted in words), and of all lines of the table together. */
+const LINE_CHARS = 1000;
+const TABLE_CHARS = 500_000;
 
 export const diffPage: UiRoute = {
   path: /^\/diff\/(?<name>.+)$/,
@@ -154,7 +157,7 @@ function linesOf(text: string): string[] {
 function diffTable(base: Uint8Array, edits: readonly LineEdit[], from: number, to: number): SafeHtml {
   if (edits.length === 0) return html``;
   const rows = diffRows(base, edits);
-  const shown = rows.slice(0, MAX_ROWS);
+  const shown = withinBudget(rows);
   return html`<div class="table-wrap"><table class="diff">
 <caption>Lines of v${from} and v${to}: − removed, + added</caption>
 <thead><tr><th scope="col" class="num">v${from}</th><th scope="col" class="num">v${to}</th><th scope="col"><span class="visually-hidden">Change</span></th><th scope="col">Line</th></tr></thead>
@@ -162,15 +165,27 @@ function diffTable(base: Uint8Array, edits: readonly LineEdit[], from: number, t
 ${shown.map((row) => {
   switch (row.kind) {
     case "same":
-      return html`<tr><td class="line">${row.old}</td><td class="line">${row.new}</td><td class="mark"></td><td class="text">${row.text}</td></tr>`;
+      return html`<tr><td class="line">${row.old}</td><td class="line">${row.new}</td><td class="mark"></td><td class="text">${cut(row.text, LINE_CHARS)}</td></tr>`;
     case "del":
-      return html`<tr class="del"><td class="line">${row.old}</td><td class="line"></td><td class="mark"><abbr title="removed">−</abbr></td><td class="text">${row.text}</td></tr>`;
+      return html`<tr class="del"><td class="line">${row.old}</td><td class="line"></td><td class="mark"><abbr title="removed">−</abbr></td><td class="text">${cut(row.text, LINE_CHARS)}</td></tr>`;
     case "ins":
-      return html`<tr class="ins"><td class="line"></td><td class="line">${row.new}</td><td class="mark"><abbr title="added">+</abbr></td><td class="text">${row.text}</td></tr>`;
+      return html`<tr class="ins"><td class="line"></td><td class="line">${row.new}</td><td class="mark"><abbr title="added">+</abbr></td><td class="text">${cut(row.text, LINE_CHARS)}</td></tr>`;
     default:
       return html`<tr class="gap"><td class="line">⋯</td><td class="line">⋯</td><td class="mark"></td><td class="text">${plural(row.lines, "unchanged line")}</td></tr>`;
   }
 })}
 </tbody></table></div>
-${rows.length > MAX_ROWS ? html`<p class="muted">The first ${formatCount(MAX_ROWS)} rows of ${formatCount(rows.length)}: download both versions for the rest.</p>` : ""}`;
+${rows.length > shown.length ? html`<p class="muted">The first ${formatCount(shown.length)} rows of ${formatCount(rows.length)}: download both versions for the rest.</p>` : ""}`;
+}
+
+/** The first rows, at most MAX_ROWS and about TABLE_CHARS characters of lines (each line cut to LINE_CHARS). */
+function withinBudget(rows: readonly Row[]): Row[] {
+  let chars = 0;
+  let end = 0;
+  while (end < Math.min(rows.length, MAX_ROWS) && chars < TABLE_CHARS) {
+    const row = rows[end] as Row;
+    chars += row.kind === "gap" ? 0 : Math.min(row.text.length, LINE_CHARS);
+    end++;
+  }
+  return rows.slice(0, end);
 }

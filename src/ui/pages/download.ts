@@ -21,9 +21,17 @@ export const download: UiRoute = {
       type: "file",
       path,
       bytes: record.bytes,
-      mediaType: record.media_type,
+      mediaType: headerSafe(record.media_type, type),
       filename: record.filename ?? `${record.name.split("/").at(-1)}-v${record.version}`,
       inline: request.query("inline") === "1" && INLINE_IMAGE_TYPES.has(type),
     };
   },
 };
+
+/**
+ * A media type as a header may carry it: its parameters are free text (`text/plain; x=€`), which Node refuses in a
+ * header (a 500 instead of the file); then only the type itself is sent, which validation keeps to ASCII.
+ */
+function headerSafe(mediaType: string, type: string): string {
+  return /^[\x20-\x7e]*$/.test(mediaType) ? mediaType : type || "application/octet-stream";
+}

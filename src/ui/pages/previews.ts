@@ -6,7 +6,7 @@ import { toCairnError } from "../../errors.js";
 import { isTextMediaType } from "../../media-type.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { decodeUtf8Strict } from "../../workspace/utf8.js";
-import { formatBytes, formatCount } from "../format.js";
+import { formatBytes, formatCount, plural } from "../format.js";
 import { html, type SafeHtml } from "../html.js";
 import { artifactHref, downloadHref } from "../links.js";
 import type { UiRequest } from "../route.js";
@@ -15,6 +15,10 @@ import type { UiRequest } from "../route.js";
 export const TABLE_PAGE_ROWS = 25;
 /** Bytes of the rows of one table page at most (a wide table's page is cut by the query engine past it). */
 const TABLE_PAGE_BYTES = 4 * 1024 * 1024;
+/** Characters of one table cell shown; the rest is counted in words (a 1 MB cell would make a 4 MB page). */
+export const CELL_CHARS = 1000;
+/** Columns of a table page shown; a wider table says how many more there are. */
+export const TABLE_COLUMNS = 200;
 /** Bytes of text shown at once. */
 export const TEXT_PAGE_BYTES = 1024;
 /** JSON up to this size is parsed and shown pretty-printed; bigger JSON is shown as a table when it is one. */
@@ -94,13 +98,13 @@ async function prettyJson(request: UiRequest, record: VersionRecord): Promise<Sa
   const workspace = await request.host.workspace();
   const text = decodeUtf8Strict(await workspace.readBlob(record.sha256, record.bytes));
   if (text === undefined) return undefined;
-  let value: unknown;
+  let pretty: string;
   try {
-    value = JSON.parse(text);
+    // Deep nesting (thousands of levels) overflows the stack of stringify: shown as text instead, not a 500 page.
+    pretty = JSON.stringify(JSON.parse(text), null, 2);
   } catch {
     return undefined;
   }
-  const pretty = JSON.stringify(value, null, 2);
   const cut = pretty.length > PRETTY_JSON_CHARS;
   return section(
     "JSON",
@@ -120,6 +124,7 @@ async function tablePreview(request: UiRequest, record: VersionRecord): Promise<
   const inputs = [record.artifact_id];
   let total: number;
   let columns: { name: string; type: string }[];
+  let allColumns: number;
   let rows: Record<string, unknown>[];
   try {
     const counted = await sql.query({ inputs, sql: "SELECT count(*) AS n FROM input1", allow_historical: true });
@@ -133,7 +138,8 @@ async function tablePreview(request: UiRequest, record: VersionRecord): Promise<
       { maxRows: TABLE_PAGE_ROWS, maxBytes: TABLE_PAGE_BYTES },
       async (file) => JSON.parse(await readFile(file.path, "utf8")) as Record<string, unknown>[],
     );
-    columns = page.reply.columns;
+    allColumns = page.reply.columns.length;
+    columns = page.reply.columns.slice(0, TABLE_COLUMNS);
     rows = page.rows;
   } catch (error) {
     const reason = toCairnError(error);
@@ -167,6 +173,7 @@ ${rows.map(
     html`<tr><td class="num muted">${formatCount(offset + i + 1)}</td>${columns.map((c) => cell(row[c.name], numeric.has(c.name)))}</tr>`,
 )}
 </tbody></table></div>
+${allColumns > columns.length ? html`<p class="muted">The first ${formatCount(columns.length)} of ${formatCount(allColumns)} columns: <a href="${downloadHref(record.artifact_id)}">download it</a> or query it for the rest.</p>` : ""}
 <nav class="pager" aria-label="Pages of the table">
 ${offset > 0 ? html`${pageLink(0, "First rows")} ${pageLink(Math.max(0, offset - TABLE_PAGE_ROWS), "Previous rows", "prev")}` : ""}
 ${offset + TABLE_PAGE_ROWS < total ? html`${pageLink(offset + TABLE_PAGE_ROWS, "Next rows", "next")} ${pageLink(last, "Last rows")}` : ""}
@@ -177,8 +184,15 @@ ${offset + TABLE_PAGE_ROWS < total ? html`${pageLink(offset + TABLE_PAGE_ROWS, "
 
 function cell(value: unknown, numeric: boolean): SafeHtml {
   if (value === null || value === undefined) return html`<td class="null">NULL</td>`;
-  const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+  const text = cut(typeof value === "object" ? JSON.stringify(value) : String(value), CELL_CHARS);
   return numeric ? html`<td class="num">${text}</td>` : html`<td>${text}</td>`;
+}
+
+/** The first `max` characters of `text` (not splitting a surrogate pair) and how many more there were, in words. */
+export function cut(text: string, max: number): SafeHtml | string {
+  if (text.length <= max) return text;
+  const end = /[\ud800-\udbff]/.test(text[max - 1] ?? "") ? max - 1 : max;
+  return html`${text.slice(0, end)}<span class="muted">… ${plural(text.length - end, "more character")}</span>`;
 }
 
 function isNumericType(type: string): boolean {
