@@ -41,7 +41,11 @@ export const SCALE_PAGES = [
   { label: "sessions (none under cairn ui)", path: "/sessions" },
 ];
 
-/** Runs the built CLI on the workspace; its JSON reply. */
+/**
+ * Runs the built CLI on the workspace; its JSON reply.
+ * @param {string} dir
+ * @param {...string} args
+ */
 function cairn(dir, ...args) {
   const r = spawnSync(process.execPath, [MAIN, "--workspace", dir, ...args, "--json"], {
     encoding: "utf8",
@@ -134,7 +138,8 @@ export async function pageLoadTimes(page, url, loads) {
     }
     times.push(
       await page.evaluate(() => {
-        const [nav] = performance.getEntriesByType("navigation");
+        // In the page: the browser's Performance, whose entry types include "navigation" (Node's do not).
+        const [nav] = performance.getEntriesByType(/** @type {any} */ ("navigation"));
         return nav === undefined ? -1 : Math.round(nav.duration * 10) / 10;
       }),
     );
