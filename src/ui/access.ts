@@ -1,13 +1,14 @@
 // Who may see the web view: the HTTP transport's Host and Origin checks, an Origin equal to the server's own, then a
 // token as a bearer header, or as the cookie that visiting `/?token=…` sets (HttpOnly, SameSite=Strict). Pure: a
 // verdict, never a throw. The cookie holds an HMAC of the token, never the token itself.
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import {
   checkAuthorization,
   checkHostAndOrigin,
   type HttpToken,
   tokenIndex,
+  tokenMatches,
 } from "../server/transports/http-guards.js";
 
 export interface UiAccessRules {
@@ -88,7 +89,7 @@ export function checkUiAccess(request: UiCredentials, rules: UiAccessRules): UiA
     return { ok: false, status: 401, message: "This browser is not signed in to this Cairn web view." };
   }
   // Every token is compared, so the time taken says nothing about which one matched.
-  const matches = rules.tokens.map((t) => sameText(cookie, cookieValue(t.token)));
+  const matches = rules.tokens.map((t) => tokenMatches(cookie, cookieValue(t.token)));
   const token = matches.indexOf(true);
   if (token < 0) {
     return {
@@ -117,12 +118,6 @@ function cookieOf(header: string | undefined, name: string): string | undefined 
     if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
   }
   return undefined;
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** A path that stays on this server when used as a Location: `//host` and `/\host` would leave it. */

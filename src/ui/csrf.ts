@@ -1,7 +1,8 @@
 // The web view's form tokens against cross-site request forgery: an HMAC, under a key made at each start, of the
 // sign-in (which token signed in) and the exact action and target a confirmation page showed. A token opens that one
 // action for that one sign-in until the server stops; it is no secret from the person it was shown to.
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
+import { tokenMatches } from "../server/transports/http-guards.js";
 
 /** What a confirmed form may do: the action, its exact target and, for a delete, the version the page showed. */
 export type ActionTarget =
@@ -24,12 +25,7 @@ export class FormTokens {
 
   /** True when `presented` is the token of exactly this sign-in and target; constant time in `presented`. */
   check(signIn: string, target: ActionTarget, presented: string | undefined): boolean {
-    if (presented === undefined) return false;
-    const expected = createHmac("sha256", this.key).update(message(signIn, target)).digest();
-    const given = Buffer.from(presented, "base64url");
-    // A token of another length fails the same way, after the same comparison, as a wrong one.
-    const same = timingSafeEqual(expected, given.length === expected.length ? given : Buffer.alloc(expected.length));
-    return same && given.length === expected.length && given.toString("base64url") === presented;
+    return presented !== undefined && tokenMatches(presented, this.issue(signIn, target));
   }
 }
 

@@ -6,40 +6,27 @@
 // page through the confirmation, approves the version the task waits on and runs the task on with the CLI, walks a
 // confirmation with the keyboard alone, and saves docs/ui/confirm-delete.png and docs/ui/confirm-approve.png.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN } from "../helpers/mcp-client.js";
-import { SCREENSHOT_DIR } from "../helpers/screenshots.js";
+import { UiBrowser } from "../helpers/ui-browser.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const DATA = resolve(import.meta.dirname, "../../node_modules/vega-datasets/data");
 
 const dir = mkdtempSync(join(tmpdir(), "cairn-ui-browser-actions-"));
 const WS = join(dir, "workspace");
 const CONFIG = join(dir, "cairn.toml");
 let view: RunningView;
-let context: BrowserContext;
+let browser: UiBrowser;
 let page: Page;
 /** The version the gated task waits on. */
 let waitingOn: { artifact_id: string; name: string; version: number };
-const problems: string[] = [];
 /** The page that fails on purpose: the deleted artifact. */
 const EXPECTED_FAILURES = new Set(["/artifact/weather/seattle 404"]);
-const timings: Record<string, number> = {};
 
 /** Runs the built CLI on the test workspace as the configured approver; its JSON reply. */
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON replies are read field by field below
@@ -53,44 +40,11 @@ function cairn(...args: string[]): any {
   return JSON.parse(r.stdout);
 }
 
-async function open(path: string, label: string): Promise<void> {
-  await page.goto(`${view.origin}${path}`);
-  await settle(label);
-}
-
-/** Does what navigates (a click, a key), waits for the page whose path matches and records its load time. */
-async function follow(path: string | RegExp, label: string, action: () => Promise<void>): Promise<void> {
-  const url = typeof path === "string" ? `${view.origin}${path}` : path;
-  await Promise.all([page.waitForURL(url, { waitUntil: "load" }), action()]);
-  await settle(label);
-}
-
-async function settle(label: string): Promise<void> {
-  await page.waitForLoadState("load");
-  timings[label] = await page.evaluate(() => {
-    const [nav] = performance.getEntriesByType("navigation") as PerformanceNavigationTiming[];
-    return Math.round(nav?.duration ?? -1);
-  });
-}
-
-function focused(): Promise<{ tag: string; text: string; href: string; ring: boolean }> {
-  return page.evaluate(() => {
-    const e = document.activeElement as HTMLElement;
-    const style = getComputedStyle(e);
-    return {
-      tag: e.tagName.toLowerCase(),
-      text: (e.textContent ?? "").trim(),
-      href: e.getAttribute("href") ?? "",
-      ring: style.outlineStyle === "solid" && style.outlineWidth === "3px",
-    };
-  });
-}
-
 /** Presses Tab until the focused element's text is `text` (at most 200 times); every stop on the way has its ring. */
 async function tabTo(text: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     await page.keyboard.press("Tab");
-    const now = await focused();
+    const now = await browser.focused();
     expect(now.ring, `focus ring on ${now.tag} ${now.text}`).toBe(true);
     if (now.text === text) return;
   }
@@ -98,9 +52,6 @@ async function tabTo(text: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; .ci/run does it)`);
-  }
   writeFileSync(CONFIG, `[identity]\nname = "reviewer"\nrole = "approver"\n`);
   cairn("import", join(DATA, "airports.csv"), "--name", "geo/airports", "--summary", "US airports with their state");
   cairn("import", join(DATA, "seattle-weather.csv"), "--name", "weather/seattle", "--summary", "Seattle, 2012-2015");
@@ -132,41 +83,30 @@ beforeAll(async () => {
   waitingOn = paused.approvals_needed[0];
 
   view = await startView(WS, ["ui", "--port", "0", "--allow-changes"], { CAIRN_CONFIG: CONFIG });
-  context = await chromium.launchPersistentContext(mkdtempSync(join(dir, "chromium-")), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1280, height: 900 },
+  browser = await UiBrowser.launch({
+    dir,
+    origin: view.origin,
+    expectedFailure: (failed) => EXPECTED_FAILURES.has(failed),
   });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("console", (message) => {
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-      problems.push(`console: ${message.text()}`);
-    }
-  });
-  page.on("response", (response) => {
-    const failed = `${new URL(response.url()).pathname} ${response.status()}`;
-    if (response.status() >= 400 && !EXPECTED_FAILURES.has(failed)) problems.push(`response: ${failed}`);
-  });
-  page.on("pageerror", (error) => problems.push(`page: ${error.message}`));
+  page = browser.page;
   await page.goto(view.signInUrl as string);
-  await settle("workspace");
+  await browser.settle("workspace");
 }, 240_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await view?.stop();
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`web view action page load times (ms): ${JSON.stringify(timings)}\n`);
+  process.stdout.write(`web view action page load times (ms): ${JSON.stringify(browser?.timings)}\n`);
 });
 
 describe("cairn ui --allow-changes in Chromium", () => {
   it("deletes an artifact from its page: the confirmation states what goes, then a notice, and it is gone", async () => {
-    await open("/artifact/weather/seattle", "artifact");
+    await browser.open("/artifact/weather/seattle", "artifact");
     expect(await page.locator("#changes-heading + p").textContent()).toBe(
       "You act as reviewer (approver). Each button shows what it will do and asks you to confirm.",
     );
-    await follow("/confirm/delete/weather/seattle", "confirm delete", () =>
+    await browser.follow("/confirm/delete/weather/seattle", "confirm delete", () =>
       page.getByRole("link", { name: "Delete weather/seattle…" }).click(),
     );
     expect(await page.locator("h1").textContent()).toBe("Delete weather/seattle?");
@@ -175,17 +115,19 @@ describe("cairn ui --allow-changes in Chromium", () => {
     );
     expect(await page.locator("table caption").textContent()).toBe("The versions that go");
     expect(await page.locator("table tbody tr").count()).toBe(2);
-    await page.screenshot({ path: join(SCREENSHOT_DIR, "confirm-delete.png"), fullPage: true });
-    await follow(/\/done\/[A-Za-z0-9_-]+$/, "notice", () =>
+    await browser.shot("confirm-delete");
+    await browser.follow(/\/done\/[A-Za-z0-9_-]+$/, "notice", () =>
       page.getByRole("button", { name: "Delete weather/seattle and all 2 versions" }).click(),
     );
     expect(await page.locator("h1").textContent()).toBe("Deleted");
     expect(await page.getByRole("status").textContent()).toMatch(
       /^Deleted weather\/seattle: all 2 versions \(v1, v2\), as reviewer; [\d,]+ bytes freed\.$/,
     );
-    await follow("/", "workspace", () => page.getByRole("link", { name: "The workspace", exact: true }).click());
+    await browser.follow("/", "workspace", () =>
+      page.getByRole("link", { name: "The workspace", exact: true }).click(),
+    );
     expect(await page.locator("a", { hasText: "weather/seattle" }).count()).toBe(0);
-    await open("/artifact/weather/seattle", "deleted artifact");
+    await browser.open("/artifact/weather/seattle", "deleted artifact");
     expect(await page.locator("h1").textContent()).toBe("Not found");
     const changes = cairn("changes", "--limit", "10");
     expect(changes.events).toContainEqual(
@@ -194,19 +136,19 @@ describe("cairn ui --allow-changes in Chromium", () => {
   });
 
   it("approves the version a gated task waits on; the task then runs to the end with the CLI", async () => {
-    await open(`/artifact/${waitingOn.name}`, "task step result");
+    await browser.open(`/artifact/${waitingOn.name}`, "task step result");
     expect(await page.locator("#changes-heading ~ p").nth(1).textContent()).toBe(
       "This exact version is not approved for task gates.",
     );
-    await follow(`/confirm/approve/${waitingOn.artifact_id}`, "confirm approve", () =>
+    await browser.follow(`/confirm/approve/${waitingOn.artifact_id}`, "confirm approve", () =>
       page.getByRole("link", { name: `Approve v${waitingOn.version}…` }).click(),
     );
     expect(await page.locator(".confirm-what").textContent()).toContain(
       `This approves ${waitingOn.artifact_id} (${waitingOn.name} v${waitingOn.version}) for task gates, as reviewer (approver).`,
     );
-    await page.screenshot({ path: join(SCREENSHOT_DIR, "confirm-approve.png"), fullPage: true });
+    await browser.shot("confirm-approve");
     expect(cairn("task_run", "airport-review").status).toBe("awaiting_approval");
-    await follow(/\/done\/[A-Za-z0-9_-]+$/, "notice", () =>
+    await browser.follow(/\/done\/[A-Za-z0-9_-]+$/, "notice", () =>
       page.getByRole("button", { name: `Approve ${waitingOn.name} v${waitingOn.version}` }).click(),
     );
     expect(await page.getByRole("status").textContent()).toContain(
@@ -217,26 +159,30 @@ describe("cairn ui --allow-changes in Chromium", () => {
     const status = cairn("task_status", "airport-review");
     expect(status.status).toBe("succeeded");
     expect(status.steps.at(-1)).toMatchObject({ name: "report", rows: [{ states: expect.any(Number) }] });
-    await open(`/artifact/${waitingOn.name}`, "task step result");
+    await browser.open(`/artifact/${waitingOn.name}`, "task step result");
     expect(await page.locator("#changes-heading ~ p").nth(1).textContent()).toMatch(
       /^Approved for task gates by reviewer \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)\.$/,
     );
   });
 
   it("walks a deletion with the keyboard alone: Tab to the button, Enter, Tab to confirm, Enter", async () => {
-    await open("/artifact/scratch/movies", "artifact");
+    await browser.open("/artifact/scratch/movies", "artifact");
     await tabTo("Delete scratch/movies…");
-    await follow("/confirm/delete/scratch/movies", "confirm delete", () => page.keyboard.press("Enter"));
+    await browser.follow("/confirm/delete/scratch/movies", "confirm delete", () => page.keyboard.press("Enter"));
     // The cancel link follows the confirm button, so Tab order reads: confirm, then cancel.
     await tabTo("Delete scratch/movies and all 1 version");
     await page.keyboard.press("Tab");
-    expect(await focused()).toMatchObject({ tag: "a", text: "Cancel, keep it", href: "/artifact/scratch/movies" });
+    expect(await browser.focused()).toMatchObject({
+      tag: "a",
+      text: "Cancel, keep it",
+      href: "/artifact/scratch/movies",
+    });
     await page.keyboard.press("Shift+Tab");
-    await follow(/\/done\/[A-Za-z0-9_-]+$/, "notice", () => page.keyboard.press("Enter"));
+    await browser.follow(/\/done\/[A-Za-z0-9_-]+$/, "notice", () => page.keyboard.press("Enter"));
     expect(await page.getByRole("status").textContent()).toContain("Deleted scratch/movies: all 1 version (v1)");
   });
 
   it("loads every page without a console error, a CSP violation or an unexpected failure", () => {
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   });
 });

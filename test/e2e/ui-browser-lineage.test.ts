@@ -6,37 +6,22 @@
 // version that makes the chain stale. It checks what the graph and its tables show, that they agree, that the node
 // links work and take the keyboard, and saves docs/ui/lineage.png, lineage-overview.png and checkpoints.png.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN } from "../helpers/mcp-client.js";
-import { SCREENSHOT_DIR } from "../helpers/screenshots.js";
+import { UiBrowser } from "../helpers/ui-browser.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const DATA = resolve(import.meta.dirname, "../../node_modules/vega-datasets/data");
 
 const dir = mkdtempSync(join(tmpdir(), "cairn-ui-lineage-browser-"));
 const WS = join(dir, "workspace");
 let view: RunningView;
-let context: BrowserContext;
+let browser: UiBrowser;
 let page: Page;
-/** Console errors, uncaught exceptions (a CSP violation is one) and failed responses of every page. */
-const problems: string[] = [];
-/** Navigation time of each page visited, for the log. */
-const timings: Record<string, number> = {};
 
 /** Runs the built CLI on the test workspace; its JSON reply. */
 function cairn(...args: string[]): { artifact_id: string; version: number } {
@@ -47,29 +32,6 @@ function cairn(...args: string[]): { artifact_id: string; version: number } {
   });
   if (r.status !== 0) throw new Error(`cairn ${args.join(" ")} failed: ${r.stdout}${r.stderr}`);
   return JSON.parse(r.stdout);
-}
-
-async function open(path: string, label: string): Promise<void> {
-  await page.goto(`${view.origin}${path}`);
-  await settle(label);
-}
-
-/** Does what navigates (a click, a key), waits for the page at `path` to load and records its load time. */
-async function follow(path: string, label: string, action: () => Promise<void>): Promise<void> {
-  await Promise.all([page.waitForURL(`${view.origin}${path}`, { waitUntil: "load" }), action()]);
-  await settle(label);
-}
-
-async function settle(label: string): Promise<void> {
-  await page.waitForLoadState("load");
-  timings[label] = await page.evaluate(() => {
-    const [nav] = performance.getEntriesByType("navigation") as PerformanceNavigationTiming[];
-    return Math.round(nav?.duration ?? -1);
-  });
-}
-
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
 
 /** The graph's version boxes: each link's href and its <title> (its accessible name). */
@@ -90,24 +52,7 @@ function tableRows(selector: string): Promise<string[][]> {
     );
 }
 
-/** What has the focus: its tag, its href, and whether its focus ring is drawn (3px solid outline). */
-function focused(): Promise<{ tag: string; href: string; ring: boolean; inGraph: boolean }> {
-  return page.evaluate(() => {
-    const e = document.activeElement as Element;
-    const style = getComputedStyle(e);
-    return {
-      tag: e.tagName.toLowerCase(),
-      href: e.getAttribute("href") ?? "",
-      ring: style.outlineStyle === "solid" && style.outlineWidth === "3px",
-      inGraph: e.closest("svg.lineage-graph") !== null,
-    };
-  });
-}
-
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; .ci/run does it)`);
-  }
   cairn(
     "import",
     join(DATA, "flights-20k.json"),
@@ -163,37 +108,23 @@ beforeAll(async () => {
   cairn("import", join(dir, "airports.csv"), "--name", "geo/airports", "--expected-version", "1");
 
   view = await startView(WS, ["ui", "--port", "0"]);
-  context = await chromium.launchPersistentContext(mkdtempSync(join(dir, "chromium-")), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1280, height: 900 },
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("console", (message) => {
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-      problems.push(`console: ${message.text()}`);
-    }
-  });
-  page.on("response", (response) => {
-    if (response.status() >= 400) problems.push(`response: ${new URL(response.url()).pathname} ${response.status()}`);
-  });
-  page.on("pageerror", (error) => problems.push(`page: ${error.message}`));
+  browser = await UiBrowser.launch({ dir, origin: view.origin, expectedFailure: () => false });
+  page = browser.page;
   await page.goto(view.signInUrl as string);
-  await settle("workspace");
+  await browser.settle("workspace");
 }, 240_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await view?.stop();
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`lineage and checkpoints page load times (ms): ${JSON.stringify(timings)}\n`);
+  process.stdout.write(`lineage and checkpoints page load times (ms): ${JSON.stringify(browser?.timings)}\n`);
 });
 
 describe("lineage and checkpoints in Chromium", () => {
   it("opens the lineage of the chain's end from its artifact page", async () => {
-    await open("/artifact/reports/top-states", "artifact");
-    await follow("/lineage/reports/top-states", "lineage", () =>
+    await browser.open("/artifact/reports/top-states", "artifact");
+    await browser.follow("/lineage/reports/top-states", "lineage", () =>
       page.getByRole("link", { name: "Lineage of this version" }).click(),
     );
     expect(await page.locator("h1").textContent()).toBe("Lineage of reports/top-states v1");
@@ -237,7 +168,7 @@ describe("lineage and checkpoints in Chromium", () => {
     expect(await svg.getAttribute("aria-labelledby")).toBe("lineage-caption");
     expect(await page.locator("#lineage-caption").textContent()).toContain("Lineage graph of reports/top-states v1");
     expect(await page.getByRole("link", { name: /^geo\/airports v1, csv, not current/ }).count()).toBe(1);
-    await shot("lineage");
+    await browser.shot("lineage");
   });
 
   it("lists the same versions and links as tables below the graph", async () => {
@@ -270,26 +201,20 @@ describe("lineage and checkpoints in Chromium", () => {
 
   it("reaches every version box with Tab, each with its focus ring, and opens one with Enter", async () => {
     await page.reload();
-    await settle("lineage");
-    const inGraph: string[] = [];
-    for (let i = 0; i < 150; i++) {
-      await page.keyboard.press("Tab");
-      const now = await focused();
-      if (now.tag === "body") break;
-      expect({ href: now.href, ring: now.ring }).toEqual({ href: now.href, ring: true });
-      if (now.inGraph) inGraph.push(now.href);
-    }
-    expect(inGraph).toEqual((await graphNodes()).map((n) => n.href));
+    await browser.settle("lineage");
+    const seen = await browser.tabStops();
+    expect(seen.filter((now) => !now.ring).map((now) => now.href)).toEqual([]);
+    expect(seen.filter((now) => now.inGraph).map((now) => now.href)).toEqual((await graphNodes()).map((n) => n.href));
     await page.locator('svg.lineage-graph a[href="/artifact/geo/airports?v=1"]').focus();
-    await follow("/artifact/geo/airports?v=1", "artifact old", () => page.keyboard.press("Enter"));
+    await browser.follow("/artifact/geo/airports?v=1", "artifact old", () => page.keyboard.press("Enter"));
     expect(await page.locator("h1").textContent()).toBe("geo/airports v1");
   });
 
   it("draws what was made from the moved input, from its older version", async () => {
-    await follow("/lineage/geo/airports?v=1", "lineage old", () =>
+    await browser.follow("/lineage/geo/airports?v=1", "lineage old", () =>
       page.getByRole("link", { name: "Lineage of this version" }).click(),
     );
-    await open("/lineage/geo/airports", "lineage input");
+    await browser.open("/lineage/geo/airports", "lineage input");
     const rows = await tableRows("table.lineage-nodes");
     const byName = Object.fromEntries(rows.map((r) => [r[0], [r[2], r[3]]]));
     expect(byName["geo/airports v2"]).toEqual(["current", "this version"]);
@@ -300,7 +225,7 @@ describe("lineage and checkpoints in Chromium", () => {
   });
 
   it("lists the stale versions with their reasons and the most depended-on names in the Lineage overview", async () => {
-    await follow("/lineage", "lineage overview", () =>
+    await browser.follow("/lineage", "lineage overview", () =>
       page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: "Lineage" }).click(),
     );
     const stale = await tableRows("table.stale-versions");
@@ -318,15 +243,15 @@ describe("lineage and checkpoints in Chromium", () => {
       ["reports/delays-by-origin", "v1", "1"],
       ["reports/top-states", "v1", "1"],
     ]);
-    await shot("lineage-overview");
-    await follow("/lineage/reports/by-state", "lineage", () =>
+    await browser.shot("lineage-overview");
+    await browser.follow("/lineage/reports/by-state", "lineage", () =>
       page.locator("table.stale-versions").getByRole("link", { name: "lineage of reports/by-state" }).click(),
     );
     expect(await page.locator("h1").textContent()).toBe("Lineage of reports/by-state v1");
   });
 
   it("shows each checkpoint's objective, verified, next step and pins, saying which pin moved", async () => {
-    await follow("/checkpoints", "checkpoints", () =>
+    await browser.follow("/checkpoints", "checkpoints", () =>
       page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: "Checkpoints" }).click(),
     );
     const article = page.locator("article.checkpoint");
@@ -343,17 +268,17 @@ describe("lineage and checkpoints in Chromium", () => {
       "geo/airports v1 csv — moved its name is now at v2 (lineage)",
     ]);
     expect(await article.locator(".badge", { hasText: "1 moved" }).count()).toBe(1);
-    await shot("checkpoints");
-    await follow("/artifact/geo/airports?v=1", "artifact old", () =>
+    await browser.shot("checkpoints");
+    await browser.follow("/artifact/geo/airports?v=1", "artifact old", () =>
       article.getByRole("link", { name: "geo/airports v1" }).click(),
     );
-    await open("/checkpoints", "checkpoints");
-    await follow("/artifact/handoff/delays", "checkpoint", () =>
+    await browser.open("/checkpoints", "checkpoints");
+    await browser.follow("/artifact/handoff/delays", "checkpoint", () =>
       article.getByRole("link", { name: "handoff/delays" }).click(),
     );
   });
 
   it("logged no console error, no CSP violation and no failed request on any page", () => {
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   });
 });

@@ -6,22 +6,20 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { populateScaleWorkspace, SCALE, SCALE_PAGES, timeScalePages } from "../../scripts/ui-scale.mjs";
 import { accessibilityViolations } from "../helpers/axe.js";
+import { UiBrowser } from "../helpers/ui-browser.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"];
 const TOKEN = "scale-test-token";
 // Blob writes are fsynced: on a memory file system 10,000 saves take seconds, not minutes.
 const dir = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "cairn-ui-scale-"));
 const WS = join(dir, "workspace");
 let view: RunningView;
-let context: BrowserContext;
+let browser: UiBrowser;
 let page: Page;
-const problems: string[] = [];
 
 async function open(path: string): Promise<void> {
   const response = await page.goto(`${view.origin}${path}`);
@@ -29,30 +27,16 @@ async function open(path: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; .ci/run does it)`);
-  }
   await populateScaleWorkspace(WS, { scratch: dir });
   view = await startView(WS, ["ui", "--port", "0"], { CAIRN_TOKEN: TOKEN });
-  context = await chromium.launchPersistentContext(mkdtempSync(join(dir, "chromium-")), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1280, height: 900 },
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("pageerror", (error) => problems.push(`page: ${error.message}`));
-  page.on("console", (message) => {
-    // A failed response is logged this way too: the one 400 below is on purpose.
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-      problems.push(`console: ${message.text()}`);
-    }
-  });
+  browser = await UiBrowser.launch({ dir, origin: view.origin });
+  page = browser.page;
+  // Failed responses are not watched: the one 400 below is on purpose, and open() checks each page's status.
   await page.goto(`${view.origin}/?token=${TOKEN}`);
 }, 600_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await view?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -139,6 +123,6 @@ describe(`the web view at ${SCALE.artifacts.toLocaleString("en")} artifacts`, ()
   }, 120_000);
 
   it("logged no console error and no script error", () => {
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   });
 });

@@ -6,30 +6,19 @@
 // reply long enough to spill. It checks what the pages say of each session, pages through the handles, sees a closed
 // session go, walks the pages with the keyboard, and saves docs/ui/sessions.png and docs/ui/session.png. Then
 // `cairn ui` alone, which has no sessions, says where they are shown.
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionLabel } from "../../src/session/session-summary.js";
 import { formatBytes } from "../../src/ui/format.js";
 import type { ToolText } from "../helpers/mcp-client.js";
-import { SCREENSHOT_DIR } from "../helpers/screenshots.js";
+import { UiBrowser } from "../helpers/ui-browser.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const OWNER_TOKEN = "owner-browser-token-0123456789abcdef0123";
 const ADA_TOKEN = "ada-browser-token-0123456789abcdef01234";
 /** Results the analyst's session saves: more than one page of handles (50), and 90% of results.max_entries (64). */
@@ -37,10 +26,8 @@ const MANY = 58;
 
 const dir = mkdtempSync(join(tmpdir(), "cairn-ui-browser-sessions-"));
 let view: RunningView;
-let context: BrowserContext;
+let browser: UiBrowser;
 let page: Page;
-const problems: string[] = [];
-const timings: Record<string, number> = {};
 const peers: Peer[] = [];
 
 interface Peer {
@@ -71,24 +58,6 @@ async function connectPeer(token: string, name: string, version: string): Promis
   return peer;
 }
 
-async function open(path: string, label: string): Promise<void> {
-  await page.goto(`${view.origin}${path}`);
-  await settle(label);
-}
-
-async function follow(path: string, label: string, action: () => Promise<void>): Promise<void> {
-  await Promise.all([page.waitForURL(`${view.origin}${path}`, { waitUntil: "load" }), action()]);
-  await settle(label);
-}
-
-async function settle(label: string): Promise<void> {
-  await page.waitForLoadState("load");
-  timings[label] = await page.evaluate(() => {
-    const [nav] = performance.getEntriesByType("navigation") as PerformanceNavigationTiming[];
-    return Math.round(nav?.duration ?? -1);
-  });
-}
-
 /** The cells of a table's body rows, each cell's first text (a link's, a time's), trimmed. */
 function rowsOf(selector: string): Promise<string[][]> {
   return page
@@ -113,40 +82,12 @@ function meters(): Promise<{ value: number; max: number; words: string }[]> {
   );
 }
 
-function focused(): Promise<{ tag: string; text: string; href: string; ring: boolean }> {
-  return page.evaluate(() => {
-    const e = document.activeElement as HTMLElement;
-    const style = getComputedStyle(e);
-    return {
-      tag: e.tagName.toLowerCase(),
-      text: (e.textContent ?? "").trim(),
-      href: e.getAttribute("href") ?? "",
-      ring: style.outlineStyle === "solid" && style.outlineWidth === "3px",
-    };
-  });
-}
-
-/** Tabs from the top of the page until the focus leaves it; what got the focus, in order. */
-async function tabThrough(): Promise<Awaited<ReturnType<typeof focused>>[]> {
-  const seen: Awaited<ReturnType<typeof focused>>[] = [];
-  for (let i = 0; i < 200; i++) {
-    await page.keyboard.press("Tab");
-    const now = await focused();
-    if (now.tag === "body") break;
-    seen.push(now);
-  }
-  return seen;
-}
-
 let owner: Peer;
 let analyst: Peer;
 /** What the owner's session holds. */
 const sizes = { result: 0, artifact: 0, spill: 0 };
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; .ci/run does it)`);
-  }
   writeFileSync(
     join(dir, "cairn.toml"),
     `[identity]
@@ -181,43 +122,30 @@ role = "writer"
   // The analyst: more results than one page of handles shows.
   await analyst.run(`for (let i = 0; i < ${MANY}; i++) await save_result({ step: i }, "step " + i); return "saved";`);
 
-  context = await chromium.launchPersistentContext(mkdtempSync(join(dir, "chromium-")), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
+  browser = await UiBrowser.launch({
+    dir,
+    origin: view.origin,
     viewport: { width: 1400, height: 900 },
+    expectedFailure: (failed) => failed.startsWith("/sessions/s-"),
   });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("console", (message) => {
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-      problems.push(`console: ${message.text()}`);
-    }
-  });
-  page.on("response", (response) => {
-    const path = new URL(response.url()).pathname;
-    // The ended session's page is a 404 on purpose.
-    if (response.status() >= 400 && !path.startsWith("/sessions/s-")) {
-      problems.push(`response: ${path} ${response.status()}`);
-    }
-  });
-  page.on("pageerror", (error) => problems.push(`page: ${error.message}`));
+  page = browser.page;
   await page.goto(`${view.origin}/?token=${OWNER_TOKEN}`);
-  await settle("workspace");
+  await browser.settle("workspace");
 }, 240_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await Promise.allSettled(peers.map((p) => p.client.close()));
   await view?.stop();
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`web view sessions page load times (ms): ${JSON.stringify(timings)}\n`);
+  process.stdout.write(`web view sessions page load times (ms): ${JSON.stringify(browser?.timings)}\n`);
 });
 
 describe("serve --ui's sessions pages in Chromium", () => {
   it("opens the sessions page from the navigation with the keyboard", async () => {
     await page.locator("header.site nav a", { hasText: "Sessions" }).focus();
-    expect((await focused()).ring).toBe(true);
-    await follow("/sessions", "sessions", () => page.keyboard.press("Enter"));
+    expect((await browser.focused()).ring).toBe(true);
+    await browser.follow("/sessions", "sessions", () => page.keyboard.press("Enter"));
     expect(await page.locator("h1").textContent()).toBe("Live sessions");
     expect(await page.locator("header.site nav a[aria-current=page]").textContent()).toBe("Sessions");
   });
@@ -247,7 +175,7 @@ describe("serve --ui's sessions pages in Chromium", () => {
     expect(analystCells[7]).toBe("0 copies, 0 bytes");
     expect(await page.locator("p", { hasText: "2 live sessions" }).count()).toBe(1);
     expect(await page.locator("#spill-total").textContent()).toBe(`${formatBytes(sizes.spill)} of 256 MiB, under 1%`);
-    await page.screenshot({ path: join(SCREENSHOT_DIR, "sessions.png"), fullPage: true });
+    await browser.shot("sessions");
   });
 
   it("labels every usage bar with the numbers in words", async () => {
@@ -264,8 +192,8 @@ describe("serve --ui's sessions pages in Chromium", () => {
 
   it("reaches the navigation and every session link with Tab, each with its focus ring", async () => {
     await page.reload();
-    await settle("sessions");
-    const seen = await tabThrough();
+    await browser.settle("sessions");
+    const seen = await browser.tabStops();
     // The navigation's links, whatever pages the view has, come right after the brand.
     const nav = await page.locator("header.site nav a").allTextContents();
     expect(nav).toEqual(expect.arrayContaining(["Workspace", "Sessions"]));
@@ -282,7 +210,7 @@ describe("serve --ui's sessions pages in Chromium", () => {
 
   it("opens the owner's session and lists its handles: kinds, sizes, labels and expiry, never their content", async () => {
     await page.locator(`a[href="/sessions/${owner.label}"]`).focus();
-    await follow(`/sessions/${owner.label}`, "session", () => page.keyboard.press("Enter"));
+    await browser.follow(`/sessions/${owner.label}`, "session", () => page.keyboard.press("Enter"));
     expect(await page.locator("h1").textContent()).toBe(`Session ${owner.label}`);
     const terms = await page.locator("main > dl.meta dt").allTextContents();
     expect(terms).toEqual(["Identity", "Client", "Started", "Last active", "Tool calls"]);
@@ -310,30 +238,30 @@ describe("serve --ui's sessions pages in Chromium", () => {
     expect(text).not.toContain("aaaaaaaaaa");
     expect(text).not.toContain("row 199");
     expect(await meters()).toHaveLength(5);
-    await page.screenshot({ path: join(SCREENSHOT_DIR, "session.png"), fullPage: true });
+    await browser.shot("session");
   });
 
   it("pages through the analyst's handles", async () => {
-    await open(`/sessions/${analyst.label}`, "session with many handles");
+    await browser.open(`/sessions/${analyst.label}`, "session with many handles");
     expect(await page.locator("#handles-caption").textContent()).toBe(`Handles 1–50 of ${MANY}, newest first`);
     expect(await page.locator("table.handles tbody tr").count()).toBe(50);
     expect(await page.locator("table.handles tbody tr").first().locator("td").nth(2).textContent()).toBe(
       `step ${MANY - 1}`,
     );
-    await follow(`/sessions/${analyst.label}?offset=50`, "session handles page 2", () =>
+    await browser.follow(`/sessions/${analyst.label}?offset=50`, "session handles page 2", () =>
       page.getByRole("link", { name: "Next handles" }).click(),
     );
     expect(await page.locator("#handles-caption").textContent()).toBe(`Handles 51–${MANY} of ${MANY}, newest first`);
     expect(await page.locator("table.handles tbody tr").last().locator("td").nth(2).textContent()).toBe("step 0");
     expect(await page.locator(".pager .muted").textContent()).toBe("Last handles");
-    await follow(`/sessions/${analyst.label}`, "session", () =>
+    await browser.follow(`/sessions/${analyst.label}`, "session", () =>
       page.getByRole("link", { name: "Previous handles" }).click(),
     );
   });
 
   it("drops a session its client closed", async () => {
     await analyst.transport.terminateSession();
-    await open("/sessions", "sessions");
+    await browser.open("/sessions", "sessions");
     expect((await rowsOf("table.sessions")).map((r) => r[0])).toEqual([owner.label]);
     expect(await page.locator("p", { hasText: "1 live session." }).count()).toBe(1);
     const response = await page.goto(`${view.origin}/sessions/${analyst.label}`);
@@ -343,7 +271,7 @@ describe("serve --ui's sessions pages in Chromium", () => {
   });
 
   it("logged no console error, no CSP violation and no unexpected failed request", () => {
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   });
 });
 

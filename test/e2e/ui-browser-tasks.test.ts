@@ -7,26 +7,15 @@
 // against the CLI's own answers (task_status, claim_owner, changes), its links followed, its controls' labels and
 // Tab order checked, and its screenshot saved (to docs/ui/ under npm run screenshots).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN } from "../helpers/mcp-client.js";
-import { SCREENSHOT_DIR } from "../helpers/screenshots.js";
+import { type Focused, UiBrowser } from "../helpers/ui-browser.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const DATA = resolve(import.meta.dirname, "../../node_modules/vega-datasets/data");
 
 const dir = mkdtempSync(join(tmpdir(), "cairn-ui-browser-tasks-"));
@@ -35,12 +24,10 @@ const WS = join(dir, "workspace");
 const APPROVER = join(dir, "approver.toml");
 const AGENT = join(dir, "agent.toml");
 let view: RunningView;
-let context: BrowserContext;
+let browser: UiBrowser;
 let page: Page;
-const problems: string[] = [];
 /** The one page that fails on purpose. */
 const EXPECTED_FAILURES = new Set(["/tasks/missing 404"]);
-const timings: Record<string, number> = {};
 
 interface Brief {
   run_id: string;
@@ -63,67 +50,11 @@ function cairn<T = Record<string, unknown>>(...args: string[]): T {
   return JSON.parse(r.stdout) as T;
 }
 
-async function open(path: string, label: string): Promise<void> {
-  await page.goto(`${view.origin}${path}`);
-  await settle(label);
-}
-
-async function follow(path: string, label: string, action: () => Promise<void>): Promise<void> {
-  await Promise.all([page.waitForURL(`${view.origin}${path}`, { waitUntil: "load" }), action()]);
-  await settle(label);
-}
-
-async function settle(label: string): Promise<void> {
-  await page.waitForLoadState("load");
-  timings[label] = await page.evaluate(() => {
-    const [nav] = performance.getEntriesByType("navigation") as PerformanceNavigationTiming[];
-    return Math.round(nav?.duration ?? -1);
-  });
-}
-
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
-}
-
-function focused(): Promise<{ tag: string; id: string; text: string; href: string; ring: boolean }> {
-  return page.evaluate(() => {
-    const e = document.activeElement as HTMLElement;
-    const style = getComputedStyle(e);
-    return {
-      tag: e.tagName.toLowerCase(),
-      id: e.id,
-      text: (e.textContent ?? "").trim(),
-      href: e.getAttribute("href") ?? "",
-      ring: style.outlineStyle === "solid" && style.outlineWidth === "3px",
-    };
-  });
-}
-
 /** Tabs from the top of a fresh load until the focus leaves the page; every stop, and how many there could be. */
-async function tabThrough(): Promise<{ seen: Awaited<ReturnType<typeof focused>>[]; focusable: number }> {
+async function tabThrough(): Promise<{ seen: Focused[]; focusable: number }> {
   await page.reload();
   await page.waitForLoadState("load");
-  const seen: Awaited<ReturnType<typeof focused>>[] = [];
-  for (let i = 0; i < 300; i++) {
-    await page.keyboard.press("Tab");
-    const now = await focused();
-    if (now.tag === "body") break;
-    seen.push(now);
-  }
-  const focusable = await page.locator("a[href], input, button, select, [tabindex='0']").count();
-  return { seen, focusable };
-}
-
-/** Every form control on the page and whether a label names it. */
-function controls(): Promise<{ control: string; labelled: boolean }[]> {
-  return page.evaluate(() =>
-    [...document.querySelectorAll<HTMLInputElement>("input, select, textarea")]
-      .filter((e) => e.type !== "hidden")
-      .map((e) => ({
-        control: `${e.tagName.toLowerCase()}#${e.id}[name=${e.name}]`,
-        labelled: [...(e.labels ?? [])].some((l) => (l.textContent ?? "").trim() !== ""),
-      })),
-  );
+  return { seen: await browser.tabStops(), focusable: await browser.focusable() };
 }
 
 /** The cells of a table's body rows, as text. */
@@ -134,9 +65,6 @@ function cells(selector: string): Promise<string[][]> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; .ci/run does it)`);
-  }
   writeFileSync(APPROVER, '[identity]\nname = "rev-ana"\nrole = "approver"\n');
   writeFileSync(AGENT, '[identity]\nname = "agent-7"\n');
   cairn("import", join(DATA, "flights-3m.parquet"), "--name", "flights/2001", "--summary", "US flights of 2001");
@@ -179,32 +107,21 @@ beforeAll(async () => {
   cairn("save", "notes/plan", "--content", "Compare the busiest states with the airport counts\n");
 
   view = await startView(WS, ["ui", "--port", "0"]);
-  context = await chromium.launchPersistentContext(mkdtempSync(join(dir, "chromium-")), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1280, height: 900 },
+  browser = await UiBrowser.launch({
+    dir,
+    origin: view.origin,
+    expectedFailure: (failed) => EXPECTED_FAILURES.has(failed),
   });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on("console", (message) => {
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-      problems.push(`console: ${message.text()}`);
-    }
-  });
-  page.on("response", (response) => {
-    const failed = `${new URL(response.url()).pathname} ${response.status()}`;
-    if (response.status() >= 400 && !EXPECTED_FAILURES.has(failed)) problems.push(`response: ${failed}`);
-  });
-  page.on("pageerror", (error) => problems.push(`page: ${error.message}`));
+  page = browser.page;
   await page.goto(view.signInUrl as string);
-  await settle("workspace");
+  await browser.settle("workspace");
 }, 300_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await view?.stop();
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`web view page load times (ms): ${JSON.stringify(timings)}\n`);
+  process.stdout.write(`web view page load times (ms): ${JSON.stringify(browser?.timings)}\n`);
 });
 
 describe("tasks, claims and changes in Chromium", () => {
@@ -218,7 +135,7 @@ describe("tasks, claims and changes in Chromium", () => {
   });
 
   it("reaches the tasks page from the navigation and shows the task as task_status does", async () => {
-    await follow("/tasks", "tasks", () =>
+    await browser.follow("/tasks", "tasks", () =>
       page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: "Tasks" }).click(),
     );
     expect(await page.locator("h1").textContent()).toBe("Tasks");
@@ -229,11 +146,13 @@ describe("tasks, claims and changes in Chromium", () => {
     expect(row?.[2]).toMatch(/ UTC$/);
     expect(row?.[3]).toMatch(/^every 1 h · next \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     expect(row?.[4]).toBe("v1");
-    await shot("tasks");
+    await browser.shot("tasks");
   });
 
   it("shows the task's definition, its newest brief and both runs with what each waits for", async () => {
-    await follow("/tasks/busiest-states", "task", () => page.getByRole("link", { name: "busiest-states" }).click());
+    await browser.follow("/tasks/busiest-states", "task", () =>
+      page.getByRole("link", { name: "busiest-states" }).click(),
+    );
     expect(await page.locator("h1").textContent()).toBe("Task busiest-states");
     // The newest brief: the CLI's task_status.
     const steps = await cells("#newest-heading ~ .table-wrap table.steps");
@@ -248,26 +167,26 @@ describe("tasks, claims and changes in Chromium", () => {
     const needed = waiting.approvals_needed?.[0];
     expect(runs[1]?.[4]).toBe(`approval of ${needed?.name} v${needed?.version} (step busiest)`);
     expect(runs[1]?.[5]).toBe(waiting.next_step);
-    await shot("task");
+    await browser.shot("task");
   });
 
   it("opens the waiting run's brief and the version it waits for from the keyboard", async () => {
     await page.locator(`table.runs a[href="/tasks/busiest-states/runs/${waiting.run_id}"]`).focus();
-    expect((await focused()).ring).toBe(true);
-    await follow(`/tasks/busiest-states/runs/${waiting.run_id}`, "run", () => page.keyboard.press("Enter"));
+    expect((await browser.focused()).ring).toBe(true);
+    await browser.follow(`/tasks/busiest-states/runs/${waiting.run_id}`, "run", () => page.keyboard.press("Enter"));
     expect(await page.locator("h1").textContent()).toBe(`Run ${waiting.run_id} waiting for approval`);
     const needed = waiting.approvals_needed?.[0];
     expect(await page.locator("section.callout li").textContent()).toBe(
       `Step busiest reads ${needed?.name} v${needed?.version}: an approver runs cairn approve ${needed?.artifact_id}`,
     );
-    await follow(`/artifact/${needed?.artifact_id}`, "artifact of a step", () =>
+    await browser.follow(`/artifact/${needed?.artifact_id}`, "artifact of a step", () =>
       page.locator("section.callout li a").click(),
     );
     expect(await page.locator("h1").textContent()).toBe(`${needed?.name} v${needed?.version}`);
   });
 
   it("tabs through the task page in order, every stop with its focus ring", async () => {
-    await open("/tasks/busiest-states", "task");
+    await browser.open("/tasks/busiest-states", "task");
     const { seen, focusable } = await tabThrough();
     expect(seen).toHaveLength(focusable);
     // The navigation's links (whatever pages the view has), then the page's own: its breadcrumb first.
@@ -280,11 +199,11 @@ describe("tasks, claims and changes in Chromium", () => {
   it("answers a missing task with the 404 page whose next step leads back to the tasks", async () => {
     const response = await page.goto(`${view.origin}/tasks/missing`);
     expect(response?.status()).toBe(404);
-    await follow("/tasks", "tasks", () => page.locator(".next-step a", { hasText: "every task" }).click());
+    await browser.follow("/tasks", "tasks", () => page.locator(".next-step a", { hasText: "every task" }).click());
   });
 
   it("shows the claims held now as claim_owner says", async () => {
-    await follow("/claims", "claims", () =>
+    await browser.follow("/claims", "claims", () =>
       page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: "Claims" }).click(),
     );
     const held = await cells("#claims-held ~ .table-wrap table");
@@ -301,15 +220,15 @@ describe("tasks, claims and changes in Chromium", () => {
       .evaluateAll((ts) => ts.map((t) => t.getAttribute("datetime")));
     expect(expiries.filter((_, i) => i % 2 === 1)).toEqual(owners.map((o) => o.expires_at));
     expect(held[0]?.[4]).toMatch(/in (19|20) min/);
-    await follow("/tasks/busiest-states", "task", () =>
+    await browser.follow("/tasks/busiest-states", "task", () =>
       page.locator("#claims-held ~ .table-wrap a", { hasText: "busiest-states" }).click(),
     );
-    await open("/claims", "claims");
-    await shot("claims");
+    await browser.open("/claims", "claims");
+    await browser.shot("claims");
   });
 
   it("lists the changes newest first as the CLI's changes does, with linked names", async () => {
-    await follow("/changes", "changes", () =>
+    await browser.follow("/changes", "changes", () =>
       page.getByRole("navigation", { name: "Pages" }).getByRole("link", { name: "Changes" }).click(),
     );
     const cli = cairn<{ events: { seq: number; actor: string; role: string; operation: string }[] }>(
@@ -322,33 +241,33 @@ describe("tasks, claims and changes in Chromium", () => {
       cli.events.map((e) => [e.seq, e.actor, e.role, e.operation]),
     );
     expect(rows.find((r) => r[4] === "approve")?.slice(2, 4)).toEqual(["rev-ana", "approver"]);
-    await shot("changes");
-    await follow("/artifact/notes/plan?v=1", "artifact from changes", () =>
+    await browser.shot("changes");
+    await browser.follow("/artifact/notes/plan?v=1", "artifact from changes", () =>
       page.locator("table.changes a", { hasText: "notes/plan v1" }).click(),
     );
   });
 
   it("filters the changes by actor and by name with its labelled form, from the keyboard", async () => {
-    await open("/changes", "changes");
-    expect((await controls()).every((c) => c.labelled)).toBe(true);
-    expect((await controls()).map((c) => c.control)).toEqual([
+    await browser.open("/changes", "changes");
+    expect((await browser.controls()).every((c) => c.labelled)).toBe(true);
+    expect((await browser.controls()).map((c) => c.control)).toEqual([
       "input#changes-name[name=name]",
       "input#changes-actor[name=actor]",
     ]);
     await page.locator("#changes-actor").focus();
     await page.keyboard.type("rev-ana");
-    await follow("/changes?name=&actor=rev-ana", "changes by actor", () => page.keyboard.press("Enter"));
+    await browser.follow("/changes?name=&actor=rev-ana", "changes by actor", () => page.keyboard.press("Enter"));
     expect((await cells("table.changes")).map((r) => r[4])).toEqual(["approve"]);
     await page.locator("#changes-actor").fill("");
     await page.locator("#changes-name").fill("reports");
     await page.locator("#changes-name").press("Tab");
     await page.keyboard.press("Tab");
-    expect((await focused()).text).toBe("Filter");
-    await follow("/changes?name=reports&actor=", "changes by name", () => page.keyboard.press("Enter"));
+    expect((await browser.focused()).text).toBe("Filter");
+    await browser.follow("/changes?name=reports&actor=", "changes by name", () => page.keyboard.press("Enter"));
     expect((await cells("table.changes")).map((r) => r[5])).toEqual(["reports/airports-by-state v1"]);
   });
 
   it("logged no console error, no CSP violation and no failed request on any page", () => {
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   });
 });

@@ -96,7 +96,7 @@ export function checkAuthorization(header: string | undefined, tokens: readonly 
  * Compares a presented token with the expected one in time independent of both: SHA-256 first, so that a token of
  * another length takes the same path as a wrong one of the right length.
  */
-function tokenMatches(presented: string, expected: string): boolean {
+export function tokenMatches(presented: string, expected: string): boolean {
   const a = createHash("sha256").update(presented, "utf8").digest();
   const b = createHash("sha256").update(expected, "utf8").digest();
   return timingSafeEqual(a, b);

@@ -2,15 +2,13 @@
 // stale, what it pins, a checkpoint's fields or a saved query's SQL, a preview, a download link, and its versions
 // with links to the line changes between text versions.
 import { isTextMediaType } from "../../media-type.js";
-import { isArtifactId, type VersionRecord } from "../../workspace/catalog/catalog.js";
-import { isValidName } from "../../workspace/validate.js";
+import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { actionsSection } from "../actions-section.js";
 import { formatBytes, formatCount, formatTime } from "../format.js";
 import { html, type SafeHtml } from "../html.js";
-import { notFoundPage } from "../layout.js";
-import { artifactHref, decodePath, diffHref, downloadHref, lineageHref, workspaceHref } from "../links.js";
+import { artifactHref, diffHref, downloadHref, lineageHref, workspaceHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
-import { versionOf } from "./lookup.js";
+import { requestedVersion } from "./lookup.js";
 import { nonNegative, previewOf } from "./previews.js";
 
 /** Versions listed at once. */
@@ -19,20 +17,10 @@ const VERSIONS_PAGE = 20;
 export const artifactPage: UiRoute = {
   path: /^\/artifact\/(?<ref>.+)$/,
   async handle(request: UiRequest): Promise<UiReply> {
-    const ref = decodePath(request.params.ref ?? "");
-    if (ref === undefined || !(isArtifactId(ref) || isValidName(ref))) {
-      return notFoundPage(`“${ref ?? request.params.ref}” is not an artifact name or a ws_ id.`);
-    }
+    const requested = await requestedVersion(request);
+    if ("reply" in requested) return requested.reply;
+    const { record } = requested;
     const workspace = await request.host.workspace();
-    const wanted = nonNegative(request.query("v"));
-    const record = await versionOf(workspace, ref, wanted);
-    if (record === undefined) {
-      return notFoundPage(
-        wanted === undefined
-          ? `The workspace holds no artifact “${ref}”.`
-          : `“${ref}” has no version ${wanted} (it may have been deleted or pruned).`,
-      );
-    }
     const before = nonNegative(request.query("before"));
     const history = await workspace.versions(record.name, { limit: VERSIONS_PAGE, before });
     const [current] = record.current ? [record] : await workspace.lookup([record.name]);

@@ -1,35 +1,22 @@
 // The lineage of one version: a graph of what it was made from and what was made from it (graph-lineage.ts, drawn by
 // graph-svg.ts), stale paths dashed and worded, then the same versions and links as two tables, so the graph is never
 // the only way to read it. Bounded: what a bound left out is said, and the direct dependents page on.
-import { isArtifactId, type VersionRecord } from "../../workspace/catalog/catalog.js";
-import { isValidName } from "../../workspace/validate.js";
+import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { plural } from "../format.js";
 import { LINEAGE_LIMITS, type LineageGraph, type LineageNode, lineageAround, standingOf } from "../graph-lineage.js";
 import { lineageFigure } from "../graph-svg.js";
 import { html, type SafeHtml } from "../html.js";
-import { notFoundPage } from "../layout.js";
-import { artifactHref, decodePath, lineageHref, lineageOverviewHref, workspaceHref } from "../links.js";
+import { artifactHref, lineageHref, lineageOverviewHref, workspaceHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
-import { versionOf } from "./lookup.js";
-import { nonNegative } from "./previews.js";
+import { requestedVersion } from "./lookup.js";
 
 export const lineagePage: UiRoute = {
   path: /^\/lineage\/(?<ref>.+)$/,
   async handle(request: UiRequest): Promise<UiReply> {
-    const ref = decodePath(request.params.ref ?? "");
-    if (ref === undefined || !(isArtifactId(ref) || isValidName(ref))) {
-      return notFoundPage(`“${ref ?? request.params.ref}” is not an artifact name or a ws_ id.`);
-    }
+    const requested = await requestedVersion(request);
+    if ("reply" in requested) return requested.reply;
+    const { record } = requested;
     const workspace = await request.host.workspace();
-    const wanted = nonNegative(request.query("v"));
-    const record = await versionOf(workspace, ref, wanted);
-    if (record === undefined) {
-      return notFoundPage(
-        wanted === undefined
-          ? `The workspace holds no artifact “${ref}”.`
-          : `“${ref}” has no version ${wanted} (it may have been deleted or pruned).`,
-      );
-    }
     const after = request.query("after");
     const graph = await lineageAround(workspace, record, after);
     const v = record.current ? undefined : record.version;
