@@ -300,7 +300,11 @@ const ApprovalsConfigSchema = z.strictObject({
     7 * 86_400,
     "how long an approval handle (apv_…, given to hosts without elicitation) stays usable (default 900)",
   ).default(900),
-  max_pending: int(1, 10_000, "approval handles waiting at once in this workspace; one more is refused (default 256)").default(256),
+  max_pending: int(
+    1,
+    10_000,
+    "approval handles waiting at once in this workspace; one more is refused (default 256)",
+  ).default(256),
 });
 
 const ServerConfigSchema = z.union([StdioServerConfigSchema, HttpServerConfigSchema]);

@@ -18,8 +18,6 @@ const calls = new Map<number, { resolve(answer: HostPayload): void; reject(text:
 let nextCallId = 1;
 /** Set when the host refused an answer over the run's memory limit: the run stops with MEMORY_LIMIT. */
 let hostMemoryStop: string | undefined;
-/** The host's hold on the deadline (ClockMessage): wall time held, and since when while held. */
-const clock = { heldMs: 0, since: undefined as number | undefined };
 
 port.on("message", (message: ToWorker) => {
   if (message.type === "run") void run(message);
@@ -35,13 +33,7 @@ port.on("message", (message: ToWorker) => {
     // A refusal for memory never settles: the run stops with MEMORY_LIMIT (see run()).
     if (hostMemoryStop === undefined) call?.reject(message.text);
   }
-  else if (message.type === "clock") {
-    if (message.held) clock.since = Date.now();
-    else if (clock.since !== undefined) {
-      clock.heldMs += Date.now() - clock.since;
-      clock.since = undefined;
-    }
-  }
+  // "clock": the host's watchdog is this backend's deadline and moves by the time held; timers below allow for it.
   // "cancel": the main thread terminates this worker, which is the only reliable stop for V8 code.
 });
 send({ type: "ready" });
@@ -59,7 +51,7 @@ interface PreludeHost {
 
 async function run(message: RunMessage): Promise<void> {
   const started = Date.now();
-  // Trusted code: the whole time held counts as waiting (the host's watchdog is the deadline here, moved alike).
+  // A timer due before the latest deadline holds can give is scheduled; the host's watchdog ends the run on time.
   const deadline = started + message.limits.timeoutMs + (message.limits.maxHoldMs ?? 0);
   const logs = new LogBuffer(message.limits.maxLogChars);
   const stream = message.streamLogs

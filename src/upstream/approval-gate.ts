@@ -17,7 +17,11 @@ export type PersonAnswer = "approve" | "decline" | "cancel";
  * Asks the person behind the host (MCP elicitation, a form with one yes/no field) and resolves with the answer.
  * Rejects when the host fails or `signal` aborts; must give up by `timeoutMs`.
  */
-export type AskPerson = (question: { message: string; signal: AbortSignal; timeoutMs: number }) => Promise<PersonAnswer>;
+export type AskPerson = (question: {
+  message: string;
+  signal: AbortSignal;
+  timeoutMs: number;
+}) => Promise<PersonAnswer>;
 
 /** What one upstream call carries for the gate, from the run that makes it. */
 export interface CallApproval {
@@ -109,7 +113,11 @@ export class ApprovalGate {
     }
     const digest = callDigest(server, tool, args);
     const base = { actor: actor?.name, role: actor?.role, ref };
-    await this.options.record({ ...base, operation: "approval.request", detail: { digest, via: "elicitation", reason } });
+    await this.options.record({
+      ...base,
+      operation: "approval.request",
+      detail: { digest, via: "elicitation", reason },
+    });
     const answer = await this.ask(call, questionText(server, tool, args, digest, reason), signal);
     if (answer === "approve") {
       await this.options.record({ ...base, operation: "approval.approve", detail: { digest, via: "elicitation" } });
