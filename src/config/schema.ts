@@ -296,7 +296,7 @@ const ApprovalsConfigSchema = z.strictObject({
     "how long a run waits for a person to answer an approval request (MCP elicitation); this time does not count against the run's deadline. No answer by then declines the call (default 300000)",
   ).default(300_000),
   handle_ttl_s: int(
-    10,
+    1,
     7 * 86_400,
     "how long an approval handle (apv_…, given to hosts without elicitation) stays usable (default 900)",
   ).default(900),

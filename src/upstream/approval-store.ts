@@ -96,11 +96,14 @@ export class ApprovalStore {
     const id = randomBytes(12).toString("hex");
     const secret = randomBytes(32).toString("base64url");
     const digest = callDigest(call.server, call.tool, call.args);
+    const at = this.now();
+    const expiresAt = new Date(at + this.options.ttlSeconds * 1000).toISOString();
     const iv = randomBytes(12);
     const cipher = createCipheriv("aes-256-gcm", keyOf(secret), iv);
-    cipher.setAAD(Buffer.from(`${id}:${digest}`));
+    // The digest, server, tool and expiry are bound too: a record edited to name another call or to live longer
+    // no longer decrypts.
+    cipher.setAAD(Buffer.from(boundText(id, digest, call.server, call.tool, expiresAt)));
     const data = Buffer.concat([cipher.update(canonicalJson(call.args), "utf8"), cipher.final()]);
-    const at = this.now();
     const record: StoredRecord = {
       v: RECORD_VERSION,
       id,
@@ -109,7 +112,7 @@ export class ApprovalStore {
       digest,
       requested_by: call.requested_by,
       requested_at: new Date(at).toISOString(),
-      expires_at: new Date(at + this.options.ttlSeconds * 1000).toISOString(),
+      expires_at: expiresAt,
       secret_check: sha256(secret),
       sealed: { iv: iv.toString("base64"), tag: cipher.getAuthTag().toString("base64"), data: data.toString("base64") },
     };
@@ -160,7 +163,7 @@ export class ApprovalStore {
     let args: Record<string, unknown>;
     try {
       const decipher = createDecipheriv("aes-256-gcm", keyOf(secret), Buffer.from(sealed.iv, "base64"));
-      decipher.setAAD(Buffer.from(`${id}:${record.digest}`));
+      decipher.setAAD(Buffer.from(boundText(id, record.digest, record.server, record.tool, record.expires_at)));
       decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
       const text = Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]);
       args = JSON.parse(text.toString("utf8")) as Record<string, unknown>;
@@ -237,6 +240,11 @@ export function canonicalJson(value: unknown): string {
     .sort()
     .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
   return `{${entries.join(",")}}`;
+}
+
+/** What the ciphertext is bound to besides the arguments (AES-GCM additional data). */
+function boundText(id: string, digest: string, server: string, tool: string, expiresAt: string): string {
+  return JSON.stringify([id, digest, server, tool, expiresAt]);
 }
 
 function sha256(text: string): string {
