@@ -139,7 +139,7 @@ export class ApprovalGate {
             : `the request could not be asked (${answer.error})`;
     throw new CairnError(
       ErrorCode.APPROVAL_DECLINED,
-      `${ref} was not approved: ${why}; nothing was called. Catch this error to continue without it, or ask the user why before trying again`,
+      `${ref} was not approved (${why}), so nothing was called: ask the user why before trying again, or catch this error and go on without the call`,
       { data: { server, tool, digest, answer: said } },
     );
   }

@@ -89,7 +89,7 @@ export class ApprovalStore {
     if (pending >= this.options.maxPending) {
       throw new CairnError(
         ErrorCode.APPROVAL_REQUIRED,
-        `${call.server}.${call.tool} needs a person's approval, and ${pending} approval handles are already waiting (approvals.max_pending = ${this.options.maxPending}): approve or let them expire (approvals.handle_ttl_s), then run the snippet again`,
+        `${call.server}.${call.tool} needs a person's approval, and ${pending} approval handles are already waiting (approvals.max_pending = ${this.options.maxPending}): let them expire (approvals.handle_ttl_s) or have them approved, then run the snippet again`,
         { data: { server: call.server, tool: call.tool, pending, max_pending: this.options.maxPending } },
       );
     }
