@@ -36,7 +36,21 @@ export interface RunContext {
   upstreamProgress?: ((capability: string, progress: UpstreamProgress) => void) | undefined;
   /** The run's upstream calls, for capture (execute-code.ts RunCapture); absent when nothing captures. */
   upstreamCalls?: UpstreamCallRecord[] | undefined;
+  /**
+   * Asks the person behind the host to approve one upstream call (MCP elicitation); absent when the host cannot ask
+   * (no elicitation, the CLI), and the call then fails with APPROVAL_REQUIRED and a handle.
+   */
+  askPerson?: AskPerson | undefined;
+  /** Stops this call's run deadline until the returned function is called (a person deciding); the executor bounds it. */
+  holdDeadline?: (() => () => void) | undefined;
 }
+
+/** A person's answer to an approval request (upstream/approval-gate.ts AskPerson, restated: codemode imports no upstream). */
+export type AskPerson = (question: {
+  message: string;
+  signal: AbortSignal;
+  timeoutMs: number;
+}) => Promise<"approve" | "decline" | "cancel">;
 
 /** One upstream call of a run as capture keeps it: never its arguments or its reply, only their digest and size. */
 export interface UpstreamCallRecord {

@@ -5,7 +5,7 @@ import { CairnError, ErrorCode } from "../errors.js";
 import type { ExecutionError, ExecutionResult, Executor } from "../sandbox/executor.js";
 import type { ArtifactInfo } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
-import type { Bindings, RunContext, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
+import type { AskPerson, Bindings, RunContext, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
 import { encodeInputs } from "./inputs.js";
 import { transpileSnippet } from "./transpile.js";
 
@@ -57,12 +57,19 @@ export interface RunCapture {
 /** Distinct host call paths a captured run counts; the rest add to `other`. */
 const HOST_CALL_NAMES = 32;
 
+/** What the caller's surface lends a run beyond its session. */
+export interface RunExtras {
+  /** Asks the person behind the host to approve an upstream call (MCP elicitation); absent when it cannot ask. */
+  askPerson?: AskPerson | undefined;
+}
+
 export interface CodeRunner {
   run(
     session: Session,
     input: ExecuteCodeInput,
     signal?: AbortSignal,
     observer?: RunObserver,
+    extras?: RunExtras,
   ): Promise<ExecuteCodeReply>;
 }
 
@@ -78,9 +85,11 @@ export function createCodeRunner(
   prepare: (code: string) => Promise<void> = async () => {},
   /** Hears each finished run (session memory); absent, runs are not captured. */
   capture?: RunCapture,
+  /** approvals.timeout_ms: the time a run may wait for people without it counting against its deadline. */
+  maxHoldMs = 0,
 ): CodeRunner {
   return {
-    async run(session, input, signal, observer) {
+    async run(session, input, signal, observer, extras) {
       const started = Date.now();
       // The MCP tool's schema checks this too; the command line and other callers come through here as well.
       if (input.timeout_ms !== undefined && (!Number.isInteger(input.timeout_ms) || input.timeout_ms < 1)) {
@@ -126,6 +135,7 @@ export function createCodeRunner(
         holdAnswer: answerBudget(sandbox.memory_mb),
         upstreamProgress: observer && ((capability, progress) => observer.upstreamProgress(capability, progress)),
         upstreamCalls: capturing && [],
+        askPerson: extras?.askPerson,
       };
       const hostCalls: Record<string, number> = Object.create(null);
       const result = await executor.execute({
@@ -137,13 +147,14 @@ export function createCodeRunner(
           memoryMb: sandbox.memory_mb,
           maxToolCalls: sandbox.max_tool_calls,
           maxLogChars: sandbox.max_log_chars,
+          maxHoldMs,
         },
         signal,
         // The executor aborts the call's signal when the run ends, which stops upstream calls still in flight.
-        onHostCall: (name, args, callSignal) => {
+        onHostCall: (name, args, callSignal, holdDeadline) => {
           observer?.hostCall(name);
           if (capturing) count(hostCalls, name);
-          return bindings.answer(name, args, { ...run, signal: callSignal });
+          return bindings.answer(name, args, { ...run, signal: callSignal, holdDeadline });
         },
         onLog: observer && ((line) => observer.log(line)),
       });

@@ -231,6 +231,19 @@ const serverCommon = {
     ),
   allow: z.array(z.string().min(1)).default([]).describe("tool allow-list; empty = all"),
   deny: z.array(z.string().min(1)).default([]).describe("tools hidden from snippets"),
+  approve: z
+    .array(z.string().min(1).max(200))
+    .max(256)
+    .optional()
+    .describe(
+      'tools whose calls from snippets wait for a person to approve them: names or glob patterns ("delete_*", "send_?mail"; * any run of characters, ? one; default none)',
+    ),
+  approve_destructive: z
+    .boolean()
+    .optional()
+    .describe(
+      "also ask for approval of every tool the server does not mark read-only and non-destructive (MCP annotations; a tool without annotations counts as destructive, as MCP's defaults say; default false)",
+    ),
 };
 
 export const StdioServerConfigSchema = z.strictObject({
@@ -276,6 +289,24 @@ const HttpConfigSchema = z.strictObject({
     .describe("[[http.tokens]]: bearer tokens of `serve --transport http`, each mapped to an identity and role"),
 });
 
+const ApprovalsConfigSchema = z.strictObject({
+  timeout_ms: int(
+    1000,
+    3_600_000,
+    "how long a run waits for a person to answer an approval request (MCP elicitation); this time does not count against the run's deadline. No answer by then declines the call (default 300000)",
+  ).default(300_000),
+  handle_ttl_s: int(
+    1,
+    7 * 86_400,
+    "how long an approval handle (apv_…, given to hosts without elicitation) stays usable (default 900)",
+  ).default(900),
+  max_pending: int(
+    1,
+    10_000,
+    "approval handles waiting at once in this workspace; one more is refused (default 256)",
+  ).default(256),
+});
+
 const ServerConfigSchema = z.union([StdioServerConfigSchema, HttpServerConfigSchema]);
 
 export const ConfigSchema = z.strictObject({
@@ -295,6 +326,7 @@ export const ConfigSchema = z.strictObject({
   memory: MemoryConfigSchema.prefault({}),
   identity: IdentityConfigSchema.prefault({}),
   http: HttpConfigSchema.prefault({}),
+  approvals: ApprovalsConfigSchema.prefault({}),
   servers: z.record(z.string(), ServerConfigSchema).default({}),
 });
 
@@ -305,6 +337,7 @@ export type StoreConfig = Config["results"];
 export type WorkspaceConfig = Config["workspace"];
 export type CliConfig = Config["cli"];
 export type MemoryConfig = Config["memory"];
+export type ApprovalsConfig = Config["approvals"];
 export type IdentityConfig = Config["identity"];
 export type HttpTokenConfig = Config["http"]["tokens"][number];
 export type ProgramPolicyConfig = z.infer<typeof ProgramPolicySchema>;

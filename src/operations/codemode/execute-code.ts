@@ -39,6 +39,7 @@ export const executeCode: OperationFactory = (config) => {
     // Readers run snippets too: each host call a snippet makes is checked against the caller's role.
     role: "reader",
     tool: { profiles: ["minimal", "agent", "runtime", "full"] },
-    handler: async (args, ctx) => ctx.services.runner.run(ctx.session, args, ctx.signal, ctx.observer),
+    handler: async (args, ctx) =>
+      ctx.services.runner.run(ctx.session, args, ctx.signal, ctx.observer, { askPerson: ctx.askPerson }),
   });
 };
