@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CairnError, ErrorCode } from "../errors.js";
+import { registerSecret } from "../log.js";
 import type { OAuthInteraction } from "./oauth-provider.js";
 
 /** How the authorization URL is opened. */
@@ -72,6 +73,8 @@ export async function startLoopback(options: LoopbackOptions): Promise<LoopbackI
       );
       return;
     }
+    // A code is one use and short-lived, but still a credential until exchanged.
+    registerSecret(code);
     page(200, "Cairn is signed in. You can close this tab.");
     current.resolve(code);
   });

@@ -67,8 +67,13 @@ export class CairnOAuthProvider implements OAuthClientProvider {
   private lastRefreshToken: string | undefined;
   /** Why the stored credentials were dropped in this process, for the AUTH_REQUIRED message. */
   private dropped: string | undefined;
-  /** Sign-ins completed by the interaction in this process; a caller retries a request that one interrupted. */
+  /** Sign-ins completed by the interaction in this process. */
   signIns = 0;
+  /**
+   * Tokens saved in this process (sign-ins and refreshes): a request refused while this changed was refused for the
+   * old token, and its caller sends it once more.
+   */
+  saves = 0;
 
   constructor(private readonly options: CairnOAuthProviderOptions) {
     this.store = options.store;
@@ -109,6 +114,8 @@ export class CairnOAuthProvider implements OAuthClientProvider {
     const { client_id: id, client_secret: secret } = this.options.config;
     const stored = this.store.read()?.client_information;
     if (id === undefined) {
+      // Without a way to sign in, registering a new client at the server would only be followed by AUTH_REQUIRED.
+      if (stored === undefined && !this.options.interaction) throw this.authRequired();
       const otherRedirect =
         this.options.fresh === true && stored !== undefined && !registeredFor(stored, this.redirectUrl);
       return otherRedirect ? undefined : stored;
@@ -142,6 +149,7 @@ export class CairnOAuthProvider implements OAuthClientProvider {
   saveTokens(tokens: OAuthTokens): void {
     const at = this.now();
     this.dropped = undefined;
+    this.saves += 1;
     this.store.write((current) => ({
       ...(current ?? { url: "" }),
       tokens,
@@ -225,7 +233,7 @@ export class CairnOAuthProvider implements OAuthClientProvider {
         : "no token is stored for it (never signed in, or signed out)");
     return new CairnError(
       ErrorCode.AUTH_REQUIRED,
-      `upstream server "${this.server}" needs a sign-in: ${why}. Run cairn auth login ${this.server}, then call again`,
+      `upstream server "${this.server}" needs a sign-in (${why}): run cairn auth login ${this.server}, then call again`,
       { data: { server: this.server } },
     );
   }

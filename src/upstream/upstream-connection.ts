@@ -177,12 +177,14 @@ export class UpstreamConnection {
             // The SDK sends a progress token only with a listener: a call nobody watches asks for no progress.
             ...(onProgress === undefined ? {} : { onprogress: onProgress }),
           }) as Promise<CallToolResult>;
-        const signIns = this.oauth?.signIns ?? 0;
+        const saves = this.oauth?.saves ?? 0;
         try {
           return await send(client);
         } catch (error) {
-          // A sign-in (a scope step-up in `upstream check`) interrupted the call: sent once more, with the new token.
-          if (!this.oauth || this.oauth.signIns === signIns || !isUnauthorized(error)) throw error;
+          // Refused for a token replaced meanwhile: a refresh by a concurrent call (whose success the SDK's transport
+          // takes for its own, answering this one "401 after successful authentication"), or a sign-in (a scope
+          // step-up in `upstream check`). Sent once more, with the new token.
+          if (!this.oauth || this.oauth.saves === saves || !this.refusedByAuth(error)) throw error;
           return await send(client);
         }
       } catch (error) {
@@ -251,12 +253,12 @@ export class UpstreamConnection {
   }
 
   private async connectOnce(): Promise<void> {
-    const signIns = this.oauth?.signIns ?? 0;
+    const saves = this.oauth?.saves ?? 0;
     try {
       await this.connectAttempt();
     } catch (error) {
       // A sign-in completed during initialize (`cairn auth login`, `upstream check`): the token is there now.
-      if (!this.oauth || this.oauth.signIns === signIns || !isUnauthorized(error)) throw error;
+      if (!this.oauth || this.oauth.saves === saves || !this.refusedByAuth(error)) throw error;
       await this.connectAttempt();
     }
   }
@@ -468,11 +470,14 @@ export class UpstreamConnection {
   private authError(error: unknown): CairnError | undefined {
     if (!this.oauth) return undefined;
     if (error instanceof CairnError) return error.code === ErrorCode.AUTH_REQUIRED ? error : undefined;
-    const refusedAfterRefresh =
-      loadedClientSide !== undefined &&
-      error instanceof loadedClientSide.StreamableHTTPError &&
-      (error.code === 401 || error.code === 403);
-    return isUnauthorized(error) || refusedAfterRefresh ? this.oauth.authRequired() : undefined;
+    return this.refusedByAuth(error) ? this.oauth.authRequired() : undefined;
+  }
+
+  /** The SDK's UnauthorizedError (a sign-in was started), or a 401/403 it gave up on after refreshing. */
+  private refusedByAuth(error: unknown): boolean {
+    if (loadedClientSide === undefined) return false;
+    if (error instanceof loadedClientSide.UnauthorizedError) return true;
+    return error instanceof loadedClientSide.StreamableHTTPError && (error.code === 401 || error.code === 403);
   }
 
   private callFailed(
@@ -530,9 +535,4 @@ function loadClientSide(): Promise<ClientSide> {
 /** The OAuth client of a server whose context names none: its token file, no interaction. */
 function defaultOAuthProvider(server: string, config: HttpServerConfig): CairnOAuthProvider {
   return new CairnOAuthProvider({ server, config, store: new FileOAuthStore(oauthDir(), server, config.url) });
-}
-
-/** True for the SDK's UnauthorizedError: the transport started a sign-in instead of sending the request. */
-function isUnauthorized(error: unknown): boolean {
-  return loadedClientSide !== undefined && error instanceof loadedClientSide.UnauthorizedError;
 }
