@@ -1,7 +1,7 @@
 // OAuth upstreams through the built CLI: `cairn auth login` driven headlessly (this test plays the browser), `auth
 // status` and `logout`, and a `cairn serve` whose upstream is a protected MCP server calling across token expiry.
 // The authorization server and the MCP server are real (the SDK's server-side auth) on loopback.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,10 +30,23 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function cairn(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [MAIN, "--config", toml, ...args], { env, encoding: "utf8", timeout: 60_000 });
-  seen.push(r.stdout, r.stderr);
-  return r;
+/** Runs the CLI without blocking this process, which hosts the servers it talks to. */
+async function cairn(
+  args: string[],
+  config = toml,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [MAIN, "--config", config, ...args], { env });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const status = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  seen.push(stdout, stderr);
+  return { status, stdout, stderr };
 }
 
 /** `cairn auth login notes --no-browser`, with this test opening the printed URL as a browser would. */
@@ -94,8 +107,8 @@ async function serve(): Promise<{ run(code: string): Promise<string>; stderr(): 
 }
 
 describe("cairn auth and a served OAuth upstream", () => {
-  it("reports the server signed out before any login", () => {
-    const r = cairn(["auth", "status", "--json"]);
+  it("reports the server signed out before any login", async () => {
+    const r = await cairn(["auth", "status", "--json"]);
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([expect.objectContaining({ server: "notes", signed_in: false })]);
   });
@@ -107,7 +120,7 @@ describe("cairn auth and a served OAuth upstream", () => {
     expect(out).toMatchObject({ server: "notes", signed_in: true, refreshable: true, tools: 1 });
     expect(statSync(out.file).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, "oauth")).mode & 0o777).toBe(0o700);
-    const status = JSON.parse(cairn(["auth", "status", "notes", "--json"]).stdout);
+    const status = JSON.parse((await cairn(["auth", "status", "notes", "--json"])).stdout);
     expect(status[0]).toMatchObject({ signed_in: true, expired: false, refreshable: true, scope: "notes" });
     expect(Date.parse(status[0].expires_at)).toBeGreaterThan(Date.now());
   });
@@ -115,7 +128,7 @@ describe("cairn auth and a served OAuth upstream", () => {
   it("keeps calls working across an access token's expiry, and answers AUTH_REQUIRED once the refresh is refused", async () => {
     const server = await serve();
     try {
-      const call = "try { return (await notes.whoami({})).content[0].text } catch (e) { return [e.code, e.message] }";
+      const call = "try { return await notes.whoami({}) } catch (e) { return [e.code, e.message] }";
       expect(await server.run(call)).toContain("signed in as a registered client");
       const refreshes = servers.stats.refreshGrants;
       servers.expireAccessTokens();
@@ -133,14 +146,14 @@ describe("cairn auth and a served OAuth upstream", () => {
     } finally {
       await server.close();
     }
-    const status = JSON.parse(cairn(["auth", "status", "notes", "--json"]).stdout);
+    const status = JSON.parse((await cairn(["auth", "status", "notes", "--json"])).stdout);
     expect(status[0]).toMatchObject({ signed_in: false });
   });
 
   it("picks up a new login without restarting the server", async () => {
     const server = await serve();
     try {
-      const call = "try { return (await notes.whoami({})).content[0].text } catch (e) { return e.code }";
+      const call = "try { return await notes.whoami({}) } catch (e) { return e.code }";
       expect(await server.run(call)).toContain("AUTH_REQUIRED");
       expect((await login()).code).toBe(0);
       expect(await server.run(call)).toContain("signed in as a registered client");
@@ -151,22 +164,19 @@ describe("cairn auth and a served OAuth upstream", () => {
 
   it("signs out: revokes at the server, removes the file, and the next call is AUTH_REQUIRED", async () => {
     const revocations = servers.stats.revocations;
-    const r = cairn(["auth", "logout", "notes", "--json"]);
+    const r = await cairn(["auth", "logout", "notes", "--json"]);
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ server: "notes", removed: true, revocation: "revoked" });
     expect(servers.stats.revocations).toBe(revocations + 1);
-    const check = cairn(["upstream", "check", "notes", "--json"]);
+    const check = await cairn(["upstream", "check", "notes", "--json"]);
     expect(check.status).toBe(1);
     expect(JSON.parse(check.stdout).error).toMatchObject({ code: "AUTH_REQUIRED" });
   });
 
-  it('refuses auth login for a server without auth = "oauth", and names the fix', () => {
+  it('refuses auth login for a server without auth = "oauth", and names the fix', async () => {
     const plain = join(dir, "plain.toml");
     writeFileSync(plain, `[servers.open]\nurl = "${servers.mcpUrl}"\n`);
-    const r = spawnSync(process.execPath, [MAIN, "--config", plain, "auth", "login", "open"], {
-      env,
-      encoding: "utf8",
-    });
+    const r = await cairn(["auth", "login", "open"], plain);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('add auth = "oauth" to [servers.open]');
   });
