@@ -57,9 +57,10 @@ async function runScenario(scenario: string, flags: string): Promise<Check[]> {
       env: { ...process.env, CONFORMANCE_CLIENT_SECRET: "pre-registered-secret", CAIRN_OAUTH_DIR: join(dir, "never") },
     },
   ).catch(() => {}); // the verdict is in checks.json, whatever the exit code says
-  const [run] = readdirSync(out);
-  expect(run, `the suite wrote no results for ${scenario}`).toBeDefined();
-  return JSON.parse(readFileSync(join(out, run as string, "checks.json"), "utf8")) as Check[];
+  // A scenario named auth/NAME writes its results under OUT/auth/NAME-<time>/.
+  const found = (readdirSync(out, { recursive: true }) as string[]).find((path) => path.endsWith("checks.json"));
+  expect(found, `the suite wrote no results for ${scenario}`).toBeDefined();
+  return JSON.parse(readFileSync(join(out, found as string), "utf8")) as Check[];
 }
 
 describe("MCP conformance OAuth client scenarios against cairn upstream check --auth headless", () => {
