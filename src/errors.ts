@@ -18,6 +18,11 @@ export const ErrorCode = {
   UPSTREAM_UNAVAILABLE: "UPSTREAM_UNAVAILABLE",
   TOOL_TIMEOUT: "TOOL_TIMEOUT",
   NOT_ALLOWED: "NOT_ALLOWED",
+  /**
+   * An OAuth upstream (`auth = "oauth"`) has no usable token: never signed in, or its refresh token was refused.
+   * The user signs in with `cairn auth login SERVER`; nothing was sent to the tool.
+   */
+  AUTH_REQUIRED: "AUTH_REQUIRED",
   // Snippets
   TIMEOUT: "TIMEOUT",
   MEMORY_LIMIT: "MEMORY_LIMIT",
@@ -82,6 +87,7 @@ const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   UPSTREAM_UNAVAILABLE: "ToolCallError",
   TOOL_TIMEOUT: "ToolCallError",
   NOT_ALLOWED: "PolicyError",
+  AUTH_REQUIRED: "ToolCallError",
   TIMEOUT: "SandboxError",
   MEMORY_LIMIT: "SandboxError",
   TOO_MANY_CALLS: "SandboxError",

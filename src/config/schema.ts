@@ -254,11 +254,69 @@ export const StdioServerConfigSchema = z.strictObject({
   ...serverCommon,
 });
 
-export const HttpServerConfigSchema = z.strictObject({
-  url: z.url({ protocol: /^https?$/ }).describe("Streamable HTTP endpoint"),
-  headers: stringMap.default({}),
-  ...serverCommon,
-});
+/** Keys of an HTTP server that only mean something with `auth = "oauth"`. */
+const OAUTH_KEYS = ["client_id", "client_secret", "client_metadata_url", "scopes", "redirect_port"] as const;
+
+export const HttpServerConfigSchema = z
+  .strictObject({
+    url: z.url({ protocol: /^https?$/ }).describe("Streamable HTTP endpoint"),
+    headers: stringMap.default({}),
+    auth: z
+      .enum(["oauth"])
+      .optional()
+      .describe(
+        '"oauth": OAuth 2.1 with PKCE, signed in once with `cairn auth login NAME`, tokens refreshed by Cairn (absent: headers only)',
+      ),
+    client_id: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe("a client id registered with the authorization server beforehand (absent: dynamic registration)"),
+    client_secret: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe('the secret of client_id, written as "${VAR}" so it stays out of the file and out of every log'),
+    client_metadata_url: z
+      .url({ protocol: /^https$/ })
+      .optional()
+      .describe(
+        "an HTTPS URL of Cairn's client metadata document, used as client_id where the server accepts such ids",
+      ),
+    scopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, "an OAuth scope: printable ASCII, no space or quote"))
+      .max(64)
+      .optional()
+      .describe("scopes asked for when the server names none (its WWW-Authenticate or scopes_supported win)"),
+    redirect_port: int(
+      1024,
+      65535,
+      "the loopback port of login's redirect URI, for a client_id registered with a fixed one (default: any free port)",
+    ).optional(),
+    ...serverCommon,
+  })
+  .superRefine((server, ctx) => {
+    if (server.auth !== "oauth") {
+      for (const key of OAUTH_KEYS) {
+        if (server[key] !== undefined) {
+          ctx.addIssue({ code: "custom", path: [key], message: `${key} needs auth = "oauth" in the same table` });
+        }
+      }
+      return;
+    }
+    if (Object.keys(server.headers).some((name) => name.toLowerCase() === "authorization")) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["headers"],
+        message: 'auth = "oauth" sends its own Authorization header: remove Authorization from headers',
+      });
+    }
+    if (server.client_secret !== undefined && server.client_id === undefined) {
+      ctx.addIssue({ code: "custom", path: ["client_secret"], message: "client_secret needs client_id" });
+    }
+  });
 
 const identityName = z
   .string()

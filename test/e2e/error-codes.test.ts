@@ -10,9 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config/load.js";
 import { CairnError, ErrorCode } from "../../src/errors.js";
+import { createLogger } from "../../src/log.js";
 import { ApprovalGate } from "../../src/upstream/approval-gate.js";
 import { ApprovalStore } from "../../src/upstream/approval-store.js";
+import { CairnOAuthProvider } from "../../src/upstream/oauth-provider.js";
+import { FileOAuthStore } from "../../src/upstream/oauth-store.js";
+import { UpstreamConnection } from "../../src/upstream/upstream-connection.js";
 import { createPgCatalog } from "../../src/workspace/catalog/pg-catalog.js";
+import { startOAuthServers } from "../fixtures/oauth/oauth-servers.mjs";
 import { type Connected, connect, MAIN } from "../helpers/mcp-client.js";
 
 const require = createRequire(import.meta.url);
@@ -236,6 +241,39 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
     await c.call("claim_release", { resource: name, ticket: first.ticket });
     await c.call("claim", { resource: name });
     return toolError("save", { name, content: "late", ticket: first.ticket });
+  },
+  AUTH_REQUIRED: async (conn) => {
+    // An OAuth upstream never signed in to: a real protected server on loopback, and no token stored for it.
+    const servers = await startOAuthServers();
+    const config = {
+      url: servers.mcpUrl,
+      headers: {},
+      auth: "oauth" as const,
+      timeout_ms: 10_000,
+      allow: [],
+      deny: [],
+    };
+    const connection = new UpstreamConnection("notes", config, {
+      connectTimeoutMs: 10_000,
+      log: createLogger("test", () => {}),
+      closed: () => false,
+      changed: () => {},
+      oauthProvider: (server, http) =>
+        new CairnOAuthProvider({
+          server,
+          config: http,
+          store: new FileOAuthStore(join(conn.dir, "oauth"), server, http.url),
+        }),
+    });
+    try {
+      await connection.call("whoami", {}, 10_000, undefined);
+    } catch (error) {
+      return error as CairnError;
+    } finally {
+      await connection.close();
+      await servers.close();
+    }
+    throw new Error("a call without a token succeeded");
   },
   BACKEND_UNAVAILABLE: async () => {
     // A catalog on a PostgreSQL server that is not there: port 1 on loopback refuses at once.
