@@ -6,6 +6,8 @@ import { Bindings } from "./codemode/bindings.js";
 import { type CodeRunner, createCodeRunner } from "./codemode/execute-code.js";
 import { defineCliBindings, defineGatewayBindings } from "./codemode/gateway-bindings.js";
 import { defineOperationBindings } from "./codemode/operation-bindings.js";
+import { SavedSnippets } from "./codemode/saved.js";
+import { defineSavedBindings } from "./codemode/saved-bindings.js";
 import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindings.js";
 import { type Actor, localAccountName } from "./config/identity.js";
 import type { LoadedConfig } from "./config/load.js";
@@ -224,7 +226,17 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     settled: (servers) => ready(servers),
   });
   defineCliBindings(bindings, cli, config.cli.mode === "allowlist", (name) => registry.suggest(name));
-  const runner = createCodeRunner(executor, bindings, config.sandbox, (code) => upstreamRuns.prepare(code), capture);
+  // Saved snippets run by name in the caller's run (decision 0242).
+  const saved = new SavedSnippets(workspace);
+  defineSavedBindings(bindings, saved);
+  const runner = createCodeRunner(
+    executor,
+    bindings,
+    config.sandbox,
+    (code) => upstreamRuns.prepare(code),
+    capture,
+    saved,
+  );
   const exposed = operationTools(table, services);
   const tools = exposed.map((e) => e.tool);
   // Built once per change of the upstream tool lists, not per request.

@@ -36,6 +36,8 @@ export interface RunContext {
   upstreamProgress?: ((capability: string, progress: UpstreamProgress) => void) | undefined;
   /** The run's upstream calls, for capture (execute-code.ts RunCapture); absent when nothing captures. */
   upstreamCalls?: UpstreamCallRecord[] | undefined;
+  /** Saved snippets the run's run_saved calls loaded (saved-bindings.ts), listed in its reply. */
+  savedRuns?: { name: string; artifact_id: string; version: number }[] | undefined;
 }
 
 /** One upstream call of a run as capture keeps it: never its arguments or its reply, only their digest and size. */
@@ -199,6 +201,13 @@ export class Bindings {
       throw new CairnError(ErrorCode.INVALID_ARGUMENT, `call_tool("${name}", args): args must be an object`);
     }
     const object = (args ?? {}) as Record<string, unknown>;
+    if (name.startsWith("saved:")) {
+      // Saved snippets run inside the caller's run, which only run_saved can do (decision 0242).
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${cut(name)} is a saved snippet: run it with run_saved(${JSON.stringify(cut(name.slice(6)))}, inputs)`,
+      );
+    }
     const capability = this.capabilities.get(name);
     if (capability) return capability(object, ctx);
     if (this.fallback) return this.fallback(name, object, ctx);
