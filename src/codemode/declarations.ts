@@ -121,7 +121,7 @@ async function describeSaved(cap: Capability, saved: NonNullable<Capability["sav
     `${cap.description.trim()}\nSaved snippet v${saved.version} (${saved.artifact_id}); execute_code {saved: ${name}, inputs} runs it too.`,
   );
   const optional = hasRequired(cap.inputSchema) ? "" : "?";
-  const declaration = `${types}\n${doc}declare function run_saved(name: ${name}, inputs${optional}: ${inputName}): Promise<unknown>;`;
+  const declaration = `${indent(types, 0)}\n${doc}declare function run_saved(name: ${name}, inputs${optional}: ${inputName}): Promise<unknown>;`;
   const example = `await run_saved(${name}, ${renderValue(exampleValue(cap.inputSchema, cap.inputSchema, 0))})`;
   return { name: cap.name, declaration, example };
 }

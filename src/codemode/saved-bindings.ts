@@ -3,8 +3,8 @@
 import { CairnError, ErrorCode } from "../errors.js";
 import { type Bindings, RawJson, type RunContext } from "./bindings.js";
 import type { SavedSnippetRun, SavedSnippets } from "./saved.js";
-import type { TranspiledSnippet } from "./transpile.js";
 import { MAX_SAVED_DEPTH, SAVED_LOADER_PATH, savedBody } from "./saved-runtime.js";
+import type { TranspiledSnippet } from "./transpile.js";
 
 /** Distinct saved versions one reply lists as having run. */
 export const MAX_SAVED_RUNS_LISTED = 32;

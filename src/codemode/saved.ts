@@ -236,7 +236,8 @@ export class SavedSnippets {
     if (!entry) {
       entry = transpileSnippet(source);
       entry.catch(() => this.transpiled.delete(sha256));
-      if (this.transpiled.size >= TRANSPILED_CACHE) this.transpiled.delete(this.transpiled.keys().next().value as string);
+      if (this.transpiled.size >= TRANSPILED_CACHE)
+        this.transpiled.delete(this.transpiled.keys().next().value as string);
       this.transpiled.set(sha256, entry);
     }
     return entry;

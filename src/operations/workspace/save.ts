@@ -41,7 +41,9 @@ const input = z.strictObject({
   input_schema: z
     .record(z.string(), z.unknown())
     .optional()
-    .describe(`JSON Schema of a saved snippet's inputs (type object, at most ${WORKSPACE_LIMITS.snippetSchemaBytes / 1024} KiB).`),
+    .describe(
+      `JSON Schema of a saved snippet's inputs (type object, at most ${WORKSPACE_LIMITS.snippetSchemaBytes / 1024} KiB).`,
+    ),
   expected_version: ExpectedVersion.optional(),
   ticket: z.number().int().positive().optional().describe("Your claim ticket on this name: refused if not current."),
 });
