@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { runCrossover } from "../dist/demo/crossover.js";
 import { runWorkflow } from "../dist/demo/workflow.js";
 import { countTokens, requestTokens } from "../dist/tokens/count.js";
@@ -179,7 +178,8 @@ export async function measureSavedSnippet() {
     createRequire(import.meta.url).resolve("vega-datasets/package.json"),
     "../data/airports.csv",
   );
-  const server = await startCairn();
+  // The full profile offers import; the two execute_code requests are the same in every profile.
+  const server = await startCairn({ toml: 'profile = "full"\n' });
   try {
     const imported = await server.call("import", { path: airports, name: "data/airports" });
     if (imported.isError) throw new Error(`saved snippet bench: import failed: ${imported.text}`);

@@ -10,7 +10,7 @@ import { type Connected, connect } from "../helpers/mcp-client.js";
 
 const require = createRequire(import.meta.url);
 const memory = require.resolve("@modelcontextprotocol/server-memory/dist/index.js");
-const airportsCsv = resolve(require.resolve("vega-datasets/package.json"), "../data/airports.csv");
+const airportsCsv = resolve(import.meta.dirname, "../../node_modules/vega-datasets/data/airports.csv");
 const fixtures = resolve(import.meta.dirname, "../fixtures/saved");
 const ANALYSIS = readFileSync(join(fixtures, "airports-by-state.js.txt"), "utf8");
 const SCHEMA = JSON.parse(readFileSync(join(fixtures, "airports-by-state.schema.json"), "utf8"));
@@ -21,6 +21,8 @@ const scratch = mkdtempSync(join(tmpdir(), "cairn-saved-e2e-"));
 let c: Connected;
 beforeAll(async () => {
   c = await connect(`
+profile = "full"
+
 [sandbox]
 timeout_ms = 20000
 memory_mb = 48
