@@ -1,12 +1,16 @@
 // Saved snippets through the built `cairn serve` over stdio with the SDK client: a 40-line analysis over vega's
 // airports.csv saved with its input schema, found by search_tools, run by name (execute_code saved, run_saved),
 // versioned and pinned, bad inputs refused with every problem, and the caller's limits and grants holding inside it.
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Connected, connect } from "../helpers/mcp-client.js";
+import { type Connected, connect, MAIN } from "../helpers/mcp-client.js";
+
+const run = promisify(execFile);
 
 const require = createRequire(import.meta.url);
 const memory = require.resolve("@modelcontextprotocol/server-memory/dist/index.js");
@@ -146,6 +150,32 @@ describe("saved snippets over MCP", () => {
     const both = await c.call("execute_code", { code: "1", saved: NAME });
     expect(both.json.error).toMatchObject({ code: "INVALID_ARGUMENT" });
     expect(both.json.error.message).toMatch(/^pass code or saved, not both/);
+  });
+});
+
+describe("saved from the command line", () => {
+  it("saves a snippet with cairn save, found and run by the serving process", async () => {
+    const { stdout } = await run(process.execPath, [
+      MAIN,
+      "save",
+      "cli/double",
+      "--kind",
+      "code",
+      "--content",
+      "return inputs.n * 2",
+      "--description",
+      "Doubles a number n, saved from the command line",
+      "--input-schema",
+      JSON.stringify({ type: "object", properties: { n: { type: "number" } }, required: ["n"] }),
+      "--workspace",
+      join(c.dir, "ws"),
+      "--config",
+      join(c.dir, "cairn.toml"),
+    ]);
+    expect(stdout).toContain("saved cli/double");
+    const found = await c.call("search_tools", { query: "doubles a number" });
+    expect(found.json.results[0].name).toBe("saved:cli/double");
+    expect((await c.call("execute_code", { saved: "cli/double", inputs: { n: 21 } })).json.value).toBe(42);
   });
 });
 

@@ -13,7 +13,7 @@ export const searchTools: OperationFactory = () =>
     title: "Search capabilities",
     summary: `Ranked keyword search (BM25, prefix and typo tolerant) over every capability, saved snippets (\`saved:NAME\`) included: \`[{name, description}]\`, at most ${MAX_RESULTS}.`,
     description:
-      "Keyword search (typo tolerant) over every capability snippets can call: upstream tools (server.tool), workspace.*, cli.* and saved snippets (saved:NAME). Returns [{name, description}] best first; describe_tools gives their TypeScript.",
+      "Keyword search (typo tolerant) over every capability snippets can call: upstream tools (server.tool), workspace.*, cli.* and saved:NAME snippets. Returns [{name, description}] best first; describe_tools gives their TypeScript.",
     input: z.strictObject({
       query: z.string().min(1).max(500).describe("Keywords, e.g. 'list open issues'."),
       limit: z.number().int().min(1).max(MAX_RESULTS).default(10).describe("Most results."),

@@ -33,17 +33,10 @@ const input = z.strictObject({
     .array(z.string())
     .optional()
     .describe(`Up to ${WORKSPACE_LIMITS.dependencies} names or ws_ ids it derives from; stale when one is superseded.`),
-  description: z
-    .string()
-    .max(WORKSPACE_LIMITS.snippetDescriptionChars)
-    .optional()
-    .describe("With input_schema, kind code: a saved snippet, run by name (run_saved, execute_code saved)."),
-  input_schema: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe(
-      `JSON Schema of a saved snippet's inputs (type object, at most ${WORKSPACE_LIMITS.snippetSchemaBytes / 1024} KiB).`,
-    ),
+  description: z.string().optional().describe("Saved snippet: what it does (needs input_schema)."),
+  // Checked as an object of bounded size by the workspace and as a JSON Schema by checkSnippetSave: typed loosely
+  // here so tools/list spends no tokens on the shape of a record.
+  input_schema: z.unknown().meta({ type: "object" }).optional().describe("JSON Schema of the snippet's inputs."),
   expected_version: ExpectedVersion.optional(),
   ticket: z.number().int().positive().optional().describe("Your claim ticket on this name: refused if not current."),
 });
@@ -55,7 +48,6 @@ export const save: OperationFactory = () =>
     summary: `A new version of a named artifact: text up to ${WORKSPACE_LIMITS.textContentBytes / MiB} MiB, a checkpoint \`{objective, verified?, next_step?, notes?}\`, or \`from: "res_…" / "art_…"\` (up to ${WORKSPACE_LIMITS.bytesContent / MiB} MiB, copied host-side). With \`kind: "code"\`, \`description\` and \`input_schema\` it is a saved snippet: its code must transpile and its schema compile, and \`run_saved\` / \`execute_code {saved}\` run it by name. Later saves of a name need its current \`expected_version\` (else \`VERSION_CONFLICT\`); up to ${WORKSPACE_LIMITS.dependencies} dependencies are pinned.`,
     description:
       "Save a new version of a named artifact in the durable workspace (it outlives the session): content, a checkpoint for the next session, or from: a res_/art_ handle (copied host-side, not through you). " +
-      "kind code with description and input_schema saves a snippet, run later by name (execute_code saved, run_saved). " +
       "Later saves of a name need expected_version. Returns its metadata (artifact_id ws_..., version).",
     input,
     snippetInput: input.extend({
@@ -76,7 +68,11 @@ export const save: OperationFactory = () =>
     },
     handler: async ({ ticket, description, input_schema, ...args }, ctx) => {
       // A saved snippet's declaration, checked whole before anything is written (decision 0242).
-      const snippet = await checkSnippetSave({ ...args, description, input_schema });
+      const snippet = await checkSnippetSave({
+        ...args,
+        description,
+        input_schema: input_schema as Record<string, unknown> | undefined,
+      });
       const request = {
         ...args,
         ...(snippet === undefined ? {} : { kind: "code" as const, snippet }),
