@@ -128,15 +128,9 @@ describe("saving a snippet", () => {
     const big = await failure(saveSnippet("broken/big", "return 1", { input_schema: { type: "object", properties } }));
     expect(big.code).toBe("TOO_LARGE");
     expect(big.message).toMatch(/input_schema is \d+ bytes of JSON, over the 16384-byte limit/);
-    const operation = app.operations.find((o) => o.name === "save");
-    const long = operation?.input.safeParse({
-      name: "broken/long",
-      kind: "code",
-      content: "1",
-      description: "x".repeat(2001),
-      input_schema: { type: "object" },
-    });
-    expect(long?.success).toBe(false);
+    const long = await failure(saveSnippet("broken/long", "return 1", { description: "x".repeat(2001) }));
+    expect(long.code).toBe("TOO_LARGE");
+    expect(long.message).toMatch(/^description is 2001 characters, more than 2000/);
   });
 
   it("needs both description and input_schema, kind code and text content", async () => {

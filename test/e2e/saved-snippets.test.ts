@@ -157,6 +157,10 @@ describe("saved from the command line", () => {
   it("saves a snippet with cairn save, found and run by the serving process", async () => {
     const { stdout } = await run(process.execPath, [
       MAIN,
+      "--workspace",
+      join(c.dir, "ws"),
+      "--config",
+      join(c.dir, "cairn.toml"),
       "save",
       "cli/double",
       "--kind",
@@ -167,10 +171,6 @@ describe("saved from the command line", () => {
       "Doubles a number n, saved from the command line",
       "--input-schema",
       JSON.stringify({ type: "object", properties: { n: { type: "number" } }, required: ["n"] }),
-      "--workspace",
-      join(c.dir, "ws"),
-      "--config",
-      join(c.dir, "cairn.toml"),
     ]);
     expect(stdout).toContain("saved cli/double");
     const found = await c.call("search_tools", { query: "doubles a number" });
