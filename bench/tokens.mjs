@@ -174,10 +174,7 @@ const SAVED_FIXTURES = join(ROOT, "test", "fixtures", "saved");
 export async function measureSavedSnippet() {
   const source = readFileSync(join(SAVED_FIXTURES, "airports-by-state.js.txt"), "utf8");
   const schema = JSON.parse(readFileSync(join(SAVED_FIXTURES, "airports-by-state.schema.json"), "utf8"));
-  const airports = resolve(
-    createRequire(import.meta.url).resolve("vega-datasets/package.json"),
-    "../data/airports.csv",
-  );
+  const airports = join(ROOT, "node_modules", "vega-datasets", "data", "airports.csv");
   // The full profile offers import; the two execute_code requests are the same in every profile.
   const server = await startCairn({ toml: 'profile = "full"\n' });
   try {
