@@ -6,6 +6,8 @@ import { Bindings } from "./codemode/bindings.js";
 import { type CodeRunner, createCodeRunner } from "./codemode/execute-code.js";
 import { defineCliBindings, defineGatewayBindings } from "./codemode/gateway-bindings.js";
 import { defineOperationBindings } from "./codemode/operation-bindings.js";
+import { SavedSnippets } from "./codemode/saved.js";
+import { defineSavedBindings } from "./codemode/saved-bindings.js";
 import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindings.js";
 import { type Actor, localAccountName } from "./config/identity.js";
 import type { LoadedConfig } from "./config/load.js";
@@ -277,6 +279,9 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     settled: (servers) => ready(servers),
   });
   defineCliBindings(bindings, cli, config.cli.mode === "allowlist", (name) => registry.suggest(name));
+  // Saved snippets run by name in the caller's run (decision 0242).
+  const saved = new SavedSnippets(workspace);
+  defineSavedBindings(bindings, saved);
   const runner = createCodeRunner(
     executor,
     bindings,
@@ -284,6 +289,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     (code) => upstreamRuns.prepare(code),
     capture,
     config.approvals.timeout_ms,
+    saved,
   );
   const exposed = operationTools(table, services);
   const tools = exposed.map((e) => e.tool);
