@@ -16,6 +16,7 @@ const everything = require.resolve("@modelcontextprotocol/server-everything/dist
 export default async function run() {
   const runs = QUICK ? 10 : 40;
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-"));
+  /** @param {string} name @param {boolean} approve */
   const server = (name, approve) =>
     `[servers.${name}]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(everything)}, "stdio"]\n${approve ? 'approve = ["echo"]\n' : ""}`;
   writeFileSync(join(dir, "cairn.toml"), `${server("plain", false)}\n${server("gated", true)}`);
@@ -31,11 +32,14 @@ export default async function run() {
     return { action: "accept", content: { approve: true } };
   });
   await client.connect(transport);
+  /** @param {string} code */
   const exec = async (code) => {
     const r = await client.callTool({ name: "execute_code", arguments: { code } }, undefined, { timeout: 120_000 });
-    const reply = JSON.parse(r.content[0].text);
+    const [first] = /** @type {{ text: string }[]} */ (r.content);
+    const reply = JSON.parse(first?.text ?? "{}");
     if (!reply.ok) throw new Error(`run failed: ${JSON.stringify(reply.error)}`);
   };
+  /** @type {{ name: string, code: string, samples: number[] }[]} */
   const series = [
     { name: "no approval (plain.echo)", code: "return await plain.echo({ message: 'm' })", samples: [] },
     { name: "approval answered at once (gated.echo)", code: "return await gated.echo({ message: 'm' })", samples: [] },
@@ -56,11 +60,15 @@ export default async function run() {
     rmSync(dir, { recursive: true, force: true });
   }
   if (asked !== runs + 1) throw new Error(`expected ${runs + 1} approval requests, saw ${asked}`);
-  const [plain, gated] = series.map((s) => summary(s.samples));
-  const rows = series.map((s, i) => {
-    const sum = [plain, gated][i];
-    return { how: s.name, median_ms: ms(sum.median), p95_ms: ms(sum.p95), runs: sum.n };
-  });
+  const [plain, gated] = /** @type {[ReturnType<typeof summary>, ReturnType<typeof summary>]} */ (
+    series.map((s) => summary(s.samples))
+  );
+  const rows = [plain, gated].map((sum, i) => ({
+    how: series[i]?.name,
+    median_ms: ms(sum.median),
+    p95_ms: ms(sum.p95),
+    runs: sum.n,
+  }));
   console.log("\nApprovals: one upstream call in a snippet, with and without an approval answered at once (stdio)");
   table(rows);
   console.log(`An approval answered at once adds ${ms(gated.median - plain.median)} ms at the median.`);

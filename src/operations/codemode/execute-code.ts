@@ -13,11 +13,11 @@ export const executeCode: OperationFactory = (config) => {
     description:
       `Run a JavaScript/TypeScript snippet in a fresh sandbox; only its result comes back (top-level await; return or a lone expression). ` +
       `Globals: inputs, console.log, call_tool(name, args), save_result(value) -> "res_..." / load_result(handle) (this session, ${results.ttl_seconds / 3600} h), save_artifact(string|Uint8Array) -> "art_..." / load_artifact(handle), ` +
-      `workspace.* (save, find, inspect, resume, read, query, describe, refresh), cairn.search_tools / describe_tools, and each upstream server as a namespace (cairn://namespace). No require, files or network. ` +
-      `Limits: ${sandbox.timeout_ms / 1000} s, ${sandbox.memory_mb} MiB, ${sandbox.max_tool_calls} host calls. Reply: {ok, value | error, logs?, artifacts?, stats}. ` +
+      `workspace.* (save, find, inspect, resume, read, query, describe, refresh), run_saved(name, inputs), cairn.search_tools / describe_tools, and each upstream server as a namespace (cairn://namespace). No require, files or network. ` +
+      `Limits: ${sandbox.timeout_ms / 1000} s, ${sandbox.memory_mb} MiB, ${sandbox.max_tool_calls} host calls. ` +
       `Return summaries and handles, not bulk: a reply over ${output.view_chars} chars keeps its head and tail and an art_ handle of the whole (read_output).`,
     input: z.strictObject({
-      code: z.string().min(1).optional().describe("JavaScript or TypeScript; top-level await and return allowed."),
+      code: z.string().min(1).optional().describe("The snippet."),
       saved: z.string().optional().describe("Instead of code: a saved snippet's name or ws_ id."),
       inputs: z.record(z.string(), z.unknown()).optional().describe("JSON object: the global inputs."),
       timeout_ms: z
