@@ -136,6 +136,30 @@ describe("a host with form elicitation", () => {
     expect(reply.value.names).toContain("victim");
   });
 
+  it("asks the same for a saved snippet's calls, run by name or by run_saved: the caller's grants, no more", async () => {
+    await cairn.run(entities(["s1", "s2"]));
+    const saved = await cairn.call("save", {
+      name: "tools/purge",
+      kind: "code",
+      content: "await memory.delete_entities({ entityNames: inputs.names });\nreturn inputs.names.length;",
+      description: "Deletes the named entities.",
+      input_schema: { type: "object", properties: { names: { type: "array", items: { type: "string" } } } },
+    });
+    expect(saved.isError, saved.text).toBe(false);
+    const before = cairn.asked.length;
+    answer.current = async () => ({ action: "decline" });
+    const declined = await cairn.call("execute_code", { saved: "tools/purge", inputs: { names: ["s1"] } });
+    expect(declined.json).toMatchObject({ ok: false, error: { code: "APPROVAL_DECLINED" } });
+    answer.current = async () => ({ action: "accept", content: { approve: true } });
+    const approved = await cairn.run(
+      `const n = await run_saved("tools/purge", { names: ["s1", "s2"] }); return { n, names: ${namesInGraph} }`,
+    );
+    expect(approved.value.n).toBe(2);
+    expect(approved.value.names).not.toContain("s1");
+    expect(cairn.asked.length - before).toBe(2);
+    expect(cairn.asked.at(-1)).toContain('"s2"');
+  });
+
   it("holds the run's deadline while the person decides: a 2 s answer under a 1 s timeout_ms completes", async () => {
     await cairn.run(entities(["slow"]));
     answer.current = () =>
