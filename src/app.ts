@@ -302,7 +302,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   };
   manager.onChange(onUpstreamsChanged);
   const direct = () => {
-    directCache ??= directTools(upstreamCapabilities(), { manager, validator, output: config.output });
+    directCache ??= directTools(upstreamCapabilities(), { manager, validator, output: config.output, approvals });
     return directCache;
   };
   const sessions = new Set<Session>();

@@ -31,6 +31,9 @@ interface Cairn {
 const toml = (dir: string, identity: { name: string; role: string }, approvals = "") => `
 profile = "full"
 
+[gateway]
+direct = true
+
 [identity]
 name = "${identity.name}"
 role = "${identity.role}"
@@ -160,6 +163,22 @@ describe("a host with form elicitation", () => {
     expect(cairn.asked.at(-1)).toContain('"s2"');
   });
 
+  it("asks the same for a direct upstream tool the host calls itself", async () => {
+    await cairn.run(entities(["d1"]));
+    const before = cairn.asked.length;
+    answer.current = async () => ({ action: "decline" });
+    const declined = await cairn.call("memory__delete_entities", { entityNames: ["d1"] });
+    expect(declined.isError).toBe(true);
+    expect(declined.json?.error?.code, declined.text).toBe("APPROVAL_DECLINED");
+    expect((await cairn.run(namesInGraph)).value).toContain("d1");
+    answer.current = async () => ({ action: "accept", content: { approve: true } });
+    const approved = await cairn.call("memory__delete_entities", { entityNames: ["d1"] });
+    expect(approved.isError, approved.text).toBe(false);
+    expect((await cairn.run(namesInGraph)).value).not.toContain("d1");
+    expect(cairn.asked.length - before).toBe(2);
+    expect(cairn.asked.at(-1)).toContain('"d1"');
+  });
+
   it("holds the run's deadline while the person decides: a 2 s answer under a 1 s timeout_ms completes", async () => {
     await cairn.run(entities(["slow"]));
     answer.current = () =>
@@ -243,6 +262,17 @@ describe("a host without elicitation, and approvers elsewhere", () => {
     // The directory never holds the arguments in the clear.
     const files = readdirSync(join(dir, "ws", "approvals"));
     for (const file of files) expect(readFileSync(join(dir, "ws", "approvals", file), "utf8")).not.toContain("h1");
+  });
+
+  it("refuses a direct upstream tool the same way, with a handle an approver can replay", async () => {
+    await agent.run(entities(["d2"]));
+    const refusal = await agent.call("memory__delete_entities", { entityNames: ["d2"] });
+    expect(refusal.isError).toBe(true);
+    expect(refusal.json?.error?.code, refusal.text).toBe("APPROVAL_REQUIRED");
+    expect((await agent.run(namesInGraph)).value).toContain("d2");
+    const replay = await approver.call("approve", { approval: refusal.json.error.data.approval });
+    expect(replay.isError, replay.text).toBe(false);
+    expect((await agent.run(namesInGraph)).value).not.toContain("d2");
   });
 
   it("lets an approver replay exactly that call once; a second use, a tampered handle and a writer are refused", async () => {
