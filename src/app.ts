@@ -6,6 +6,8 @@ import { Bindings } from "./codemode/bindings.js";
 import { type CodeRunner, createCodeRunner } from "./codemode/execute-code.js";
 import { defineCliBindings, defineGatewayBindings } from "./codemode/gateway-bindings.js";
 import { defineOperationBindings } from "./codemode/operation-bindings.js";
+import { SavedSnippets } from "./codemode/saved.js";
+import { defineSavedBindings } from "./codemode/saved-bindings.js";
 import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindings.js";
 import { type Actor, localAccountName } from "./config/identity.js";
 import type { LoadedConfig } from "./config/load.js";
@@ -36,6 +38,8 @@ import { Session } from "./session/session.js";
 import { type SessionSummary, summarizeSession } from "./session/session-summary.js";
 import { SpillBudget } from "./session/spill-budget.js";
 import { loadTokenCounter } from "./tokens/encoding.js";
+import { ApprovalGate } from "./upstream/approval-gate.js";
+import { ApprovalStore } from "./upstream/approval-store.js";
 import { createGateway } from "./upstream/gateway.js";
 import { followUpstreams } from "./upstream/upstream-capabilities.js";
 import { createUpstreamManager, type UpstreamStatus } from "./upstream/upstream-manager.js";
@@ -177,7 +181,31 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   ]);
   const manager = createUpstreamManager(config.servers, { logger: logger.child("upstream") });
   const validator = createArgsValidator({ logger: logger.child("registry") });
-  const gateway = createGateway({ manager, registry, validator });
+  // Approvals (decision 0240): handles live in the workspace directory, events in the workspace's log.
+  const approvalStore = new ApprovalStore({
+    dir: join(loaded.workspaceDir, "approvals"),
+    ttlSeconds: config.approvals.handle_ttl_s,
+    maxPending: config.approvals.max_pending,
+  });
+  const approvals = new ApprovalGate({
+    servers: config.servers,
+    timeoutMs: config.approvals.timeout_ms,
+    store: () => approvalStore,
+    hints: (server, tool) =>
+      manager
+        .list()
+        .find((s) => s.server === server)
+        ?.tools.find((t) => t.name === tool)?.annotations,
+    record: async ({ actor: who, role, ...event }) =>
+      (await workspace()).events.record({
+        ...event,
+        artifact_id: null,
+        version: null,
+        ...(who === undefined ? {} : { actor: who }),
+        ...(role === undefined ? {} : { role }),
+      }),
+  });
+  const gateway = createGateway({ manager, registry, validator, approvals });
   const cli = createCliRunner(config.cli, { logger: logger.child("cli") });
   // Each server's tools join the registry as soon as it is ready: one slow server holds back no other.
   const stopFollowing = followUpstreams(manager, registry);
@@ -216,6 +244,30 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     registry,
     ready,
     upstreamStatus: () => manager.list().map(({ server, status, cause }) => ({ server, status, cause })),
+    approvals: {
+      async replay(handle, { actor: approver, session, signal }) {
+        const call = await approvals.take(handle, approver);
+        // A command-line approver's process has not started the server yet: start it (within its startup bound).
+        await ready([call.server]);
+        let result: unknown;
+        try {
+          result = await gateway.call(`${call.server}.${call.tool}`, call.args, {
+            signal,
+            approval: "replay",
+            saveBinary: async (bytes, mediaType, filename) => {
+              const info = await session.artifacts.save(bytes, { media_type: mediaType, filename });
+              return { handle: info.handle };
+            },
+          });
+        } catch (error) {
+          await approvals.replayed(call, approver, (error as { code?: string }).code ?? "INTERNAL");
+          throw error;
+        }
+        await approvals.replayed(call, approver);
+        const { id, server, tool, digest, requested_by } = call;
+        return { approval_id: id, server, tool, digest, requested_by, result };
+      },
+    },
   };
   const bindings = new Bindings({ suggest: (name) => registry.suggest(name) });
   defineStoreBindings(bindings);
@@ -227,7 +279,18 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     settled: (servers) => ready(servers),
   });
   defineCliBindings(bindings, cli, config.cli.mode === "allowlist", (name) => registry.suggest(name));
-  const runner = createCodeRunner(executor, bindings, config.sandbox, (code) => upstreamRuns.prepare(code), capture);
+  // Saved snippets run by name in the caller's run (decision 0242).
+  const saved = new SavedSnippets(workspace);
+  defineSavedBindings(bindings, saved);
+  const runner = createCodeRunner(
+    executor,
+    bindings,
+    config.sandbox,
+    (code) => upstreamRuns.prepare(code),
+    capture,
+    config.approvals.timeout_ms,
+    saved,
+  );
   const exposed = operationTools(table, services);
   const tools = exposed.map((e) => e.tool);
   // Built once per change of the upstream tool lists, not per request.
@@ -239,7 +302,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   };
   manager.onChange(onUpstreamsChanged);
   const direct = () => {
-    directCache ??= directTools(upstreamCapabilities(), { manager, validator, output: config.output });
+    directCache ??= directTools(upstreamCapabilities(), { manager, validator, output: config.output, approvals });
     return directCache;
   };
   const sessions = new Set<Session>();

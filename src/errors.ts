@@ -18,6 +18,11 @@ export const ErrorCode = {
   UPSTREAM_UNAVAILABLE: "UPSTREAM_UNAVAILABLE",
   TOOL_TIMEOUT: "TOOL_TIMEOUT",
   NOT_ALLOWED: "NOT_ALLOWED",
+  /**
+   * An OAuth upstream (`auth = "oauth"`) has no usable token: never signed in, or its refresh token was refused.
+   * The user signs in with `cairn auth login SERVER`; nothing was sent to the tool.
+   */
+  AUTH_REQUIRED: "AUTH_REQUIRED",
   // Snippets
   TIMEOUT: "TIMEOUT",
   MEMORY_LIMIT: "MEMORY_LIMIT",
@@ -49,6 +54,17 @@ export const ErrorCode = {
   FENCED: "FENCED",
   /** The workspace's PostgreSQL server or object store did not answer (after retries): check it runs, then retry. */
   BACKEND_UNAVAILABLE: "BACKEND_UNAVAILABLE",
+  // Approvals of upstream calls (decision 0240)
+  /** The call needs a person's approval and this host cannot ask (no elicitation): an approver replays it by handle. */
+  APPROVAL_REQUIRED: "APPROVAL_REQUIRED",
+  /** The person declined the call, cancelled the request, or gave no answer in time: nothing was called. */
+  APPROVAL_DECLINED: "APPROVAL_DECLINED",
+  /** An approval handle that this workspace never gave, altered, or whose stored call no longer matches its digest. */
+  APPROVAL_INVALID: "APPROVAL_INVALID",
+  /** An approval handle already used (approved once, the call made once): a handle is never replayed twice. */
+  APPROVAL_USED: "APPROVAL_USED",
+  /** An approval handle past its handle_ttl_s: run the snippet again for a new one. */
+  APPROVAL_EXPIRED: "APPROVAL_EXPIRED",
   // A defect of Cairn itself, never a caller's mistake
   INTERNAL: "INTERNAL",
 } as const;
@@ -71,6 +87,7 @@ const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   UPSTREAM_UNAVAILABLE: "ToolCallError",
   TOOL_TIMEOUT: "ToolCallError",
   NOT_ALLOWED: "PolicyError",
+  AUTH_REQUIRED: "ToolCallError",
   TIMEOUT: "SandboxError",
   MEMORY_LIMIT: "SandboxError",
   TOO_MANY_CALLS: "SandboxError",
@@ -94,6 +111,11 @@ const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   CLAIM_HELD: "WorkspaceError",
   FENCED: "WorkspaceError",
   BACKEND_UNAVAILABLE: "WorkspaceError",
+  APPROVAL_REQUIRED: "PolicyError",
+  APPROVAL_DECLINED: "PolicyError",
+  APPROVAL_INVALID: "PolicyError",
+  APPROVAL_USED: "PolicyError",
+  APPROVAL_EXPIRED: "PolicyError",
   INTERNAL: "InternalError",
 };
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `cairn` binary: parse argv, dispatch to a command, map the outcome to an exit code (0 ok, 1 failure, 2 usage).
 import { Command, CommanderError } from "commander";
+import { registerAuth } from "./cli/auth.js";
 import { registerBench } from "./cli/bench.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError } from "./cli/common.js";
 import { registerDemo } from "./cli/demo.js";
@@ -12,6 +13,7 @@ import { registerServe } from "./cli/serve.js";
 import { registerSnapshot } from "./cli/snapshot.js";
 import { registerTools } from "./cli/tools.js";
 import { registerUi } from "./cli/ui.js";
+import { registerUpstream } from "./cli/upstream-check.js";
 import { registerWorkspace } from "./cli/workspace.js";
 import { redactWrites } from "./log.js";
 import { VERSION } from "./version.js";
@@ -42,6 +44,8 @@ registerSnapshot(program);
 registerWorkspace(program);
 registerRunner(program);
 registerDemo(program);
+registerAuth(program);
+registerUpstream(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -36,7 +36,23 @@ export interface RunContext {
   upstreamProgress?: ((capability: string, progress: UpstreamProgress) => void) | undefined;
   /** The run's upstream calls, for capture (execute-code.ts RunCapture); absent when nothing captures. */
   upstreamCalls?: UpstreamCallRecord[] | undefined;
+  /**
+   * Asks the person behind the host to approve one upstream call (MCP elicitation); absent when the host cannot ask
+   * (no elicitation, the CLI), and the call then fails with APPROVAL_REQUIRED and a handle.
+   */
+  askPerson?: AskPerson | undefined;
+  /** Stops this call's run deadline until the returned function is called (a person deciding); the executor bounds it. */
+  holdDeadline?: (() => () => void) | undefined;
+  /** Saved snippets the run's run_saved calls loaded (saved-bindings.ts), listed in its reply. */
+  savedRuns?: { name: string; artifact_id: string; version: number }[] | undefined;
 }
+
+/** A person's answer to an approval request (upstream/approval-gate.ts AskPerson, restated: codemode imports no upstream). */
+export type AskPerson = (question: {
+  message: string;
+  signal: AbortSignal;
+  timeoutMs: number;
+}) => Promise<"approve" | "decline" | "cancel">;
 
 /** One upstream call of a run as capture keeps it: never its arguments or its reply, only their digest and size. */
 export interface UpstreamCallRecord {
@@ -199,6 +215,13 @@ export class Bindings {
       throw new CairnError(ErrorCode.INVALID_ARGUMENT, `call_tool("${name}", args): args must be an object`);
     }
     const object = (args ?? {}) as Record<string, unknown>;
+    if (name.startsWith("saved:")) {
+      // Saved snippets run inside the caller's run, which only run_saved can do (decision 0242).
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${cut(name)} is a saved snippet: run it with run_saved(${JSON.stringify(cut(name.slice(6)))}, inputs)`,
+      );
+    }
     const capability = this.capabilities.get(name);
     if (capability) return capability(object, ctx);
     if (this.fallback) return this.fallback(name, object, ctx);

@@ -41,6 +41,7 @@ function describeCached(cap: Capability): Promise<CapabilityDescription> {
     cap.description,
     cap.inputSchema,
     cap.outputSchema,
+    cap.saved,
   ]);
   let entry = cache.get(key);
   if (!entry) {
@@ -55,6 +56,7 @@ function describeCached(cap: Capability): Promise<CapabilityDescription> {
 
 async function describeOne(cap: Capability): Promise<CapabilityDescription> {
   if (cap.signature) return { name: cap.name, ...cap.signature };
+  if (cap.saved) return describeSaved(cap, cap.saved);
   const server = cap.server;
   const tool = cap.tool ?? cap.name;
   const namespace = server !== undefined && isSafeIdentifier(server) ? server : undefined;
@@ -103,6 +105,24 @@ async function describeOne(cap: Capability): Promise<CapabilityDescription> {
     : namespace !== undefined && cap.tool !== undefined
       ? `await ${namespace}[${JSON.stringify(tool)}](${argsText})`
       : `await call_tool(${JSON.stringify(cap.name)}, ${argsText})`;
+  return { name: cap.name, declaration, example };
+}
+
+/**
+ * A saved snippet (decision 0242): its inputs' type and `run_saved` taking its literal name, the doc comment its
+ * description and the version described; the example calls it with placeholder inputs.
+ */
+async function describeSaved(cap: Capability, saved: NonNullable<Capability["saved"]>): Promise<CapabilityDescription> {
+  const baseName = toTypeName(saved.name);
+  const inputName = `${baseName}Inputs`;
+  const types = await toTypes(cap.inputSchema, inputName, baseName, "input");
+  const name = JSON.stringify(saved.name);
+  const doc = docComment(
+    `${cap.description.trim()}\nSaved snippet v${saved.version} (${saved.artifact_id}); execute_code {saved: ${name}, inputs} runs it too.`,
+  );
+  const optional = hasRequired(cap.inputSchema) ? "" : "?";
+  const declaration = `${indent(types, 0)}\n${doc}declare function run_saved(name: ${name}, inputs${optional}: ${inputName}): Promise<unknown>;`;
+  const example = `await run_saved(${name}, ${renderValue(exampleValue(cap.inputSchema, cap.inputSchema, 0))})`;
   return { name: cap.name, declaration, example };
 }
 

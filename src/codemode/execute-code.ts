@@ -5,12 +5,17 @@ import { CairnError, ErrorCode } from "../errors.js";
 import type { ExecutionError, ExecutionResult, Executor } from "../sandbox/executor.js";
 import type { ArtifactInfo } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
-import type { Bindings, RunContext, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
+import type { AskPerson, Bindings, RunContext, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
 import { encodeInputs } from "./inputs.js";
+import type { LoadedSnippet, SavedSnippetRun, SavedSnippets } from "./saved.js";
+import { mentionsRunSaved, withRunSaved } from "./saved-runtime.js";
 import { transpileSnippet } from "./transpile.js";
 
 export interface ExecuteCodeInput {
-  code: string;
+  /** The snippet; exactly one of `code` and `saved`. */
+  code?: string | undefined;
+  /** A saved snippet to run instead: its name (current version) or a ws_ id (that version); decision 0242. */
+  saved?: string | undefined;
   inputs?: Record<string, unknown> | undefined;
   timeout_ms?: number | undefined;
 }
@@ -57,12 +62,19 @@ export interface RunCapture {
 /** Distinct host call paths a captured run counts; the rest add to `other`. */
 const HOST_CALL_NAMES = 32;
 
+/** What the caller's surface lends a run beyond its session. */
+export interface RunExtras {
+  /** Asks the person behind the host to approve an upstream call (MCP elicitation); absent when it cannot ask. */
+  askPerson?: AskPerson | undefined;
+}
+
 export interface CodeRunner {
   run(
     session: Session,
     input: ExecuteCodeInput,
     signal?: AbortSignal,
     observer?: RunObserver,
+    extras?: RunExtras,
   ): Promise<ExecuteCodeReply>;
 }
 
@@ -78,9 +90,13 @@ export function createCodeRunner(
   prepare: (code: string) => Promise<void> = async () => {},
   /** Hears each finished run (session memory); absent, runs are not captured. */
   capture?: RunCapture,
+  /** approvals.timeout_ms: the time a run may wait for people without it counting against its deadline. */
+  maxHoldMs = 0,
+  /** Saved snippets for `saved` and `run_saved` (decision 0242); absent, neither is offered. */
+  saved?: SavedSnippets,
 ): CodeRunner {
   return {
-    async run(session, input, signal, observer) {
+    async run(session, input, signal, observer, extras) {
       const started = Date.now();
       // The MCP tool's schema checks this too; the command line and other callers come through here as well.
       if (input.timeout_ms !== undefined && (!Number.isInteger(input.timeout_ms) || input.timeout_ms < 1)) {
@@ -95,11 +111,12 @@ export function createCodeRunner(
           `timeout_ms ${input.timeout_ms} is over the configured sandbox.timeout_ms = ${sandbox.timeout_ms}: pass a smaller value or omit it`,
         );
       }
-      await waitAtMost(prepare(input.code), input.timeout_ms ?? sandbox.timeout_ms, signal);
-      const inputsJson = encodeInputs(input.inputs);
+      const { code, ran, loaded } = await sourceOf(input, saved);
+      await waitAtMost(prepare(code), input.timeout_ms ?? sandbox.timeout_ms, signal);
+      const inputsJson = loaded?.inputsJson ?? encodeInputs(input.inputs);
       let transpiled: Awaited<ReturnType<typeof transpileSnippet>>;
       try {
-        transpiled = await transpileSnippet(input.code);
+        transpiled = loaded?.transpiled ?? (await transpileSnippet(code));
       } catch (error) {
         if (error instanceof CairnError && error.code === ErrorCode.SYNTAX) {
           const line = error.data?.line as number | undefined;
@@ -107,7 +124,7 @@ export function createCodeRunner(
           if (line !== undefined) failure.line = line;
           const ms = Date.now() - started;
           capture?.run(session, {
-            code: input.code,
+            code,
             ok: false,
             error_code: failure.code,
             ms,
@@ -115,7 +132,7 @@ export function createCodeRunner(
             handles: [],
             upstream: [],
           });
-          return reply({ ok: false, error: failure, logs: [], stats: { ms, tool_calls: 0 } }, []);
+          return reply({ ok: false, error: failure, logs: [], stats: { ms, tool_calls: 0 } }, [], ran, []);
         }
         throw error;
       }
@@ -126,10 +143,13 @@ export function createCodeRunner(
         holdAnswer: answerBudget(sandbox.memory_mb),
         upstreamProgress: observer && ((capability, progress) => observer.upstreamProgress(capability, progress)),
         upstreamCalls: capturing && [],
+        askPerson: extras?.askPerson,
+        savedRuns: [],
       };
       const hostCalls: Record<string, number> = Object.create(null);
       const result = await executor.execute({
-        code: transpiled.code,
+        // run_saved is in scope only where the code names it: every other run is exactly as before (decision 0242).
+        code: saved !== undefined && mentionsRunSaved(code) ? withRunSaved(transpiled.code) : transpiled.code,
         inputsJson,
         functions: bindings.functionPaths(),
         limits: {
@@ -137,13 +157,14 @@ export function createCodeRunner(
           memoryMb: sandbox.memory_mb,
           maxToolCalls: sandbox.max_tool_calls,
           maxLogChars: sandbox.max_log_chars,
+          maxHoldMs,
         },
         signal,
         // The executor aborts the call's signal when the run ends, which stops upstream calls still in flight.
-        onHostCall: (name, args, callSignal) => {
+        onHostCall: (name, args, callSignal, holdDeadline) => {
           observer?.hostCall(name);
           if (capturing) count(hostCalls, name);
-          return bindings.answer(name, args, { ...run, signal: callSignal });
+          return bindings.answer(name, args, { ...run, signal: callSignal, holdDeadline });
         },
         onLog: observer && ((line) => observer.log(line)),
       });
@@ -154,7 +175,7 @@ export function createCodeRunner(
       }
       result.stats.ms = Date.now() - started;
       capturing?.run(session, {
-        code: input.code,
+        code,
         ok: result.ok,
         error_code: result.ok ? undefined : result.error.code,
         ms: result.stats.ms,
@@ -162,9 +183,35 @@ export function createCodeRunner(
         handles: run.savedArtifacts.map((a) => a.handle),
         upstream: run.upstreamCalls ?? [],
       });
-      return reply(result, run.savedArtifacts);
+      return reply(result, run.savedArtifacts, ran, run.savedRuns ?? []);
     },
   };
+}
+
+/**
+ * The code a run executes: `code` as given, or the saved snippet `saved` names with its inputs checked against its
+ * declaration (INVALID_ARGUMENT listing every problem, before anything runs). Exactly one of them.
+ */
+async function sourceOf(
+  input: ExecuteCodeInput,
+  saved: SavedSnippets | undefined,
+): Promise<{ code: string; ran?: SavedSnippetRun; loaded?: LoadedSnippet }> {
+  const hasCode = input.code !== undefined && input.code !== "";
+  if (hasCode === (input.saved !== undefined)) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      hasCode
+        ? "pass code or saved, not both: saved runs a saved snippet by name without resending its code"
+        : 'pass code (a snippet) or saved (the name or ws_ id of a saved snippet), e.g. {"saved": "reports/airports", "inputs": {...}}',
+    );
+  }
+  if (input.saved === undefined) return { code: input.code as string };
+  if (saved === undefined) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "saved snippets are not offered here: pass code instead");
+  }
+  const loaded = await saved.load(input.saved, input.inputs);
+  const { name, artifact_id, version } = loaded;
+  return { code: loaded.source, ran: { name, artifact_id, version }, loaded };
 }
 
 function count(calls: Record<string, number>, name: string): void {
@@ -210,10 +257,18 @@ function answerBudget(memoryMb: number): RunContext["holdAnswer"] {
   };
 }
 
-function reply(result: ExecutionResult, artifacts: ArtifactInfo[]): ExecuteCodeReply {
+function reply(
+  result: ExecutionResult,
+  artifacts: ArtifactInfo[],
+  ran: SavedSnippetRun | undefined,
+  savedRuns: SavedSnippetRun[],
+): ExecuteCodeReply {
   const parts: string[] = [];
   if (result.ok) parts.push(`"ok":true,"value":${result.valueJson}`);
   else parts.push(`"ok":false,"error":${JSON.stringify(result.error)}`);
+  // Which versions ran: the saved snippet execute_code named, and those its run_saved calls loaded.
+  if (ran !== undefined) parts.push(`"saved":${JSON.stringify(ran)}`);
+  if (savedRuns.length > 0) parts.push(`"run_saved":${JSON.stringify(savedRuns)}`);
   if (result.logs.length > 0) parts.push(`"logs":${JSON.stringify(result.logs)}`);
   if (artifacts.length > 0) {
     const listed = artifacts.map(({ handle, uri, filename, media_type, bytes }) => ({

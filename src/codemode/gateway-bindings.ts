@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Capability } from "../registry/capability.js";
-import type { Bindings, RunContext, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
+import type { AskPerson, Bindings, RunContext, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
 
 /** The calls the gateway offers (an interface, so codemode does not depend on how upstreams are reached). */
 export interface GatewayPort {
@@ -17,6 +17,12 @@ export interface GatewayPort {
       /** Asks the upstream for progress on this call and hears it. */
       onProgress?: (progress: UpstreamProgress) => void;
       saveBinary(bytes: Buffer, mediaType: string, filename?: string): Promise<{ handle: string }>;
+      /** How a call the server's policy marks may be approved (a person asked, the deadline held meanwhile). */
+      approval?: {
+        ask?: AskPerson | undefined;
+        holdDeadline?: (() => () => void) | undefined;
+        actor?: { name: string; role: string } | undefined;
+      };
     },
   ): Promise<unknown>;
 }
@@ -65,6 +71,7 @@ export function defineGatewayBindings(bindings: Bindings, options: GatewayBindin
         ctx.savedArtifacts.push(info);
         return { handle: info.handle };
       },
+      approval: { ask: ctx.askPerson, holdDeadline: ctx.holdDeadline, actor: ctx.session.actor },
     });
     return ctx.upstreamCalls === undefined ? call : recorded(call, name, args, ctx.upstreamCalls);
   };

@@ -231,6 +231,19 @@ const serverCommon = {
     ),
   allow: z.array(z.string().min(1)).default([]).describe("tool allow-list; empty = all"),
   deny: z.array(z.string().min(1)).default([]).describe("tools hidden from snippets"),
+  approve: z
+    .array(z.string().min(1).max(200))
+    .max(256)
+    .optional()
+    .describe(
+      'tools whose calls from snippets wait for a person to approve them: names or glob patterns ("delete_*", "send_?mail"; * any run of characters, ? one; default none)',
+    ),
+  approve_destructive: z
+    .boolean()
+    .optional()
+    .describe(
+      "also ask for approval of every tool the server does not mark read-only and non-destructive (MCP annotations; a tool without annotations counts as destructive, as MCP's defaults say; default false)",
+    ),
 };
 
 export const StdioServerConfigSchema = z.strictObject({
@@ -241,11 +254,69 @@ export const StdioServerConfigSchema = z.strictObject({
   ...serverCommon,
 });
 
-export const HttpServerConfigSchema = z.strictObject({
-  url: z.url({ protocol: /^https?$/ }).describe("Streamable HTTP endpoint"),
-  headers: stringMap.default({}),
-  ...serverCommon,
-});
+/** Keys of an HTTP server that only mean something with `auth = "oauth"`. */
+const OAUTH_KEYS = ["client_id", "client_secret", "client_metadata_url", "scopes", "redirect_port"] as const;
+
+export const HttpServerConfigSchema = z
+  .strictObject({
+    url: z.url({ protocol: /^https?$/ }).describe("Streamable HTTP endpoint"),
+    headers: stringMap.default({}),
+    auth: z
+      .enum(["oauth"])
+      .optional()
+      .describe(
+        '"oauth": OAuth 2.1 with PKCE, signed in once with `cairn auth login NAME`, tokens refreshed by Cairn (absent: headers only)',
+      ),
+    client_id: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe("a client id registered with the authorization server beforehand (absent: dynamic registration)"),
+    client_secret: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe('the secret of client_id, written as "${VAR}" so it stays out of the file and out of every log'),
+    client_metadata_url: z
+      .url({ protocol: /^https$/ })
+      .optional()
+      .describe(
+        "an HTTPS URL of Cairn's client metadata document, used as client_id where the server accepts such ids",
+      ),
+    scopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, "an OAuth scope: printable ASCII, no space or quote"))
+      .max(64)
+      .optional()
+      .describe("scopes asked for when the server names none (its WWW-Authenticate or scopes_supported win)"),
+    redirect_port: int(
+      1024,
+      65535,
+      "the loopback port of login's redirect URI, for a client_id registered with a fixed one (default: any free port)",
+    ).optional(),
+    ...serverCommon,
+  })
+  .superRefine((server, ctx) => {
+    if (server.auth !== "oauth") {
+      for (const key of OAUTH_KEYS) {
+        if (server[key] !== undefined) {
+          ctx.addIssue({ code: "custom", path: [key], message: `${key} needs auth = "oauth" in the same table` });
+        }
+      }
+      return;
+    }
+    if (Object.keys(server.headers).some((name) => name.toLowerCase() === "authorization")) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["headers"],
+        message: 'auth = "oauth" sends its own Authorization header: remove Authorization from headers',
+      });
+    }
+    if (server.client_secret !== undefined && server.client_id === undefined) {
+      ctx.addIssue({ code: "custom", path: ["client_secret"], message: "client_secret needs client_id" });
+    }
+  });
 
 const identityName = z
   .string()
@@ -276,6 +347,24 @@ const HttpConfigSchema = z.strictObject({
     .describe("[[http.tokens]]: bearer tokens of `serve --transport http`, each mapped to an identity and role"),
 });
 
+const ApprovalsConfigSchema = z.strictObject({
+  timeout_ms: int(
+    1000,
+    3_600_000,
+    "how long a run waits for a person to answer an approval request (MCP elicitation); this time does not count against the run's deadline. No answer by then declines the call (default 300000)",
+  ).default(300_000),
+  handle_ttl_s: int(
+    1,
+    7 * 86_400,
+    "how long an approval handle (apv_…, given to hosts without elicitation) stays usable (default 900)",
+  ).default(900),
+  max_pending: int(
+    1,
+    10_000,
+    "approval handles waiting at once in this workspace; one more is refused (default 256)",
+  ).default(256),
+});
+
 const ServerConfigSchema = z.union([StdioServerConfigSchema, HttpServerConfigSchema]);
 
 export const ConfigSchema = z.strictObject({
@@ -295,6 +384,7 @@ export const ConfigSchema = z.strictObject({
   memory: MemoryConfigSchema.prefault({}),
   identity: IdentityConfigSchema.prefault({}),
   http: HttpConfigSchema.prefault({}),
+  approvals: ApprovalsConfigSchema.prefault({}),
   servers: z.record(z.string(), ServerConfigSchema).default({}),
 });
 
@@ -305,6 +395,7 @@ export type StoreConfig = Config["results"];
 export type WorkspaceConfig = Config["workspace"];
 export type CliConfig = Config["cli"];
 export type MemoryConfig = Config["memory"];
+export type ApprovalsConfig = Config["approvals"];
 export type IdentityConfig = Config["identity"];
 export type HttpTokenConfig = Config["http"]["tokens"][number];
 export type ProgramPolicyConfig = z.infer<typeof ProgramPolicySchema>;

@@ -1,5 +1,5 @@
 // Zod schemas as the JSON Schema clients read (tools/list, describe_tools): no $schema line, no ±(2^53 - 1) bounds on
-// integers, converted once per schema.
+// integers, no `propertyNames: {type: "string"}` or empty `additionalProperties` on records, converted once per schema.
 import { z } from "zod";
 
 const cache = new WeakMap<z.ZodType, Record<string, unknown>>();
@@ -13,24 +13,40 @@ export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
   if (!json) {
     json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
     delete json.$schema;
-    dropSafeIntegerBounds(json);
+    dropNoiseOf(json);
     cache.set(schema, json);
   }
   return json;
 }
 
 /**
- * Removes the ±(2^53 - 1) bounds zod writes on every integer field: they say nothing a model needs and cost about
- * twenty tokens each in tools/list. Bounds a schema states itself are kept.
+ * Removes what zod writes that says nothing a model needs, in every node: the ±(2^53 - 1) bounds on integer fields
+ * (about twenty tokens each; bounds a schema states itself are kept), a record's `propertyNames: {type: "string"}`
+ * (every JSON object key is a string) and `additionalProperties: {}` (any value: what its absence means).
  */
-function dropSafeIntegerBounds(node: unknown): void {
+function dropNoiseOf(node: unknown): void {
   if (node === null || typeof node !== "object") return;
   if (Array.isArray(node)) {
-    for (const item of node) dropSafeIntegerBounds(item);
+    for (const item of node) dropNoiseOf(item);
     return;
   }
   const record = node as Record<string, unknown>;
   if (record.minimum === Number.MIN_SAFE_INTEGER) delete record.minimum;
   if (record.maximum === Number.MAX_SAFE_INTEGER) delete record.maximum;
-  for (const value of Object.values(record)) dropSafeIntegerBounds(value);
+  if (isStringKeys(record.propertyNames)) delete record.propertyNames;
+  if (isEmptyObject(record.additionalProperties)) delete record.additionalProperties;
+  for (const value of Object.values(record)) dropNoiseOf(value);
+}
+
+function isStringKeys(schema: unknown): boolean {
+  return (
+    schema !== null &&
+    typeof schema === "object" &&
+    Object.keys(schema).length === 1 &&
+    (schema as Record<string, unknown>).type === "string"
+  );
+}
+
+function isEmptyObject(schema: unknown): boolean {
+  return schema !== null && typeof schema === "object" && !Array.isArray(schema) && Object.keys(schema).length === 0;
 }

@@ -2,6 +2,7 @@
 // where it is exposed) from which the MCP tool, the snippet function, the describe_tools entry, the namespace line,
 // the CLI command and the README row are all derived. Adding an operation is one module in operations/ and its tests.
 import type { z } from "zod";
+import type { AskPerson } from "../codemode/bindings.js";
 import type { CodeRunner, RunObserver } from "../codemode/execute-code.js";
 import type { Actor, Role } from "../config/identity.js";
 import type { Profile } from "../config/profiles.js";
@@ -36,6 +37,27 @@ export interface OperationServices {
   upstreamStatus(): { server: string; status: string; cause?: string | undefined }[];
   /** This process's usage recorder (metrics); absent where nothing records. */
   readonly usage?: UsageRecorder | undefined;
+  /** Replays upstream calls approved by handle (decision 0240); absent where no upstream is reachable. */
+  readonly approvals?: ApprovalReplays | undefined;
+}
+
+/** An approver's replay of one upstream call a snippet was refused for want of approval (APPROVAL_REQUIRED). */
+export interface ApprovalReplays {
+  /**
+   * Takes the handle's call (once; APPROVAL_INVALID, APPROVAL_USED, APPROVAL_EXPIRED otherwise), makes exactly that
+   * call and returns its result as a snippet would receive it.
+   */
+  replay(
+    handle: string,
+    ctx: { actor: Actor; session: Session; signal?: AbortSignal | undefined },
+  ): Promise<{
+    approval_id: string;
+    server: string;
+    tool: string;
+    digest: string;
+    requested_by: string;
+    result: unknown;
+  }>;
 }
 
 export type { Actor, Role } from "../config/identity.js";
@@ -59,6 +81,11 @@ export interface OperationContext {
   progress?: ((done: number, total: number) => void) | undefined;
   /** Hears a snippet run's activity as it goes: set when an MCP client asked for progress (a progress token). */
   observer?: RunObserver | undefined;
+  /**
+   * Asks the person behind the host to approve an upstream call a snippet makes (MCP form elicitation, decision 0240);
+   * absent when the surface cannot ask (a client without elicitation, the CLI).
+   */
+  askPerson?: AskPerson | undefined;
   /**
    * The exact text this surface sends for an answer, which max_tokens counts (the tool: the CallToolResult JSON; the
    * CLI: what it prints); undefined when the answer would not be sent whole (a tool reply past view_chars is spilled).

@@ -57,6 +57,10 @@ export const FullMetadata = Metadata.extend({
   sql: z.string().optional(),
   parameters: z.unknown().optional(),
   inputs: z.array(z.string()).optional(),
+  snippet: z
+    .object({ description: z.string(), input_schema: z.record(z.string(), z.unknown()) })
+    .optional()
+    .describe("a saved snippet's declaration: run it with run_saved(name, inputs)"),
 });
 
 /** A page of text: `excerpt` is null for binary content, which `note` explains. */

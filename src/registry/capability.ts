@@ -23,6 +23,8 @@ export interface Capability {
   signature?: { declaration: string; example: string };
   /** Callable by canonical name and describable, but left out of `search` and `list`. */
   hidden?: boolean;
+  /** A saved snippet of the workspace (`saved:NAME`, decision 0242): run with `run_saved(name, inputs)`. */
+  saved?: { name: string; artifact_id: string; version: number };
 }
 
 /** `server.tool`: the server name never holds a dot (SERVER_NAME_PATTERN), so the first dot separates them. */

@@ -19,7 +19,17 @@ export interface HostPayload {
  * still in flight for it can stop. The answer
  * rejects with anything thrown; the snippet receives it as an error with its name, code and message.
  */
-export type HostCallHandler = (name: string, args: HostPayload, signal: AbortSignal) => Promise<HostPayload>;
+export type HostCallHandler = (
+  name: string,
+  args: HostPayload,
+  signal: AbortSignal,
+  /**
+   * Holds the run's deadline while this call waits for a person (an approval): time the run spends idle, waiting, while
+   * any hold is on does not count against `timeoutMs`, up to `limits.maxHoldMs` in all; the returned function releases
+   * the hold (calling it again does nothing). Memory limits and cancellation apply as always.
+   */
+  holdDeadline: () => () => void,
+) => Promise<HostPayload>;
 
 export interface ExecutionLimits {
   /** Wall clock for the whole run, host calls included. */
@@ -30,6 +40,11 @@ export interface ExecutionLimits {
   maxToolCalls: number;
   /** Console characters kept; beyond it the head and tail are kept and the middle is counted. */
   maxLogChars: number;
+  /**
+   * Time in all a run's deadline may be held by its host calls (HostCallHandler's holdDeadline), on top of
+   * `timeoutMs`; past it the clock runs again. @default 0 (holds do nothing)
+   */
+  maxHoldMs?: number;
 }
 
 export interface ExecutionRequest {

@@ -33,6 +33,7 @@ port.on("message", (message: ToWorker) => {
     // A refusal for memory never settles: the run stops with MEMORY_LIMIT (see run()).
     if (hostMemoryStop === undefined) call?.reject(message.text);
   }
+  // "clock": the host's watchdog is this backend's deadline and moves by the time held; timers below allow for it.
   // "cancel": the main thread terminates this worker, which is the only reliable stop for V8 code.
 });
 send({ type: "ready" });
@@ -50,7 +51,8 @@ interface PreludeHost {
 
 async function run(message: RunMessage): Promise<void> {
   const started = Date.now();
-  const deadline = started + message.limits.timeoutMs;
+  // A timer due before the latest deadline holds can give is scheduled; the host's watchdog ends the run on time.
+  const deadline = started + message.limits.timeoutMs + (message.limits.maxHoldMs ?? 0);
   const logs = new LogBuffer(message.limits.maxLogChars);
   const stream = message.streamLogs
     ? new LogStream((line) => send({ type: "log", runId: message.runId, line }))

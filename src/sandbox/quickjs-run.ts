@@ -36,6 +36,26 @@ export interface QuickJsRunOptions {
   memory?: { guard: MemoryGuard; capBytes: number };
   /** Hears each console call as it happens (the worker streams the lines to the host). */
   onLog?: (level: string, text: string) => void;
+  /** The host's hold on the deadline (ClockMessage), set by the worker while the run goes. */
+  holds?: DeadlineHolds;
+}
+
+/**
+ * Whether the host holds the run's deadline now (a host call waiting for a person). The worker sets it from the
+ * host's messages; the run listens and stops counting the time it waits idle while held, up to limits.maxHoldMs.
+ */
+export class DeadlineHolds {
+  held = false;
+  private listener: (() => void) | undefined;
+
+  set(held: boolean): void {
+    this.held = held;
+    this.listener?.();
+  }
+
+  listen(listener: (() => void) | undefined): void {
+    this.listener = listener;
+  }
 }
 
 type Stop = { code: "TIMEOUT" | "CANCELLED" | "TOO_MANY_CALLS" | "MEMORY_LIMIT" | "RUNTIME"; message: string };
@@ -78,7 +98,18 @@ export async function runInQuickJs(
 ): Promise<ExecutionResult> {
   const started = Date.now();
   const { limits } = options;
-  const deadline = started + limits.timeoutMs;
+  // The deadline moves by the time the run waited idle while the host held it, at most maxHoldMs in all: a person
+  // deciding on an approval is not the snippet's time, but the snippet computing meanwhile still is.
+  const maxHold = limits.maxHoldMs ?? 0;
+  const holds = options.holds;
+  let pausedMs = 0;
+  let pausedSince: number | undefined;
+  let idle = false;
+  const deadline = () =>
+    started +
+    limits.timeoutMs +
+    Math.min(maxHold, pausedMs + (pausedSince === undefined ? 0 : Date.now() - pausedSince));
+  const lastDeadline = started + limits.timeoutMs + maxHold;
   const logs = new LogBuffer(limits.maxLogChars);
   let toolCalls = 0;
   let stop: Stop | undefined;
@@ -110,7 +141,7 @@ export async function runInQuickJs(
   /** The stop in force: a passed memory cap or deadline wins over whatever the snippet did meanwhile. */
   const currentStop = (): Stop | undefined => {
     if (!stop && guard?.exceeded) stop = memoryStop;
-    if (!stop && Date.now() >= deadline) stop = timeoutStop(limits.timeoutMs);
+    if (!stop && Date.now() >= deadline()) stop = timeoutStop(limits.timeoutMs);
     return stop;
   };
   const stats = () => ({ ms: Date.now() - started, tool_calls: toolCalls });
@@ -142,13 +173,31 @@ export async function runInQuickJs(
       };
       return true;
     }
-    if (Date.now() > deadline) {
+    if (Date.now() > deadline()) {
       stop = timeoutStop(limits.timeoutMs);
       return true;
     }
     return false;
   });
-  const deadlineTimer = setTimeout(() => stopWith(timeoutStop(limits.timeoutMs)), limits.timeoutMs);
+  let deadlineTimer: NodeJS.Timeout | undefined;
+  const armDeadline = () => {
+    clearTimeout(deadlineTimer);
+    // While paused the deadline only moves, until maxHold is spent: the timer waits for the latest it can be.
+    const at = pausedSince === undefined ? deadline() : lastDeadline;
+    deadlineTimer = setTimeout(
+      () => (Date.now() >= deadline() ? stopWith(timeoutStop(limits.timeoutMs)) : armDeadline()),
+      Math.max(0, at - Date.now()),
+    );
+  };
+  /** Called at each change of `idle` or of the host's hold: closes or opens a paused interval. */
+  const clockChanged = () => {
+    const now = Date.now();
+    if (pausedSince !== undefined) pausedMs += now - pausedSince;
+    pausedSince = idle && holds?.held === true && maxHold > 0 && pausedMs < maxHold ? now : undefined;
+    armDeadline();
+  };
+  armDeadline();
+  holds?.listen(clockChanged);
   options.cancelled.then(() =>
     stopWith({
       code: "CANCELLED",
@@ -197,7 +246,7 @@ export async function runInQuickJs(
         // A timer never fires before its delay. One due after the deadline is never scheduled: the run ends with
         // TIMEOUT at the deadline, still waiting for it.
         const due = Date.now() + ms;
-        if (due > deadline) return new Promise<void>(() => {});
+        if (due > lastDeadline) return new Promise<void>(() => {});
         return new Promise<void>((resolve) => {
           // Node's timers count from the event loop's clock, which can be up to a millisecond behind Date.now():
           // a timer that fires before `due` by the clock the snippet reads waits for the rest.
@@ -270,13 +319,21 @@ export async function runInQuickJs(
               "resolve or reject it, or await a host call or a timer instead",
           });
         }
-        await waiting;
+        idle = true;
+        if (holds?.held) clockChanged();
+        try {
+          await waiting;
+        } finally {
+          idle = false;
+          if (pausedSince !== undefined) clockChanged();
+        }
       }
     } finally {
       promise.dispose();
     }
   } finally {
     finished = true;
+    holds?.listen(undefined);
     clearTimeout(deadlineTimer);
     for (const id of timerIds) clearTimeout(id);
     guard?.disarm();

@@ -11,7 +11,7 @@ import {
 import type { ExecutionResult, HostPayload } from "./executor.js";
 import { LogStream } from "./log-stream.js";
 import { MemoryGuard } from "./memory-guard.js";
-import { type PreparedContext, prepareContext, runInQuickJs } from "./quickjs-run.js";
+import { DeadlineHolds, type PreparedContext, prepareContext, runInQuickJs } from "./quickjs-run.js";
 import { type FromWorker, type RunMessage, type ToWorker, transferList } from "./worker-protocol.js";
 
 const port = parentPort;
@@ -44,6 +44,7 @@ interface ActiveRun {
   runId: number;
   calls: Map<number, PendingCall>;
   cancel(): void;
+  holds: DeadlineHolds;
 }
 let active: ActiveRun | undefined;
 let nextCallId = 1;
@@ -69,6 +70,9 @@ port.on("message", (message: ToWorker) => {
     case "cancel":
       if (active?.runId === message.runId) active.cancel();
       return;
+    case "clock":
+      if (active?.runId === message.runId) active.holds.set(message.held);
+      return;
   }
 });
 
@@ -86,7 +90,7 @@ async function start(message: RunMessage): Promise<void> {
   ready = undefined;
   let cancel: () => void = () => {};
   const cancelled = new Promise<void>((resolve) => (cancel = resolve));
-  const run: ActiveRun = { runId: message.runId, calls: new Map(), cancel };
+  const run: ActiveRun = { runId: message.runId, calls: new Map(), cancel, holds: new DeadlineHolds() };
   active = run;
   const stream = message.streamLogs
     ? new LogStream((line) => send({ type: "log", runId: message.runId, line }))
@@ -104,6 +108,7 @@ async function start(message: RunMessage): Promise<void> {
         limits: message.limits,
         cancelFlag: new Int32Array(message.cancelFlag),
         cancelled,
+        holds: run.holds,
         memory: { guard, capBytes: baselineBytes + message.limits.memoryMb * MIB },
         ...(stream ? { onLog: (level: string, text: string) => stream.push(level, text) } : {}),
         hostCall: (name, args) =>

@@ -61,6 +61,10 @@ interface ActiveRun {
   inTransitBytes: number;
   /** Why the host stopped the run (answers past its memory): reported instead of the CANCELLED the worker sees. */
   stoppedBy?: ExecutionError;
+  /** Holds on the deadline now on (host calls waiting for a person), since when, and the time held before. */
+  holds: number;
+  heldSince: number | undefined;
+  heldMs: number;
 }
 
 let nextRunId = 1;
@@ -143,6 +147,9 @@ export class WorkerHost {
         inTransitBytes: 0,
         resolve,
         watchdog: setTimeout(() => this.onWatchdog(runId), request.limits.timeoutMs + this.graceMs),
+        holds: 0,
+        heldSince: undefined,
+        heldMs: 0,
       };
       this.runs.set(runId, active);
       const onAbort = () => {
@@ -207,7 +214,7 @@ export class WorkerHost {
     active.calls.add(call);
     let answer: Promise<HostPayload>;
     try {
-      answer = active.request.onHostCall(name, { json: argsJson, bytes }, call.signal);
+      answer = active.request.onHostCall(name, { json: argsJson, bytes }, call.signal, () => this.hold(active));
     } catch (error) {
       answer = Promise.reject(error);
     }
@@ -237,6 +244,40 @@ export class WorkerHost {
       (error: unknown) =>
         queue({ type: "call-result", runId: message.runId, callId, ok: false, text: hostErrorJson(error), bytes: [] }),
     );
+  }
+
+  /**
+   * Holds the run's deadline until the returned function is called: the worker stops counting the time the run waits
+   * idle, and the watchdog moves by the time held, both at most limits.maxHoldMs in all (decision 0240).
+   */
+  private hold(active: ActiveRun): () => void {
+    const maxHold = active.request.limits.maxHoldMs ?? 0;
+    if (maxHold <= 0 || this.runs.get(active.runId) !== active) return () => {};
+    if (active.holds++ === 0) {
+      active.heldSince = Date.now();
+      this.post({ type: "clock", runId: active.runId, held: true });
+      this.armWatchdog(active);
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--active.holds > 0) return;
+      active.heldMs += Date.now() - (active.heldSince ?? Date.now());
+      active.heldSince = undefined;
+      if (this.runs.get(active.runId) !== active) return;
+      this.post({ type: "clock", runId: active.runId, held: false });
+      this.armWatchdog(active);
+    };
+  }
+
+  /** The watchdog at the run's deadline plus the time held (all of maxHoldMs while a hold is on) plus the grace. */
+  private armWatchdog(active: ActiveRun): void {
+    const maxHold = active.request.limits.maxHoldMs ?? 0;
+    const held = active.heldSince === undefined ? Math.min(maxHold, active.heldMs) : maxHold;
+    const at = active.started + active.request.limits.timeoutMs + held + this.graceMs;
+    clearTimeout(active.watchdog);
+    active.watchdog = setTimeout(() => this.onWatchdog(active.runId), Math.max(0, at - Date.now()));
   }
 
   /** Sends the run's next call result unless one is still on the channel, or the run is over. */

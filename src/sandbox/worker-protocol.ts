@@ -31,7 +31,17 @@ export interface CancelMessage {
   runId: number;
 }
 
-export type ToWorker = RunMessage | CallResultMessage | CancelMessage;
+/**
+ * The host's holds on a run's deadline (a host call waiting for a person): `held` true when the first hold starts,
+ * false when the last ends. While held, the time the run waits idle does not count, up to `limits.maxHoldMs`.
+ */
+export interface ClockMessage {
+  type: "clock";
+  runId: number;
+  held: boolean;
+}
+
+export type ToWorker = RunMessage | CallResultMessage | CancelMessage | ClockMessage;
 
 export interface CallMessage {
   type: "call";

@@ -23,6 +23,7 @@ import { argumentProblems } from "../registry/arguments.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 import type { Workspace } from "../workspace/workspace.js";
+import { approvalAsker } from "./approval-elicitation.js";
 import { ProgressReporter } from "./progress.js";
 import { getPrompt, PROMPTS } from "./prompts.js";
 import { orProtocolError } from "./protocol-error.js";
@@ -126,7 +127,11 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
     if (progress) extra.signal.addEventListener("abort", () => progress.close(), { once: true });
     session.activity.callStarted();
     try {
-      const reply = await tool.handler(parsed.data, { session, signal: extra.signal, progress });
+      // A client that declared form elicitation can be asked to approve a call while this request is open.
+      const askPerson = server.getClientCapabilities()?.elicitation?.form
+        ? approvalAsker(server, extra.requestId)
+        : undefined;
+      const reply = await tool.handler(parsed.data, { session, signal: extra.signal, progress, askPerson });
       text = reply.text;
       isError = reply.isError ?? false;
       media = reply.media ?? [];

@@ -34,6 +34,7 @@ export function operationTools(
             signal: ctx.signal,
             surface: "tool",
             observer: ctx.progress,
+            askPerson: ctx.askPerson,
             replyText: (answer) => sentResult(jsonReply(answer).text, viewChars),
           });
         } catch (error) {

@@ -1,6 +1,7 @@
 // What a Cairn MCP tool is: a zod input schema (sent to clients as JSON Schema), a description that states its
 // limits, truthful annotations, and a handler. The server validates, dispatches, maps errors and spills in one place.
 import type { z } from "zod";
+import type { AskPerson } from "../codemode/bindings.js";
 import type { RunObserver } from "../codemode/execute-code.js";
 import type { Role } from "../config/identity.js";
 import type { Session } from "../session/session.js";
@@ -18,6 +19,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Turns the call's activity into progress notifications; present only when the client sent a progress token. */
   progress?: RunObserver | undefined;
+  /** Asks the person behind the host (MCP form elicitation); present only when the client declared it. */
+  askPerson?: AskPerson | undefined;
 }
 
 /** A handler's answer: the text the client reads (spilled by the server when too long) and whether it failed. */

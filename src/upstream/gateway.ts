@@ -7,6 +7,7 @@ import { splitCanonicalName } from "../registry/capability.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
 import { namespaceExpression } from "../registry/identifiers.js";
 import type { ArgsValidator } from "../registry/validate-args.js";
+import type { ApprovalGate, CallApproval } from "./approval-gate.js";
 import { followSignal, untilAborted } from "./call-signal.js";
 import { type MapToolResultOptions, mapToolResult } from "./map-result.js";
 import type { UpstreamManager } from "./upstream-manager.js";
@@ -18,6 +19,11 @@ export interface GatewayCallOptions {
   onProgress?: (progress: Progress) => void;
   /** Stores image, audio and resource bytes; the snippet receives the handle. */
   saveBinary: MapToolResultOptions["saveBinary"];
+  /**
+   * How this call may be approved when its server's policy asks (approval-gate.ts): a way to ask a person, the run's
+   * deadline hold, the caller. `"replay"`: an approver already approved exactly this call by its handle.
+   */
+  approval?: CallApproval | "replay" | undefined;
 }
 
 /**
@@ -26,7 +32,8 @@ export interface GatewayCallOptions {
  * caller's signal). Throws `UPSTREAM_UNAVAILABLE` for any name on a server that is down (never TOOL_NOT_FOUND: its
  * tools are unknown), `TOOL_NOT_FOUND` with "did you mean" candidates and where to list names for an unknown name,
  * `INVALID_ARGUMENT` listing every problem, then whatever the upstream call or its result gives (`TOOL_TIMEOUT`,
- * `TOOL_FAILED`, `CANCELLED`).
+ * `TOOL_FAILED`, `CANCELLED`). A tool its server's policy marks for approval throws `APPROVAL_DECLINED` or
+ * `APPROVAL_REQUIRED` (with a handle) before the call unless a person approves it (approval-gate.ts).
  */
 export interface Gateway {
   call(name: string, args: Record<string, unknown>, options: GatewayCallOptions): Promise<unknown>;
@@ -37,9 +44,11 @@ export interface GatewayOptions {
   /** Kept in step with the manager (see `followUpstreams`). */
   registry: CapabilityRegistry;
   validator: ArgsValidator;
+  /** Approvals of marked tools ([servers.NAME] approve, approve_destructive); absent, no call waits. */
+  approvals?: ApprovalGate | undefined;
 }
 
-export function createGateway({ manager, registry, validator }: GatewayOptions): Gateway {
+export function createGateway({ manager, registry, validator, approvals }: GatewayOptions): Gateway {
   return {
     async call(name, args, options) {
       const server = registry.get(name)?.server ?? splitCanonicalName(name)?.server;
@@ -51,6 +60,10 @@ export function createGateway({ manager, registry, validator }: GatewayOptions):
           : splitCanonicalName(name);
       if (!target || (!capability && !manager.has(target.server))) throw unknownCapability(name, registry, manager);
       if (capability) validator.validate(capability, args);
+      // After the checks a caller can fix alone, before anything reaches the server: a person sees only valid calls.
+      if (approvals && options.approval !== "replay") {
+        await approvals.check(target.server, target.tool, args, options.approval ?? {}, options.signal);
+      }
       let result: Awaited<ReturnType<UpstreamManager["callTool"]>>;
       try {
         // A name the registry lacks still goes to its server's connection: it reconnects a server that is down

@@ -1,15 +1,20 @@
 // The lifecycle of one upstream MCP server: spawn or reach it, initialize and list its tools under one deadline
 // (startup_timeout_ms), follow list_changed, call its tools at most max_concurrency at once, close it. A failure
 // leaves it "unavailable"; the next call connects again.
+
+import type { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   type CallToolResult,
   type Progress,
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { isStdioServer, type ServerConfig } from "../config/schema.js";
+import { type HttpServerConfig, isStdioServer, type ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
 import { namespaceExpression } from "../registry/identifiers.js";
@@ -17,6 +22,9 @@ import { createSlots, type Slots } from "../slots.js";
 import { createBoundedFetch, type OnDiscarded } from "./bounded-fetch.js";
 import type { BoundedStdioClientTransport } from "./bounded-stdio-transport.js";
 import { followSignal, untilAborted } from "./call-signal.js";
+import { createRefreshSharingFetch } from "./oauth-fetch.js";
+import { CairnOAuthProvider } from "./oauth-provider.js";
+import { FileOAuthStore, oauthDir } from "./oauth-store.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-limit.js";
 import { callError, describeConnectError } from "./upstream-errors.js";
 
@@ -49,6 +57,11 @@ export interface ConnectionContext {
   closed(): boolean;
   /** Called whenever the server's status or tool list changes. */
   changed(server: string): void;
+  /**
+   * The OAuth client of a server with `auth = "oauth"`. @default its token file under oauthDir(), with no
+   * interaction: a needed sign-in is AUTH_REQUIRED
+   */
+  oauthProvider?(server: string, config: HttpServerConfig): CairnOAuthProvider;
 }
 
 /**
@@ -72,6 +85,10 @@ export class UpstreamConnection {
   private readonly slots: Slots;
   /** Calls to tools not marked read-only take this one slot first (unless parallel_writes). */
   private readonly writes = createSlots(1);
+  /** The OAuth client of an `auth = "oauth"` server, made with the first connection. */
+  private oauth: CairnOAuthProvider | undefined;
+  /** The error behind the cause, when it is the user's to act on (AUTH_REQUIRED): calls fail with it as is. */
+  private causeError: CairnError | undefined;
 
   constructor(
     readonly name: string,
@@ -106,13 +123,15 @@ export class UpstreamConnection {
     this.status = "connecting";
     this.connecting = this.connectOnce()
       .catch((error: unknown) => {
-        const cause = describeConnectError(error, this.config);
+        const authError = this.authError(error);
+        const cause = authError?.message ?? describeConnectError(error, this.config);
         if (!this.context.closed()) {
           this.context.log.warn(`server "${this.name}" unavailable: ${cause}`, {
             stderr_tail: this.stderrTail.slice(-5),
           });
         }
         this.markUnavailable(cause);
+        this.causeError = authError;
       })
       .finally(() => {
         this.connecting = undefined;
@@ -151,12 +170,23 @@ export class UpstreamConnection {
         // The connection may have died (or been replaced) while the call waited for its turn.
         client = this.client;
         if (!client) throw this.unavailable();
-        return (await client.callTool({ name: tool, arguments: args }, undefined, {
-          timeout: timeoutMs,
-          signal: call.signal,
-          // The SDK sends a progress token only with a listener: a call nobody watches asks for no progress.
-          ...(onProgress === undefined ? {} : { onprogress: onProgress }),
-        })) as CallToolResult;
+        const send = (to: Client) =>
+          to.callTool({ name: tool, arguments: args }, undefined, {
+            timeout: timeoutMs,
+            signal: call.signal,
+            // The SDK sends a progress token only with a listener: a call nobody watches asks for no progress.
+            ...(onProgress === undefined ? {} : { onprogress: onProgress }),
+          }) as Promise<CallToolResult>;
+        const saves = this.oauth?.saves ?? 0;
+        try {
+          return await send(client);
+        } catch (error) {
+          // Refused for a token replaced meanwhile: a refresh by a concurrent call (whose success the SDK's transport
+          // takes for its own, answering this one "401 after successful authentication"), or a sign-in (a scope
+          // step-up in `upstream check`). Sent once more, with the new token.
+          if (!this.oauth || this.oauth.saves === saves || !this.refusedByAuth(error)) throw error;
+          return await send(client);
+        }
       } catch (error) {
         throw client ? this.callFailed(error, client, tool, timeoutMs, call.signal) : error;
       } finally {
@@ -209,6 +239,7 @@ export class UpstreamConnection {
     this.client = undefined;
     this.status = "unavailable";
     this.cause = "Cairn closed the connection";
+    this.causeError = undefined;
     if (!client) return;
     // A client exists, so the client side is loaded.
     const { StreamableHTTPClientTransport: HttpTransport } = await loadClientSide();
@@ -222,6 +253,17 @@ export class UpstreamConnection {
   }
 
   private async connectOnce(): Promise<void> {
+    const saves = this.oauth?.saves ?? 0;
+    try {
+      await this.connectAttempt();
+    } catch (error) {
+      // A sign-in completed during initialize (`cairn auth login`, `upstream check`): the token is there now.
+      if (!this.oauth || this.oauth.saves === saves || !this.refusedByAuth(error)) throw error;
+      await this.connectAttempt();
+    }
+  }
+
+  private async connectAttempt(): Promise<void> {
     const { log } = this.context;
     const connectTimeoutMs = this.startupTimeoutMs;
     const sdk = await loadClientSide();
@@ -276,6 +318,7 @@ export class UpstreamConnection {
     this.tools = tools;
     this.status = "ready";
     this.cause = undefined;
+    this.causeError = undefined;
     log.info(`server "${this.name}" ready`, { tools: tools.length });
     this.context.changed(this.name);
   }
@@ -290,9 +333,18 @@ export class UpstreamConnection {
         ...(answered === undefined ? { answered: "no request id found" } : { request_id: answered }),
       });
     if (!isStdioServer(config)) {
+      const fetch = createBoundedFetch(maxReplyBytes, onDiscarded);
+      if (config.auth !== "oauth") {
+        return new sdk.StreamableHTTPClientTransport(new URL(config.url), {
+          requestInit: { headers: config.headers },
+          fetch,
+        });
+      }
+      this.oauth ??= this.context.oauthProvider?.(this.name, config) ?? defaultOAuthProvider(this.name, config);
       return new sdk.StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
-        fetch: createBoundedFetch(maxReplyBytes, onDiscarded),
+        fetch: createRefreshSharingFetch(fetch),
+        authProvider: this.oauth,
       });
     }
     const transport = new sdk.BoundedStdioClientTransport(
@@ -401,6 +453,7 @@ export class UpstreamConnection {
 
   /** UPSTREAM_UNAVAILABLE naming this server, its state and the cause. */
   unavailable(): CairnError {
+    if (this.causeError) return this.causeError;
     const cause = this.cause ?? "unknown cause";
     return new CairnError(
       ErrorCode.UPSTREAM_UNAVAILABLE,
@@ -410,6 +463,23 @@ export class UpstreamConnection {
     );
   }
 
+  /**
+   * AUTH_REQUIRED when `error` says an OAuth server refused Cairn: the provider's own, the SDK's UnauthorizedError
+   * (a sign-in was needed), or a 401/403 answered after a refresh. Undefined for anything else.
+   */
+  private authError(error: unknown): CairnError | undefined {
+    if (!this.oauth) return undefined;
+    if (error instanceof CairnError) return error.code === ErrorCode.AUTH_REQUIRED ? error : undefined;
+    return this.refusedByAuth(error) ? this.oauth.authRequired() : undefined;
+  }
+
+  /** The SDK's UnauthorizedError (a sign-in was started), or a 401/403 it gave up on after refreshing. */
+  private refusedByAuth(error: unknown): boolean {
+    if (loadedClientSide === undefined) return false;
+    if (error instanceof loadedClientSide.UnauthorizedError) return true;
+    return error instanceof loadedClientSide.StreamableHTTPError && (error.code === 401 || error.code === 403);
+  }
+
   private callFailed(
     error: unknown,
     client: Client,
@@ -417,7 +487,7 @@ export class UpstreamConnection {
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): CairnError {
-    const mapped = callError(error, { server: this.name, tool, timeoutMs, signal });
+    const mapped = callError(error, { server: this.name, tool, timeoutMs, signal }) ?? this.authError(error);
     if (mapped) return mapped;
     // Connection closed, or a transport failure (process gone, HTTP endpoint unreachable): the connection is dead.
     if (this.client === client) {
@@ -434,20 +504,35 @@ interface ClientSide {
   Client: typeof Client;
   StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
   BoundedStdioClientTransport: typeof BoundedStdioClientTransport;
+  UnauthorizedError: typeof UnauthorizedError;
+  StreamableHTTPError: typeof StreamableHTTPError;
 }
 let clientSide: Promise<ClientSide> | undefined;
+/** The client side once loaded: every connection has loaded it before it can fail. */
+let loadedClientSide: ClientSide | undefined;
 function loadClientSide(): Promise<ClientSide> {
   clientSide ??= Promise.all([
     import("@modelcontextprotocol/sdk/client/index.js"),
     import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+    import("@modelcontextprotocol/sdk/client/auth.js"),
     import("./bounded-stdio-transport.js"),
-  ]).then(([client, http, stdio]) => ({
-    Client: client.Client,
-    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
-    BoundedStdioClientTransport: stdio.BoundedStdioClientTransport,
-  }));
+  ]).then(([client, http, auth, stdio]) => {
+    loadedClientSide = {
+      Client: client.Client,
+      StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+      BoundedStdioClientTransport: stdio.BoundedStdioClientTransport,
+      UnauthorizedError: auth.UnauthorizedError,
+      StreamableHTTPError: http.StreamableHTTPError,
+    };
+    return loadedClientSide;
+  });
   clientSide.catch(() => {
     clientSide = undefined;
   });
   return clientSide;
+}
+
+/** The OAuth client of a server whose context names none: its token file, no interaction. */
+function defaultOAuthProvider(server: string, config: HttpServerConfig): CairnOAuthProvider {
+  return new CairnOAuthProvider({ server, config, store: new FileOAuthStore(oauthDir(), server, config.url) });
 }

@@ -27,6 +27,10 @@ export const WORKSPACE_LIMITS = {
   listNamespaces: 50,
   /** Namespaces `Workspace.namespaces` names at once (the web view's namespace index). */
   namespacesListed: 10_000,
+  /** Characters of a saved snippet's description (decision 0242). */
+  snippetDescriptionChars: 2000,
+  /** Bytes of a saved snippet's input schema, as compact JSON. */
+  snippetSchemaBytes: 16 * 1024,
 } as const;
 
 export const SQL_LIMITS = {

@@ -2,7 +2,8 @@
 // Field names are snake_case exactly as SPEC.md's workspace tables spell them.
 
 import type { ArtifactKind, CheckpointFields, StaleInput, VersionRecord } from "./catalog/catalog.js";
-import type { ListedArtifact } from "./types.js";
+import type { ListedArtifact, SnippetDeclaration } from "./types.js";
+import { isSnippetDeclaration } from "./validate.js";
 
 /**
  * What every reply about a version carries. Omits what the caller supplied or rarely needs (summary, source,
@@ -33,6 +34,8 @@ export interface FullMetadata extends CompactMetadata {
   sql?: string;
   parameters?: unknown;
   inputs?: string[];
+  /** A saved snippet's declaration (decision 0242). */
+  snippet?: SnippetDeclaration;
 }
 
 export function compactMetadata(record: VersionRecord): CompactMetadata {
@@ -60,6 +63,7 @@ function fullMetadata(record: VersionRecord): FullMetadata {
     current: record.current,
   };
   if (record.checkpoint !== null) full.checkpoint = record.checkpoint;
+  if (isSnippetDeclaration(record)) full.snippet = record.parameters as SnippetDeclaration;
   if (record.sql !== null) {
     full.sql = record.sql;
     full.parameters = record.parameters ?? null;

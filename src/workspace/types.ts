@@ -19,10 +19,21 @@ export interface SaveInput {
   expected_version?: number;
   /** The claim this save is made under: refused (FENCED) unless its ticket is the resource's current one. */
   claim?: { resource: string; ticket: number };
+  /** A saved snippet's declaration (kind "code", text content): stored with the version (decision 0242). */
+  snippet?: SnippetDeclaration;
   /** Saved-query fields, filled by the query engine's `save_as`. */
   sql?: string;
   parameters?: unknown;
   inputs?: string[];
+}
+
+/**
+ * What a saved snippet declares beside its code, versioned with it (the catalog's `parameters` of a "code" version):
+ * what it does and the JSON Schema of the `inputs` it takes.
+ */
+export interface SnippetDeclaration {
+  description: string;
+  input_schema: Record<string, unknown>;
 }
 
 export interface FindInput {

@@ -13,6 +13,7 @@ import {
 } from "./catalog/catalog.js";
 import { CLAIM_LIMITS, type Fence } from "./catalog/claim-store.js";
 import { SQL_LIMITS, WORKSPACE_LIMITS } from "./limits.js";
+import type { SnippetDeclaration } from "./types.js";
 
 const MAX_NAME_CHARS = WORKSPACE_LIMITS.nameChars;
 /** Summary and source are labels for search and listings, not documents. */
@@ -208,6 +209,56 @@ export function checkSavedQuery(args: Record<string, unknown>): {
   if (sql === null) return { sql: null, parameters: null, inputs: null };
   const inputs = Array.isArray(args.inputs) ? args.inputs.map((r, i) => checkRef(r, `inputs[${i}]`)) : [];
   return { sql, parameters: args.parameters ?? null, inputs };
+}
+
+/**
+ * A saved snippet's declaration (decision 0242): a description of 1 to WORKSPACE_LIMITS.snippetDescriptionChars
+ * characters and an input schema that is a JSON object of at most snippetSchemaBytes. Whether the schema is a valid
+ * JSON Schema and the code transpiles is checked above the workspace, which runs no snippets.
+ */
+export function checkSnippetDeclaration(value: unknown): SnippetDeclaration | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "snippet must be an object {description, input_schema}");
+  }
+  const fields = value as Record<string, unknown>;
+  const description = checkText("description", fields.description, WORKSPACE_LIMITS.snippetDescriptionChars);
+  if (description === undefined || description.trim() === "") {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      "a saved snippet needs a description: say what it computes and from what, in a sentence or two",
+    );
+  }
+  const schema = fields.input_schema;
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
+    throw new CairnError(
+      ErrorCode.INVALID_ARGUMENT,
+      'a saved snippet needs input_schema, a JSON Schema object such as {"type":"object","properties":{}}',
+    );
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(schema), "utf8");
+  if (bytes > WORKSPACE_LIMITS.snippetSchemaBytes) {
+    throw new CairnError(
+      ErrorCode.TOO_LARGE,
+      `input_schema is ${bytes} bytes of JSON, over the ${WORKSPACE_LIMITS.snippetSchemaBytes}-byte limit: declare fewer or shorter properties`,
+    );
+  }
+  return { description, input_schema: schema as Record<string, unknown> };
+}
+
+/** Whether a version's `parameters` hold a saved snippet's declaration (a "code" version that is not a query). */
+export function isSnippetDeclaration(record: Pick<VersionRecord, "kind" | "sql" | "parameters">): boolean {
+  const p = record.parameters as Partial<SnippetDeclaration> | null;
+  return (
+    record.kind === "code" &&
+    record.sql === null &&
+    p !== null &&
+    typeof p === "object" &&
+    typeof p.description === "string" &&
+    p.input_schema !== null &&
+    typeof p.input_schema === "object" &&
+    !Array.isArray(p.input_schema)
+  );
 }
 
 /** A claim's resource: 1 to 200 characters, no control characters (`task:NAME`, an artifact name, any label). */

@@ -76,6 +76,7 @@ import {
   checkpointNeeded,
   checkRef,
   checkSavedQuery,
+  checkSnippetDeclaration,
   checkText,
   checkWellFormed,
   contentNeeded,
@@ -193,11 +194,19 @@ export class Workspace {
     const dependencies = checkDependencies(args.dependencies);
     const query = checkSavedQuery(args);
     const fence = checkFence(args.claim);
+    const snippet = checkSnippetDeclaration(args.snippet);
 
     const content = await this.saveContent(args, kind);
     const type = content.checkpoint
       ? { media_type: "application/json", kind: "checkpoint" as const }
       : inferType({ kind, media_type: mediaType, filename }, content.head, content.whole);
+    // A saved snippet is code as text with its declaration beside it, in the version's parameters (decision 0242).
+    if (snippet !== undefined && (type.kind !== "code" || typeof args.content !== "string" || query.sql !== null)) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        'a saved snippet is saved with kind "code" and its source as text content: save({kind: "code", content, description, input_schema})',
+      );
+    }
     const record = await this.commit(
       content.source,
       {
@@ -210,6 +219,7 @@ export class Workspace {
         dependencies,
         checkpoint: content.checkpoint,
         ...query,
+        ...(snippet === undefined ? {} : { parameters: snippet }),
       },
       (info) => content.indexText ?? this.indexOf(type.media_type, content.head, info.bytes),
       { expectedVersion: expected, fence, event: attribution(options, "save") },
@@ -779,6 +789,19 @@ export class Workspace {
   ): Promise<{ refs: VersionRecord[]; current: VersionRecord[] }> {
     const { resolved, current } = await this.catalog.snapshot(refs, options);
     return { refs: requireFound(refs, resolved), current };
+  }
+
+  /**
+   * Current versions of `kind` as catalog records, most recently saved first, a page (1..100) at a time; for Cairn's
+   * own readers of a kind (saved snippets, decision 0242).
+   */
+  async currentOfKind(
+    kind: ArtifactKind,
+    options: { limit: number; cursor?: string | undefined },
+  ): Promise<{ records: VersionRecord[]; next_cursor: string | null }> {
+    const limit = checkInteger("limit", options.limit, 1, listResults.max) ?? listResults.default;
+    const page = await this.catalog.list({ kind: checkKind(kind), limit, cursor: options.cursor });
+    return { records: page.records, next_cursor: page.next_cursor };
   }
 
   /** The versions `refs` point to from one catalog snapshot, `undefined` for a ref that names nothing (never throws). */

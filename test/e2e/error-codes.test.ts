@@ -10,7 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config/load.js";
 import { CairnError, ErrorCode } from "../../src/errors.js";
+import { createLogger } from "../../src/log.js";
+import { ApprovalGate } from "../../src/upstream/approval-gate.js";
+import { ApprovalStore } from "../../src/upstream/approval-store.js";
+import { CairnOAuthProvider } from "../../src/upstream/oauth-provider.js";
+import { FileOAuthStore } from "../../src/upstream/oauth-store.js";
+import { UpstreamConnection } from "../../src/upstream/upstream-connection.js";
 import { createPgCatalog } from "../../src/workspace/catalog/pg-catalog.js";
+import { startOAuthServers } from "../fixtures/oauth/oauth-servers.mjs";
 import { type Connected, connect, MAIN } from "../helpers/mcp-client.js";
 
 const require = createRequire(import.meta.url);
@@ -235,6 +242,39 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
     await c.call("claim", { resource: name });
     return toolError("save", { name, content: "late", ticket: first.ticket });
   },
+  AUTH_REQUIRED: async (conn) => {
+    // An OAuth upstream never signed in to: a real protected server on loopback, and no token stored for it.
+    const servers = await startOAuthServers();
+    const config = {
+      url: servers.mcpUrl,
+      headers: {},
+      auth: "oauth" as const,
+      timeout_ms: 10_000,
+      allow: [],
+      deny: [],
+    };
+    const connection = new UpstreamConnection("notes", config, {
+      connectTimeoutMs: 10_000,
+      log: createLogger("test", () => {}),
+      closed: () => false,
+      changed: () => {},
+      oauthProvider: (server, http) =>
+        new CairnOAuthProvider({
+          server,
+          config: http,
+          store: new FileOAuthStore(join(conn.dir, "oauth"), server, http.url),
+        }),
+    });
+    try {
+      await connection.call("whoami", {}, 10_000, undefined);
+    } catch (error) {
+      return error as CairnError;
+    } finally {
+      await connection.close();
+      await servers.close();
+    }
+    throw new Error("a call without a token succeeded");
+  },
   BACKEND_UNAVAILABLE: async () => {
     // A catalog on a PostgreSQL server that is not there: port 1 on loopback refuses at once.
     try {
@@ -244,12 +284,60 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
     }
     throw new Error("a catalog on a closed port opened");
   },
+  // Approvals (decision 0240) through the gate and the handle store the gateway and approve use; the whole path over
+  // MCP is test/e2e/approvals.test.ts.
+  APPROVAL_REQUIRED: (conn) => approvalError(conn, (gate) => gate.check("files", "delete_all", {}, {}, undefined)),
+  APPROVAL_DECLINED: (conn) =>
+    approvalError(conn, (gate) => gate.check("files", "delete_all", {}, { ask: async () => "decline" }, undefined)),
+  APPROVAL_INVALID: (conn) =>
+    approvalError(conn, (_, store) => store.take(`apv_${"0".repeat(24)}_${"A".repeat(43)}`, "x")),
+  APPROVAL_USED: (conn) =>
+    approvalError(conn, async (_, store) => {
+      const { handle } = await store.add({ server: "files", tool: "delete_all", args: {}, requested_by: "a" });
+      await store.take(handle, "b");
+      await store.take(handle, "b");
+    }),
+  APPROVAL_EXPIRED: (conn) =>
+    approvalError(conn, async (_, store, clock) => {
+      const { handle } = await store.add({ server: "files", tool: "delete_all", args: {}, requested_by: "a" });
+      clock.now += 3_600_000;
+      await store.take(handle, "b");
+    }),
   INTERNAL: {
     notProducible:
       "a defect of Cairn itself (an invariant broken, a backend that cannot start): no argument, configuration or " +
       "snippet produces it on purpose, and its message is the defect's own",
   },
 };
+
+/** The error `act` throws with an approval gate on a server "files" whose delete_* tools need approval. */
+async function approvalError(
+  conn: Connected,
+  act: (gate: ApprovalGate, store: ApprovalStore, clock: { now: number }) => Promise<unknown>,
+): Promise<Seen> {
+  const clock = { now: Date.now() };
+  const store = new ApprovalStore({
+    dir: join(conn.dir, `approvals-${counter++}`),
+    ttlSeconds: 900,
+    maxPending: 8,
+    now: () => clock.now,
+  });
+  const gate = new ApprovalGate({
+    servers: {
+      files: { command: "x", args: [], env: {}, timeout_ms: 1000, allow: [], deny: [], approve: ["delete_*"] },
+    },
+    timeoutMs: 1000,
+    store: () => store,
+    hints: () => undefined,
+    record: async () => {},
+  });
+  try {
+    await act(gate, store, clock);
+  } catch (error) {
+    return error as CairnError;
+  }
+  throw new Error("the approval went through");
+}
 
 function walk(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

@@ -98,6 +98,23 @@ describe("the operation table", () => {
     expect(input("save").safeParse({ name: "x", contents: "typo" }).success).toBe(false);
     expect(input("query").safeParse({ inputs: [], sql: "select 1" }).success).toBe(false);
   });
+
+  it("lists no schema noise: no safe-integer bounds, no string-keyed propertyNames, no empty additionalProperties", () => {
+    const input = (name: string) => (table.find((op) => op.name === name) as Operation).input;
+    const listed = JSON.stringify(table.map((op) => toJsonSchema(op.input)));
+    expect(listed).not.toContain(String(Number.MAX_SAFE_INTEGER));
+    expect(listed).not.toContain('"propertyNames":{"type":"string"}');
+    expect(listed).not.toContain('"additionalProperties":{}');
+    // What a schema says itself is kept: strict objects, typed records, bounds it states.
+    expect(listed).toContain('"additionalProperties":false');
+    const task = toJsonSchema(input("task_define")) as { properties: { sources: Record<string, unknown> } };
+    expect(task.properties.sources).toMatchObject({ type: "object", additionalProperties: { type: "string" } });
+    const code = toJsonSchema(input("execute_code")) as { properties: Record<string, Record<string, unknown>> };
+    expect(code.properties.inputs).toEqual({ type: "object", description: "JSON object: the global inputs." });
+    expect(code.properties.timeout_ms).toMatchObject({ minimum: 1 });
+    // The record still refuses what is not an object.
+    expect(input("execute_code").safeParse({ code: "1", inputs: [1] }).success).toBe(false);
+  });
 });
 
 describe("describe_tools over the table", () => {

@@ -2,6 +2,7 @@
 // for the servers it is asked about that are still starting; a tool of a server that is down is reported as such.
 import { z } from "zod";
 import { describeCapabilities } from "../../codemode/declarations.js";
+import { syncSavedSnippets } from "../../codemode/saved-tools.js";
 import { CairnError, ErrorCode } from "../../errors.js";
 import { type Capability, splitCanonicalName } from "../../registry/capability.js";
 import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
@@ -31,6 +32,8 @@ export const describeTools: OperationFactory = () =>
     handler: async (args, ctx) => {
       const { registry } = ctx.services;
       const names = [...new Set(args.names)];
+      // Saved snippets (saved:NAME) are described from their current declaration (decision 0242).
+      await syncSavedSnippets(registry, ctx.services.workspace);
       const configured = new Set(ctx.services.upstreamStatus().map((s) => s.server));
       const serverOf = (name: string) => registry.get(name)?.server ?? splitCanonicalName(name)?.server;
       const servers = [...new Set(names.map(serverOf))].filter(

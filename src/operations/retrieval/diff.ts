@@ -24,9 +24,7 @@ export const MaxBytes = (config: Config) =>
     .number()
     .int()
     .optional()
-    .describe(
-      `Cap on the reply's JSON bytes, ${maxBytes.min} to ${maxBytes.max} (default ${defaultMaxBytes(config)}).`,
-    );
+    .describe(`Reply bytes, ${maxBytes.min}-${maxBytes.max} (default ${defaultMaxBytes(config)}).`);
 
 export const Change = z
   .tuple([z.number(), z.number(), z.string()])

@@ -1,11 +1,13 @@
 // [gateway] direct = true: every upstream tool also listed as a direct MCP tool NAME__tool. Text is spilled like any
 // reply; image and audio pass inline within output.binary_budget_bytes, and larger ones are saved and replaced by
-// their handle. For a single small lookup this can cost fewer tokens than a snippet.
+// their handle. For a single small lookup this can cost fewer tokens than a snippet. A tool its server's policy marks
+// for approval is asked about exactly as a snippet's call is (decision 0240).
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { OutputConfig } from "../../config/schema.js";
 import type { Capability } from "../../registry/capability.js";
 import type { ArgsValidator } from "../../registry/validate-args.js";
+import type { ApprovalGate } from "../../upstream/approval-gate.js";
 import type { UpstreamManager } from "../../upstream/upstream-manager.js";
 import { defineTool, type ToolDefinition, type ToolReply } from "../tool.js";
 
@@ -18,7 +20,7 @@ function directToolName(capability: Capability): string {
 
 export function directTools(
   capabilities: Capability[],
-  deps: { manager: UpstreamManager; validator: ArgsValidator; output: OutputConfig },
+  deps: { manager: UpstreamManager; validator: ArgsValidator; output: OutputConfig; approvals?: ApprovalGate },
 ): ToolDefinition[] {
   const seen = new Set<string>();
   const tools: ToolDefinition[] = [];
@@ -40,6 +42,8 @@ export function directTools(
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
         handler: async (args, ctx) => {
           deps.validator.validate(capability, args);
+          // No run deadline to hold: the tool call waits for the person within approvals.timeout_ms.
+          await deps.approvals?.check(server, tool, args, { ask: ctx.askPerson, actor: ctx.session.actor }, ctx.signal);
           const progress = ctx.progress;
           const result = await deps.manager.callTool(server, tool, args, {
             signal: ctx.signal,

@@ -110,6 +110,11 @@ export interface EventLog {
   /** The latest expiry, when history has been removed. */
   expiry(): Promise<ExpiryMarker | null>;
   addUsage(aggregates: readonly UsageAggregate[]): Promise<void>;
+  /**
+   * Appends one event that no workspace write carries, in a transaction of its own (approvals of upstream calls,
+   * decision 0240): the same seq order and expiry as every other event.
+   */
+  record(event: NewEvent): Promise<void>;
   /** Stored aggregates from `sinceDay` on (YYYY-MM-DD), of one operation when given. */
   usage(options: { sinceDay: string; operation?: string | undefined }): Promise<UsageAggregate[]>;
   stepReuse(): Promise<StepReuse>;

@@ -30,6 +30,10 @@ export class PgEventLog implements EventLog {
     private readonly historyLimit: number,
   ) {}
 
+  async record(event: NewEvent): Promise<void> {
+    await this.host.conn.write((tx) => this.appendTx(tx, event));
+  }
+
   /** Inside a write transaction: appends one event, then removes a batch of the oldest when past the limit. */
   async appendTx(tx: PgTx, event: NewEvent): Promise<void> {
     // RETURNING reads the table as it was before the insert: the oldest event, unless this is the first.

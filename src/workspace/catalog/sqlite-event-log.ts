@@ -13,7 +13,7 @@ import type {
 } from "./event-log.js";
 import { EXPIRY_BATCH, eventDetail, localAccount, MARKERS_KEPT, mergeUsage } from "./event-log.js";
 import { type EventRow, eventOf, type UsageRow, usageOf } from "./event-log-rows.js";
-import type { CatalogConnection } from "./sqlite-connection.js";
+import { type CatalogConnection, writeTx } from "./sqlite-connection.js";
 
 /** What the log borrows from the catalog it is part of. */
 export type EventLogHost = CatalogConnection;
@@ -25,6 +25,10 @@ export class SqliteEventLog implements EventLog {
     private readonly host: EventLogHost,
     private readonly historyLimit: number,
   ) {}
+
+  async record(event: NewEvent): Promise<void> {
+    await writeTx(this.host, () => this.appendTx(event));
+  }
 
   /** Inside a write transaction: appends one event, then removes a batch of the oldest when past the limit. */
   appendTx(event: NewEvent): void {

@@ -1,0 +1,65 @@
+// One refresh per refresh token: the fetch of an OAuth upstream's transport, under which concurrent refreshes of the
+// same refresh token share one request and its answer. The SDK's transport refreshes on every 401 it meets, so calls
+// in flight when a token dies would each send it; with rotating refresh tokens all but the first would be refused
+// and sign the user out (the race reported against @ai-sdk/mcp, vercel/ai#15465).
+import { createHash } from "node:crypto";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+
+/** How long a refresh's answer is given to a later request carrying the same refresh token. */
+const SHARED_FOR_MS = 30_000;
+
+interface Answer {
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  body: string;
+}
+
+/**
+ * Wraps `base` so that POSTs whose form body has `grant_type=refresh_token` are sent once per body (the refresh
+ * token, client and resource): requests while it runs, and for SHARED_FOR_MS after, get a copy of its answer. All
+ * other requests pass unchanged. Bodies are keyed by digest, so no token is held as a map key.
+ */
+export function createRefreshSharingFetch(base: FetchLike): FetchLike {
+  const answers = new Map<string, { answer: Promise<Answer>; at: number }>();
+  return async (url, init) => {
+    const form = refreshForm(init);
+    if (form === undefined) return base(url, init);
+    const now = Date.now();
+    for (const [key, entry] of answers) if (now - entry.at > SHARED_FOR_MS) answers.delete(key);
+    const key = createHash("sha256")
+      .update(`${String(url)}\n${form}`)
+      .digest("hex");
+    let entry = answers.get(key);
+    if (!entry) {
+      entry = { answer: base(url, init).then(read), at: now };
+      answers.set(key, entry);
+      entry.answer.catch(() => answers.delete(key));
+    }
+    const answer = await entry.answer;
+    const empty = answer.status === 204 || answer.status === 205 || answer.status === 304;
+    return new Response(empty ? null : answer.body, {
+      status: answer.status,
+      statusText: answer.statusText,
+      headers: answer.headers,
+    });
+  };
+}
+
+/** The form body of a refresh-token grant, else undefined. */
+function refreshForm(init: RequestInit | undefined): string | undefined {
+  if ((init?.method ?? "GET").toUpperCase() !== "POST") return undefined;
+  const body = init?.body;
+  const text = body instanceof URLSearchParams ? body.toString() : typeof body === "string" ? body : undefined;
+  if (text === undefined) return undefined;
+  return new URLSearchParams(text).get("grant_type") === "refresh_token" ? text : undefined;
+}
+
+async function read(response: Response): Promise<Answer> {
+  return {
+    status: response.status,
+    statusText: response.statusText,
+    headers: [...response.headers.entries()],
+    body: await response.text(),
+  };
+}

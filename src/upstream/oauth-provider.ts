@@ -1,0 +1,273 @@
+// Cairn's OAuthClientProvider for one upstream: the SDK's auth() runs discovery, registration, PKCE, code exchange
+// and refresh; this keeps their state in an OAuthStore, refreshes ahead of expiry, and decides what a needed sign-in
+// does: in `cairn auth login` (and `upstream check`) an interaction takes the user through it, elsewhere it is
+// AUTH_REQUIRED naming `cairn auth login SERVER`, since a server process cannot open a browser for anyone.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomBytes } from "node:crypto";
+import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { HttpServerConfig } from "../config/schema.js";
+import { CairnError, ErrorCode } from "../errors.js";
+import { registerSecret } from "../log.js";
+import type { OAuthRecord, OAuthStore } from "./oauth-store.js";
+
+/** A token is refreshed this long before it expires, or at half its lifetime when that is shorter. */
+export const REFRESH_MARGIN_MS = 60_000;
+/** The redirect URI a client registered without a sign-in in this process says it has (never listened on). */
+const PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback";
+
+/** How a sign-in reaches the user: the loopback redirect of `cairn auth login`, or none (AUTH_REQUIRED). */
+export interface OAuthInteraction {
+  /** The exact loopback redirect URI of this sign-in (registered with the server). */
+  readonly redirectUrl: string;
+  /**
+   * Takes the user's browser (or, headless, an HTTP client) to `authorizationUrl` and resolves with the code the
+   * redirect delivers, once its `state` matched; rejects at its deadline or when the server answers an error.
+   */
+  authorize(authorizationUrl: URL): Promise<string>;
+}
+
+export interface CairnOAuthProviderOptions {
+  server: string;
+  config: Pick<HttpServerConfig, "url" | "client_id" | "client_secret" | "client_metadata_url" | "scopes">;
+  store: OAuthStore;
+  /** Present in `cairn auth login` and `cairn upstream check`; absent in a server process. */
+  interaction?: OAuthInteraction;
+  /** The fetch of the OAuth requests this provider makes itself (a refresh ahead of expiry, the code exchange). */
+  fetch?: FetchLike;
+  /**
+   * A sign-in from scratch (`cairn auth login`): stored tokens are not used, nor a registration made for another
+   * redirect URI, until this process has signed in; the old record stays until the new tokens replace it.
+   */
+  fresh?: boolean;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+/** True inside an auth() this provider started: its own tokens() calls must not start another. */
+const insideOwnAuth = new AsyncLocalStorage<true>();
+
+/**
+ * One upstream's OAuth client. Guarantees: tokens are read from the store on every request (a refresh by another
+ * Cairn process is seen at once); a token within REFRESH_MARGIN_MS of its expiry is refreshed before it is sent,
+ * once for all concurrent requests; a refresh token the server refused is forgotten only if the store still holds
+ * it; without an interaction, a needed sign-in throws AUTH_REQUIRED and nothing opens a browser.
+ */
+export class CairnOAuthProvider implements OAuthClientProvider {
+  private readonly store: OAuthStore;
+  private readonly now: () => number;
+  private verifier: string | undefined;
+  private refreshing: Promise<void> | undefined;
+  /** The refresh token of the last tokens() read: the one the SDK sends when it refreshes. */
+  private lastRefreshToken: string | undefined;
+  /** Why the stored credentials were dropped in this process, for the AUTH_REQUIRED message. */
+  private dropped: string | undefined;
+  /** Sign-ins completed by the interaction in this process. */
+  signIns = 0;
+  /**
+   * Tokens saved in this process (sign-ins and refreshes): a request refused while this changed was refused for the
+   * old token, and its caller sends it once more.
+   */
+  saves = 0;
+
+  constructor(private readonly options: CairnOAuthProviderOptions) {
+    this.store = options.store;
+    this.now = options.now ?? Date.now;
+    if (options.config.client_secret !== undefined) registerSecret(options.config.client_secret);
+  }
+
+  get server(): string {
+    return this.options.server;
+  }
+
+  get redirectUrl(): string {
+    // Never undefined: the SDK takes a provider without one for a client_credentials client.
+    return this.options.interaction?.redirectUrl ?? this.store.read()?.redirect_url ?? PLACEHOLDER_REDIRECT;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.options.config.client_metadata_url;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { scopes, client_secret: secret } = this.options.config;
+    return {
+      client_name: "Cairn",
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: secret === undefined ? "none" : "client_secret_basic",
+      ...(scopes === undefined || scopes.length === 0 ? {} : { scope: scopes.join(" ") }),
+    };
+  }
+
+  state(): string {
+    return randomBytes(24).toString("base64url");
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    const { client_id: id, client_secret: secret } = this.options.config;
+    const stored = this.store.read()?.client_information;
+    if (id === undefined) {
+      // Without a way to sign in, registering a new client at the server would only be followed by AUTH_REQUIRED.
+      if (stored === undefined && !this.options.interaction) throw this.authRequired();
+      const otherRedirect =
+        this.options.fresh === true && stored !== undefined && !registeredFor(stored, this.redirectUrl);
+      return otherRedirect ? undefined : stored;
+    }
+    // A pre-registered client: the stored copy only adds the issuer the SDK bound it to.
+    if (stored?.client_id === id) return { ...stored, ...(secret === undefined ? {} : { client_secret: secret }) };
+    return { client_id: id, ...(secret === undefined ? {} : { client_secret: secret }) };
+  }
+
+  saveClientInformation(information: OAuthClientInformationMixed): void {
+    // A pre-registered secret stays in cairn.toml (as ${VAR}); only what the server issued is stored.
+    const { client_secret: _secret, ...rest } = information;
+    const kept = this.options.config.client_id === undefined ? information : rest;
+    this.store.write((current) => ({ ...(current ?? { url: "" }), client_information: kept }));
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    if (this.options.fresh === true && this.signIns === 0) return undefined;
+    let record = this.store.read();
+    if (insideOwnAuth.getStore() === undefined && this.expiresSoon(record)) {
+      this.refreshing ??= this.refreshAhead().finally(() => {
+        this.refreshing = undefined;
+      });
+      await this.refreshing;
+      record = this.store.read();
+    }
+    this.lastRefreshToken = record?.tokens?.refresh_token;
+    return record?.tokens;
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    const at = this.now();
+    this.dropped = undefined;
+    this.saves += 1;
+    this.store.write((current) => ({
+      ...(current ?? { url: "" }),
+      tokens,
+      ...(tokens.expires_in === undefined ? { expires_at: undefined } : { expires_at: at + tokens.expires_in * 1000 }),
+      ...(this.options.interaction ? { redirect_url: this.options.interaction.redirectUrl, signed_in_at: at } : {}),
+    }));
+  }
+
+  async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    const { interaction } = this.options;
+    if (!interaction) throw this.authRequired();
+    const code = await interaction.authorize(authorizationUrl);
+    // The code is exchanged here, inside the flow that asked for it: the SDK's caller then sees a completed sign-in
+    // (its request failed with UnauthorizedError) and sends the request again with the new token.
+    await insideOwnAuth.run(true, () =>
+      auth(this, {
+        serverUrl: this.options.config.url,
+        authorizationCode: code,
+        ...(this.options.fetch === undefined ? {} : { fetchFn: this.options.fetch }),
+      }),
+    );
+    this.signIns += 1;
+  }
+
+  saveCodeVerifier(codeVerifier: string): void {
+    this.verifier = codeVerifier;
+  }
+
+  codeVerifier(): string {
+    if (this.verifier === undefined) {
+      throw new CairnError(
+        ErrorCode.AUTH_REQUIRED,
+        `no sign-in to server "${this.server}" is in progress: run cairn auth login ${this.server}`,
+        { data: { server: this.server } },
+      );
+    }
+    return this.verifier;
+  }
+
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
+    if (scope === "verifier") {
+      this.verifier = undefined;
+      return;
+    }
+    if (!this.store.read()) return;
+    if (scope === "tokens" || scope === "all") {
+      this.dropped = "its token expired or was refused and the authorization server refused to refresh it";
+    }
+    const refused = this.lastRefreshToken;
+    this.store.write((current) => {
+      const record: OAuthRecord = { ...(current ?? { url: "" }) };
+      if (scope === "all" || scope === "tokens") {
+        // Another Cairn process may have refreshed since this one read: its new tokens are not the refused ones.
+        if (current?.tokens?.refresh_token === refused) {
+          delete record.tokens;
+          delete record.expires_at;
+        } else {
+          this.dropped = undefined;
+        }
+      }
+      if (scope === "all" || scope === "client") delete record.client_information;
+      if (scope === "all" || scope === "discovery") delete record.discovery;
+      return record;
+    });
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.store.write((current) => ({ ...(current ?? { url: "" }), discovery: state }));
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.store.read()?.discovery;
+  }
+
+  /** AUTH_REQUIRED for this server, saying why and what to run. */
+  authRequired(): CairnError {
+    const why =
+      this.dropped ??
+      (this.store.read()?.tokens
+        ? "its token was refused"
+        : "no token is stored for it (never signed in, or signed out)");
+    return new CairnError(
+      ErrorCode.AUTH_REQUIRED,
+      `upstream server "${this.server}" needs a sign-in (${why}): run cairn auth login ${this.server}, then call again`,
+      { data: { server: this.server } },
+    );
+  }
+
+  /** True when the stored access token expires within the margin and a refresh token can renew it. */
+  private expiresSoon(record: OAuthRecord | undefined): boolean {
+    const expiresAt = record?.expires_at;
+    if (expiresAt === undefined || record?.tokens?.refresh_token === undefined) return false;
+    const lifetime = (record.tokens.expires_in ?? 0) * 1000;
+    const margin = Math.min(REFRESH_MARGIN_MS, lifetime / 2);
+    return expiresAt - this.now() <= margin;
+  }
+
+  /**
+   * Refreshes through the SDK's auth(), which sends the refresh token. A failure is not thrown here: the request
+   * goes with what the store then holds, and the server's 401 takes the SDK's own path (one more refresh, or a
+   * sign-in, which is AUTH_REQUIRED without an interaction).
+   */
+  private async refreshAhead(): Promise<void> {
+    try {
+      await insideOwnAuth.run(true, () =>
+        auth(this, {
+          serverUrl: this.options.config.url,
+          ...(this.options.fetch === undefined ? {} : { fetchFn: this.options.fetch }),
+        }),
+      );
+    } catch {
+      // Reported by the request that follows, with the server's own answer.
+    }
+  }
+}
+
+/** True when a dynamically registered client lists `redirectUrl` (a client without the list is taken as is). */
+function registeredFor(client: OAuthClientInformationMixed, redirectUrl: string): boolean {
+  const uris = (client as { redirect_uris?: unknown }).redirect_uris;
+  return !Array.isArray(uris) || uris.includes(redirectUrl);
+}
