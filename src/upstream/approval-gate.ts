@@ -6,6 +6,7 @@ import { CairnError, ErrorCode } from "../errors.js";
 import { redactSecrets } from "../log.js";
 import { approvalReason, type ToolHints } from "./approval-policy.js";
 import { type ApprovalStore, callDigest, canonicalJson, type PendingCall } from "./approval-store.js";
+import { untilAborted } from "./call-signal.js";
 
 /** Characters of the arguments' JSON a person is shown; the rest is cut with a note of how much. */
 export const SHOWN_ARGUMENT_CHARS = 4000;
@@ -62,6 +63,12 @@ export interface ApprovalGateOptions {
  * deadline is held only while the question is open, at most `timeoutMs`.
  */
 export class ApprovalGate {
+  /**
+   * The questions of one asker (one tool call: a run, or a direct call) in line: the person sees one form at a time,
+   * however many gated calls a snippet makes at once (Promise.all of a thousand would otherwise open a thousand).
+   */
+  private readonly lines = new WeakMap<AskPerson, Promise<void>>();
+
   constructor(private readonly options: ApprovalGateOptions) {}
 
   /** Why `server.tool` needs approval, or undefined. */
@@ -200,16 +207,29 @@ export class ApprovalGate {
     signal: AbortSignal | undefined,
   ): Promise<PersonAnswer | { timedOut: boolean; error?: string }> {
     const ask = call.ask as AskPerson;
+    // Waiting in line is waiting for the person too: the deadline is held from here (the executor bounds the hold).
+    const release = call.holdDeadline?.();
+    const before = this.lines.get(ask) ?? Promise.resolve();
+    let done = () => {};
+    const mine = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    // The next question waits for this one and every one before it, even if this one leaves the line early.
+    const tail = Promise.all([before, mine]).then(() => {});
+    this.lines.set(ask, tail);
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.options.timeoutMs);
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const onAbort = () => controller.abort();
     signal?.addEventListener("abort", onAbort, { once: true });
-    const release = call.holdDeadline?.();
+    // A run that ended before its question came up is not asked at all.
+    if (signal?.aborted) controller.abort();
     try {
+      await untilAborted(before, controller.signal);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, this.options.timeoutMs);
       return await ask({ message, signal: controller.signal, timeoutMs: this.options.timeoutMs });
     } catch (error) {
       if (signal?.aborted) {
@@ -222,6 +242,8 @@ export class ApprovalGate {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       release?.();
+      done();
+      if (this.lines.get(ask) === tail) this.lines.delete(ask);
     }
   }
 }
@@ -240,7 +262,7 @@ export function questionText(
       ? `${json.slice(0, SHOWN_ARGUMENT_CHARS)}\n… (${json.length - SHOWN_ARGUMENT_CHARS} more characters not shown; the call uses all of them)`
       : json;
   return redactSecrets(
-    `A snippet run by the agent wants to call the tool "${tool}" of the server "${server}" (approval asked because of ${reason}).\n` +
+    `The agent wants to call the tool "${tool}" of the server "${server}" (approval asked because of ${reason}).\n` +
       `Arguments, exactly as they will be sent:\n${shown}\n` +
       `Call digest: sha256:${digest.slice(0, 16)}\nApprove this one call?`,
   );

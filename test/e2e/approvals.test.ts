@@ -163,6 +163,25 @@ describe("a host with form elicitation", () => {
     expect(cairn.asked.at(-1)).toContain('"s2"');
   });
 
+  it("shows one form at a time when a snippet makes many gated calls at once", async () => {
+    await cairn.run(entities(["p1", "p2", "p3", "p4", "p5"]));
+    let open = 0;
+    let most = 0;
+    answer.current = async () => {
+      open++;
+      most = Math.max(most, open);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      open--;
+      return { action: "accept", content: { approve: true } };
+    };
+    const reply = await cairn.run(
+      `await Promise.all(["p1", "p2", "p3", "p4", "p5"].map((n) => memory.delete_entities({ entityNames: [n] }))); return ${namesInGraph}`,
+    );
+    expect(reply.ok, JSON.stringify(reply)).toBe(true);
+    expect(reply.value.filter((n: string) => n.startsWith("p"))).toEqual([]);
+    expect(most).toBe(1);
+  });
+
   it("asks the same for a direct upstream tool the host calls itself", async () => {
     await cairn.run(entities(["d1"]));
     const before = cairn.asked.length;

@@ -222,6 +222,63 @@ describe("ApprovalGate", () => {
     expect(events.at(-1)?.operation).toBe("approval.decline");
   });
 
+  it("asks one question at a time for one asker, however many gated calls it makes at once", async () => {
+    const events: ApprovalEvent[] = [];
+    const g = gate(events);
+    let open = 0;
+    let most = 0;
+    const asked: string[] = [];
+    const ask = async ({ message }: { message: string }) => {
+      open++;
+      most = Math.max(most, open);
+      asked.push(message);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      open--;
+      return "approve" as const;
+    };
+    await Promise.all(Array.from({ length: 20 }, (_, i) => g.check("files", "rm", { i }, { ask }, undefined)));
+    expect(most).toBe(1);
+    expect(asked).toHaveLength(20);
+    // Another asker (another run) is not held behind this one's line.
+    let slowDone = false;
+    const slow = g
+      .check(
+        "files",
+        "rm",
+        {},
+        { ask: () => new Promise((resolve) => setTimeout(() => resolve("approve"), 200)) },
+        undefined,
+      )
+      .then(() => {
+        slowDone = true;
+      });
+    await g.check("files", "rm", {}, { ask: async () => "approve" }, undefined);
+    expect(slowDone).toBe(false);
+    await slow;
+  });
+
+  it("cancels a call whose run ends while it waits in line, and the line moves on", async () => {
+    const events: ApprovalEvent[] = [];
+    const g = gate(events);
+    let answer: (value: "approve") => void = () => {};
+    const ask = ({ message }: { message: string }) =>
+      message.includes('"first"')
+        ? new Promise<"approve">((resolve) => {
+            answer = resolve;
+          })
+        : Promise.resolve("approve" as const);
+    const run = new AbortController();
+    const first = g.check("files", "rm", { n: "first" }, { ask }, undefined);
+    const second = g.check("files", "rm", { n: "second" }, { ask }, run.signal).catch((e: CairnError) => e);
+    const third = g.check("files", "rm", { n: "third" }, { ask }, undefined);
+    run.abort();
+    expect(((await second) as CairnError).code).toBe("CANCELLED");
+    answer("approve");
+    await first;
+    await third;
+    expect(events.filter((e) => e.operation === "approval.approve")).toHaveLength(2);
+  });
+
   it("lets tools the policy does not name through without asking", async () => {
     const events: ApprovalEvent[] = [];
     await gate(events).check("files", "ls", {}, { ask: async () => "decline" }, undefined);
