@@ -3,6 +3,7 @@
 import { createRequire } from "node:module";
 import type { Ajv } from "ajv";
 import { CairnError, ErrorCode } from "../errors.js";
+import { linearPattern, linearRegExpEngine } from "../registry/linear-regexp.js";
 import { createArgsValidator } from "../registry/validate-args.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
 import type { SnippetDeclaration } from "../workspace/types.js";
@@ -106,6 +107,13 @@ export function checkInputSchema(schema: Record<string, unknown>): void {
         problems.push((error as Error).message.split("\n")[0] ?? "it does not compile");
       }
     }
+    for (const pattern of patternsOf(rest)) {
+      if (linearPattern(pattern) === undefined) {
+        problems.push(
+          `pattern ${JSON.stringify(pattern.slice(0, 80))} cannot be checked in linear time (backreferences, lookaround, \\p{…} and counted repeats over {16} cannot): simplify it, e.g. minLength/maxLength for a length`,
+        );
+      }
+    }
   }
   if (problems.length > 0) {
     throw new CairnError(
@@ -114,6 +122,22 @@ export function checkInputSchema(schema: Record<string, unknown>): void {
       { data: { problems } },
     );
   }
+}
+
+/** Every `pattern` string and `patternProperties` key in a schema (already known to be shallow). */
+function patternsOf(node: unknown, out: string[] = []): string[] {
+  if (Array.isArray(node)) for (const item of node) patternsOf(item, out);
+  else if (node !== null && typeof node === "object") {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "pattern" && typeof value === "string") out.push(value);
+      else if (key === "enum" || key === "const" || key === "default" || key === "examples") continue;
+      else {
+        if (key === "patternProperties" && value !== null && typeof value === "object") out.push(...Object.keys(value));
+        patternsOf(value, out);
+      }
+    }
+  }
+  return out;
 }
 
 /** Every `$ref` string in a schema (already known to be shallow). */
@@ -149,7 +173,7 @@ function schemaEngine(uri: unknown): Ajv {
           ? (require("ajv/dist/2019.js") as { Ajv2019: new (o: object) => Ajv }).Ajv2019
           : (require("ajv") as { Ajv: new (o: object) => Ajv }).Ajv;
     const formats = require("ajv-formats") as { default?: unknown };
-    ajv = new Engine({ allErrors: true, strict: false, validateFormats: true });
+    ajv = new Engine({ allErrors: true, strict: false, validateFormats: true, code: { regExp: linearRegExpEngine() } });
     ((formats.default ?? formats) as (a: Ajv) => Ajv)(ajv);
     engines.set(dialect, ajv);
   }

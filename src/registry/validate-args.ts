@@ -1,5 +1,6 @@
 // Checks a snippet's arguments against a tool's inputSchema before the call leaves Cairn (ajv, all errors at once).
-// A schema ajv cannot compile is logged and skipped: the upstream then judges the arguments itself.
+// A schema ajv cannot compile is logged and skipped: the upstream then judges the arguments itself. Patterns run in
+// linear time; one the linear engine cannot run is not checked (linear-regexp.ts).
 import { createRequire } from "node:module";
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import type { Ajv2019 } from "ajv/dist/2019.js";
@@ -7,6 +8,7 @@ import type { Ajv2020 } from "ajv/dist/2020.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
 import type { Capability, JsonSchema } from "./capability.js";
+import { linearRegExpEngine } from "./linear-regexp.js";
 
 /**
  * ajv and ajv-formats, required on the first check rather than with the server: a server with no upstream never
@@ -25,6 +27,25 @@ function loadAjv() {
   };
 }
 let ajvModules: ReturnType<typeof loadAjv> | undefined;
+
+/**
+ * A fresh ajv with the MCP SDK client's own settings for the structured replies of upstream tools (their
+ * outputSchema), patterns in linear time: a hostile server's schema and reply cannot stall the server. One per
+ * connection, as the SDK makes it, so two servers' `$id`s never meet.
+ */
+export function createOutputSchemaAjv(): Ajv {
+  ajvModules ??= loadAjv();
+  const { Ajv, addFormats } = ajvModules;
+  const ajv = new Ajv({
+    strict: false,
+    validateFormats: true,
+    validateSchema: false,
+    allErrors: true,
+    code: { regExp: linearRegExpEngine() },
+  });
+  addFormats(ajv);
+  return ajv;
+}
 
 /** Checks arguments against input schemas. */
 export interface ArgsValidator {
@@ -57,7 +78,14 @@ export function createArgsValidator(options: ArgsValidatorOptions = {}): ArgsVal
       ajvModules ??= loadAjv();
       const { Ajv, Ajv2019, Ajv2020, addFormats } = ajvModules;
       // strict: false because upstream schemas carry unknown keywords and formats; verbose for the "got" type.
-      const settings = { allErrors: true, strict: false, verbose: true, validateFormats: true };
+      // Patterns run in linear time (linear-regexp.ts): a hostile schema or argument cannot stall the server.
+      const settings = {
+        allErrors: true,
+        strict: false,
+        verbose: true,
+        validateFormats: true,
+        code: { regExp: linearRegExpEngine() },
+      };
       ajv =
         dialect === "2020-12"
           ? (new Ajv2020(settings) as unknown as Ajv)

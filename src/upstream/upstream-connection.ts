@@ -14,10 +14,12 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { type HttpServerConfig, isStdioServer, type ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
 import { namespaceExpression } from "../registry/identifiers.js";
+import { createOutputSchemaAjv } from "../registry/validate-args.js";
 import { createSlots, type Slots } from "../slots.js";
 import { createBoundedFetch, type OnDiscarded } from "./bounded-fetch.js";
 import type { BoundedStdioClientTransport } from "./bounded-stdio-transport.js";
@@ -268,7 +270,11 @@ export class UpstreamConnection {
     const connectTimeoutMs = this.startupTimeoutMs;
     const sdk = await loadClientSide();
     if (this.context.closed()) throw new Error("the server is shutting down");
-    const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
+    const client = new sdk.Client(CLIENT_INFO, {
+      capabilities: {},
+      // Structured replies are checked against the tool's outputSchema with patterns in linear time.
+      jsonSchemaValidator: new sdk.AjvJsonSchemaValidator(createOutputSchemaAjv()),
+    });
     const transport = this.openTransport(sdk);
     this.attempt = client;
     let timer: NodeJS.Timeout | undefined;
@@ -506,6 +512,7 @@ interface ClientSide {
   BoundedStdioClientTransport: typeof BoundedStdioClientTransport;
   UnauthorizedError: typeof UnauthorizedError;
   StreamableHTTPError: typeof StreamableHTTPError;
+  AjvJsonSchemaValidator: typeof AjvJsonSchemaValidator;
 }
 let clientSide: Promise<ClientSide> | undefined;
 /** The client side once loaded: every connection has loaded it before it can fail. */
@@ -516,13 +523,15 @@ function loadClientSide(): Promise<ClientSide> {
     import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
     import("@modelcontextprotocol/sdk/client/auth.js"),
     import("./bounded-stdio-transport.js"),
-  ]).then(([client, http, auth, stdio]) => {
+    import("@modelcontextprotocol/sdk/validation/ajv"),
+  ]).then(([client, http, auth, stdio, validation]) => {
     loadedClientSide = {
       Client: client.Client,
       StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
       BoundedStdioClientTransport: stdio.BoundedStdioClientTransport,
       UnauthorizedError: auth.UnauthorizedError,
       StreamableHTTPError: http.StreamableHTTPError,
+      AjvJsonSchemaValidator: validation.AjvJsonSchemaValidator,
     };
     return loadedClientSide;
   });

@@ -51,6 +51,46 @@ describe("ArgsValidator", () => {
     validator.validate(cap("odd.class"), { document: { kind: "url", url: "https://example.com" }, labels: null });
   });
 
+  it("runs every pattern in linear time: catastrophic ones finish on inputs backtracking would take years over", () => {
+    const hostile = (pattern: string, where: "pattern" | "patternProperties" | "propertyNames") =>
+      ({
+        name: `hostile.${where}`,
+        server: "hostile",
+        tool: where,
+        description: "",
+        inputSchema:
+          where === "pattern"
+            ? { type: "object", properties: { s: { type: "string", pattern } } }
+            : where === "patternProperties"
+              ? { type: "object", patternProperties: { [pattern]: { type: "number" } } }
+              : { type: "object", propertyNames: { pattern } },
+      }) as Capability;
+    const bomb = `${"a".repeat(60)}!`;
+    for (const pattern of ["^(a+)+$", "^(a|a)*$", "^(a|aa)+$", "^(.*a){12}$", "^(a*)*b$"]) {
+      expect(problemOf(() => validator.validate(hostile(pattern, "pattern"), { s: bomb })).code).toBe(
+        "INVALID_ARGUMENT",
+      );
+      expect(problemOf(() => validator.validate(hostile(pattern, "propertyNames"), { [bomb]: 1 })).code).toBe(
+        "INVALID_ARGUMENT",
+      );
+      validator.validate(hostile(pattern, "patternProperties"), { [bomb]: "not checked: the key does not match" });
+    }
+    // A long input, many at once.
+    for (let i = 0; i < 50; i++) {
+      expect(() => validator.validate(hostile("^(a+)+$", "pattern"), { s: `${"a".repeat(100_000)}!` })).toThrow();
+    }
+    // What the linear engine cannot run (a backreference, lookaround, a counted repeat over 16) is left to the
+    // upstream: not enforced, never an error of Cairn's.
+    for (const pattern of ["^(a)\\1$", "(?<=a)b", "^[a-f]{64}$"]) {
+      validator.validate(hostile(pattern, "pattern"), { s: "zzz" });
+    }
+    // Ordinary patterns still hold.
+    expect(problemOf(() => validator.validate(hostile("^[a-z]+$", "pattern"), { s: "ABC" })).message).toContain(
+      'must match pattern "^[a-z]+$"',
+    );
+    validator.validate(hostile("^[a-z]+$", "pattern"), { s: "abc" });
+  });
+
   it("lists every problem with its path in one INVALID_ARGUMENT", () => {
     const error = problemOf(() => validator.validate(cap("odd.get-user"), { id: 7, include: ["roles", "salary"] }));
     expect(error.code).toBe("INVALID_ARGUMENT");
