@@ -18,7 +18,9 @@ describe("cairn serve over stdio", () => {
     expect(names).not.toContain("import");
     expect(names).not.toContain("delete");
     const exec = tools.find((t) => t.name === "execute_code");
-    expect(exec?.inputSchema.required).toEqual(["code"]);
+    // code, or saved (a saved snippet's name): exactly one, which the server checks (decision 0242).
+    expect(exec?.inputSchema.required).toBeUndefined();
+    expect(Object.keys(exec?.inputSchema.properties ?? {})).toEqual(["code", "saved", "inputs", "timeout_ms"]);
     expect(exec?.description).toContain("30 s");
     // Only hints that differ from MCP's defaults (readOnly false, destructive true, idempotent false, openWorld true).
     expect(exec?.annotations).toEqual({ destructiveHint: false, openWorldHint: false });
