@@ -94,6 +94,15 @@ export async function startLoopback(options: LoopbackOptions): Promise<LoopbackI
   return {
     redirectUrl,
     async authorize(authorizationUrl) {
+      const unsafe = unsafeAddress(authorizationUrl);
+      if (unsafe !== undefined) {
+        throw new CairnError(
+          ErrorCode.AUTH_REQUIRED,
+          `the authorization server of "${options.server}" gave a sign-in address that is ${unsafe}, so nothing was opened: ` +
+            `an authorization endpoint is https (http only on this machine); check the url of [servers.${options.server}] in cairn.toml`,
+          { data: { server: options.server, protocol: authorizationUrl.protocol } },
+        );
+      }
       const code = new Promise<string>((resolve, reject) => {
         pending = { state: authorizationUrl.searchParams.get("state"), resolve, reject };
       });
@@ -152,6 +161,19 @@ async function followHeadless(start: URL, redirectUrl: string): Promise<void> {
     ErrorCode.AUTH_REQUIRED,
     `headless sign-in: more than ${MAX_HEADLESS_HOPS} redirects: run cairn auth login without headless`,
   );
+}
+
+/**
+ * Why an authorization URL must not be opened, or undefined: the address comes from the server's metadata, and the
+ * system's opener would hand a file:, smb: or custom-scheme address to whatever program handles it.
+ */
+function unsafeAddress(url: URL): string | undefined {
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol === "http:") {
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    return host === "127.0.0.1" || host === "localhost" || host === "::1" ? undefined : "plain http to another machine";
+  }
+  return `a ${url.protocol.replace(/:$/, "")}: address, not https`;
 }
 
 /** Opens `url` in the user's browser; a failure is silent, since the URL is printed too. */

@@ -9,6 +9,7 @@ import { CairnError, ErrorCode } from "../../src/errors.js";
 import { createLogger, redactSecrets } from "../../src/log.js";
 import { createRefreshSharingFetch } from "../../src/upstream/oauth-fetch.js";
 import { revokeAndForget, signIn } from "../../src/upstream/oauth-login.js";
+import { startLoopback } from "../../src/upstream/oauth-loopback.js";
 import { CairnOAuthProvider } from "../../src/upstream/oauth-provider.js";
 import { FileOAuthStore, oauthFileName } from "../../src/upstream/oauth-store.js";
 import { UpstreamConnection } from "../../src/upstream/upstream-connection.js";
@@ -187,6 +188,36 @@ describe("a server never signed in to", () => {
       expect(store.read()?.client_information).toBeUndefined();
     } finally {
       await conn.close();
+    }
+  });
+});
+
+describe("the sign-in address a server gives", () => {
+  it("opens only https, or http on this machine: file:, smb:, custom schemes and remote http are refused", async () => {
+    const said: string[] = [];
+    const loopback = await startLoopback({
+      server: "notes",
+      mode: "browser",
+      timeoutMs: 1000,
+      say: (l) => said.push(l),
+    });
+    try {
+      for (const address of [
+        "file:///etc/passwd",
+        "smb://attacker.example/share",
+        "ms-msdt:/id PCWDiagnostic",
+        "vscode://ext/install?x",
+        "http://attacker.example/authorize",
+      ]) {
+        const error = await loopback.authorize(new URL(address)).catch((e: CairnError) => e);
+        expect(error).toBeInstanceOf(CairnError);
+        expect((error as CairnError).code).toBe(ErrorCode.AUTH_REQUIRED);
+        expect((error as CairnError).message).toContain("nothing was opened");
+      }
+      // Nothing was printed to open either.
+      expect(said).toEqual([]);
+    } finally {
+      await loopback.close();
     }
   });
 });
