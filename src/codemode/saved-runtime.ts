@@ -18,8 +18,9 @@ const MAIN_CALL = ";__cairn_main()";
  * (the loader, the Function constructor) are the prelude's, whatever the snippet replaces later. Each call compiles
  * the loaded body as `function (inputs, run_saved)`, so the saved code sees its own inputs and a `run_saved` one
  * level deeper: depth follows the chain of calls, not how many run at once (Promise.all of three is depth 1).
- * An error out of the saved code names it, its version and (innermost only) the line of its source, its code
- * unchanged (NOT_ALLOWED stays NOT_ALLOWED); `loaded.lines[i]` is the source line of the body's line i + 1.
+ * An error out of the saved code names the innermost saved snippet it passed through, its version and the line of
+ * its source, once (the outer ones are in the reply's run_saved), its code unchanged (NOT_ALLOWED stays NOT_ALLOWED);
+ * `loaded.lines[i]` is the source line of the body's line i + 1.
  */
 const FACTORY_SOURCE = `(function (load, FunctionCtor) {
   const stringify = JSON.stringify;
@@ -35,7 +36,7 @@ const FACTORY_SOURCE = `(function (load, FunctionCtor) {
   };
   const prefix = (loaded, error) => {
     try {
-      if (error !== null && typeof error === "object" && typeof error.message === "string") {
+      if (error !== null && typeof error === "object" && typeof error.message === "string" && !named.has(error)) {
         error.message = "saved snippet " + stringify(loaded.name) + " v" + loaded.version + where(loaded, error) + ": " + error.message;
       }
     } catch {}

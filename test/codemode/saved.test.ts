@@ -270,6 +270,8 @@ describe("run_saved inside a snippet", () => {
     expect(reply.error.code).toBe("TOO_MANY_CALLS");
     expect(reply.error.message).toContain(`nest saved snippets ${MAX_SAVED_DEPTH + 1} deep, past the limit of 8`);
     expect(reply.error.message).toContain("needs a base case");
+    // Named once, not once a level.
+    expect(reply.error.message.match(/saved snippet "loop\/self"/g)).toHaveLength(1);
     const bounded = await run({
       code: "let depth = 0; try { await run_saved('loop/self', {}) } catch (e) { return e.data }",
     });
