@@ -3,17 +3,19 @@
 // does: in `cairn auth login` (and `upstream check`) an interaction takes the user through it, elsewhere it is
 // AUTH_REQUIRED naming `cairn auth login SERVER`, since a server process cannot open a browser for anyone.
 import { AsyncLocalStorage } from "node:async_hooks";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
+import {
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
+  type OAuthTokens,
+  OAuthTokensSchema,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { HttpServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { registerSecret } from "../log.js";
+import { type Answer, createRefreshSharingFetch } from "./oauth-fetch.js";
 import type { OAuthRecord, OAuthStore } from "./oauth-store.js";
 
 /** A token is refreshed this long before it expires, or at half its lifetime when that is shorter. */
@@ -63,6 +65,8 @@ export class CairnOAuthProvider implements OAuthClientProvider {
   private readonly now: () => number;
   private verifier: string | undefined;
   private refreshing: Promise<void> | undefined;
+  /** Digest of the access token the server last refused (a 401) in this process. */
+  private refused: string | undefined;
   /** The refresh token of the last tokens() read: the one the SDK sends when it refreshes. */
   private lastRefreshToken: string | undefined;
   /** Why the stored credentials were dropped in this process, for the AUTH_REQUIRED message. */
@@ -248,6 +252,52 @@ export class CairnOAuthProvider implements OAuthClientProvider {
   }
 
   /**
+   * `base` with this server's refreshes sent once: once for concurrent requests of this process (oauth-fetch.ts), and
+   * once across the processes sharing its token file (`coordinatedRefresh`). The transport's fetch and the fetch of
+   * refreshes ahead of expiry are both made with it.
+   */
+  refreshFetch(base: FetchLike): FetchLike {
+    const watched: FetchLike = async (url, init) => {
+      const response = await base(url, init);
+      if (response.status === 401) {
+        const header = new Headers(init?.headers).get("authorization");
+        if (header?.startsWith("Bearer ")) this.refused = digestOf(header.slice("Bearer ".length));
+      }
+      return response;
+    };
+    return createRefreshSharingFetch(watched, (sent, send) => this.coordinatedRefresh(sent, send));
+  }
+
+  /**
+   * Under the token file's lock: when the stored refresh token is no longer `sent`, another process refreshed while
+   * this one waited, and its tokens are the answer (nothing is sent: a rotating refresh token is spent once). Else
+   * the refresh is sent and its tokens saved before the lock is released, so the next process reads them.
+   */
+  private coordinatedRefresh(sent: string, send: () => Promise<Answer>): Promise<Answer> {
+    return this.store.exclusive(async () => {
+      const record = this.store.read();
+      const stored = record?.tokens;
+      // Another process refreshed (the refresh token rotated), or holds an access token newer than the one the
+      // server refused here and not about to expire: that token is the answer.
+      const rotated = stored?.refresh_token !== undefined && stored.refresh_token !== sent;
+      const newer = stored !== undefined && digestOf(stored.access_token) !== this.refused && !this.expiresSoon(record);
+      if (stored !== undefined && (rotated || newer)) return tokenAnswer(stored, record?.expires_at, this.now());
+      const answer = await send();
+      if (answer.status === 200) {
+        let parsed: ReturnType<typeof OAuthTokensSchema.safeParse> | undefined;
+        try {
+          parsed = OAuthTokensSchema.safeParse(JSON.parse(answer.body));
+        } catch {
+          // Not JSON: the SDK reports it.
+        }
+        // As the SDK keeps it: a server that rotates nothing sends no new refresh token.
+        if (parsed?.success) this.saveTokens({ refresh_token: sent, ...parsed.data });
+      }
+      return answer;
+    });
+  }
+
+  /**
    * Refreshes through the SDK's auth(), which sends the refresh token. A failure is not thrown here: the request
    * goes with what the store then holds, and the server's 401 takes the SDK's own path (one more refresh, or a
    * sign-in, which is AUTH_REQUIRED without an interaction).
@@ -257,13 +307,29 @@ export class CairnOAuthProvider implements OAuthClientProvider {
       await insideOwnAuth.run(true, () =>
         auth(this, {
           serverUrl: this.options.config.url,
-          ...(this.options.fetch === undefined ? {} : { fetchFn: this.options.fetch }),
+          fetchFn: this.refreshFetch(this.options.fetch ?? fetch),
         }),
       );
     } catch {
       // Reported by the request that follows, with the server's own answer.
     }
   }
+}
+
+function digestOf(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+/** A token endpoint's answer carrying `tokens`, with the lifetime they have left. */
+function tokenAnswer(tokens: OAuthTokens, expiresAt: number | undefined, now: number): Answer {
+  const left = expiresAt === undefined ? undefined : Math.max(1, Math.floor((expiresAt - now) / 1000));
+  const { expires_in: _lifetime, ...rest } = tokens;
+  return {
+    status: 200,
+    statusText: "OK",
+    headers: [["content-type", "application/json"]],
+    body: JSON.stringify({ ...rest, ...(left === undefined ? {} : { expires_in: left }) }),
+  };
 }
 
 /** True when a dynamically registered client lists `redirectUrl` (a client without the list is taken as is). */

@@ -46,7 +46,17 @@ export interface OAuthStore {
   remove(): boolean;
   /** Where the record lives, for messages ("memory" for a one-off check). */
   readonly location: string;
+  /**
+   * Runs `work` while no other process holds this record's lock (a refresh: read, send, write as one step), within
+   * LOCK_WAIT_MS; past that, or when no lock can be made, it runs anyway, as it would without one.
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
 }
+
+/** How long a refresh waits for another process's refresh of the same record before going ahead. */
+export const LOCK_WAIT_MS = 15_000;
+/** A lock older than this was left by a process that died (a refresh takes seconds). */
+const LOCK_STALE_MS = 60_000;
 
 /** The directory of the token files: `$CAIRN_OAUTH_DIR`, else `~/.cairn/oauth`. */
 export function oauthDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -141,6 +151,37 @@ export class FileOAuthStore implements OAuthStore {
     return record;
   }
 
+  async exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const lock = `${this.location}.lock`;
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    let held = false;
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    } catch {
+      return work();
+    }
+    while (!held) {
+      try {
+        closeSync(openSync(lock, "wx", 0o600));
+        held = true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST" || Date.now() > deadline) break;
+        try {
+          if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) rmSync(lock, { force: true });
+        } catch {
+          // Released meanwhile: try again at once.
+          continue;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 25 + Math.random() * 25));
+      }
+    }
+    try {
+      return await work();
+    } finally {
+      if (held) rmSync(lock, { force: true });
+    }
+  }
+
   remove(): boolean {
     try {
       rmSync(this.location);
@@ -177,6 +218,11 @@ export class MemoryOAuthStore implements OAuthStore {
     this.record = { ...update(this.record), url: this.url };
     registerRecordSecrets(this.record);
     return this.record;
+  }
+
+  /** One process: concurrent refreshes are already shared by the fetch (oauth-fetch.ts). */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return work();
   }
 
   remove(): boolean {

@@ -24,7 +24,6 @@ import { createSlots, type Slots } from "../slots.js";
 import { createBoundedFetch, type OnDiscarded } from "./bounded-fetch.js";
 import type { BoundedStdioClientTransport } from "./bounded-stdio-transport.js";
 import { followSignal, untilAborted } from "./call-signal.js";
-import { createRefreshSharingFetch } from "./oauth-fetch.js";
 import { CairnOAuthProvider } from "./oauth-provider.js";
 import { FileOAuthStore, oauthDir } from "./oauth-store.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-limit.js";
@@ -349,7 +348,7 @@ export class UpstreamConnection {
       this.oauth ??= this.context.oauthProvider?.(this.name, config) ?? defaultOAuthProvider(this.name, config);
       return new sdk.StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
-        fetch: createRefreshSharingFetch(fetch),
+        fetch: this.oauth.refreshFetch(fetch),
         authProvider: this.oauth,
       });
     }

@@ -162,6 +162,24 @@ describe("cairn auth and a served OAuth upstream", () => {
     }
   });
 
+  it("refreshes once for two servers (two hosts) sharing the token file, however their calls meet", async () => {
+    const [one, two] = await Promise.all([serve(), serve()]);
+    try {
+      const call = "return (await Promise.all([1, 2].map(() => notes.whoami({})))).join(' | ')";
+      await Promise.all([one.run(call), two.run(call)]);
+      for (let round = 0; round < 3; round++) {
+        const before = { ...servers.stats };
+        servers.expireAccessTokens();
+        const replies = await Promise.all([one.run(call), two.run(call)]);
+        for (const reply of replies) expect(reply).toContain("signed in as a registered client | signed in");
+        expect(servers.stats.refusedRefreshes).toBe(before.refusedRefreshes);
+        expect(servers.stats.refreshGrants).toBe(before.refreshGrants + 1);
+      }
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
   it("signs out: revokes at the server, removes the file, and the next call is AUTH_REQUIRED", async () => {
     const revocations = servers.stats.revocations;
     const r = await cairn(["auth", "logout", "notes", "--json"]);

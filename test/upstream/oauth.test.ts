@@ -2,7 +2,7 @@
 // server-side auth), Cairn's sign-in followed headlessly, and its connection calling across expired tokens.
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpServerConfig } from "../../src/config/schema.js";
 import { CairnError, ErrorCode } from "../../src/errors.js";
@@ -151,6 +151,30 @@ describe("calls across token expiry", () => {
       expect(store.read()?.tokens).toBeDefined();
     } finally {
       await conn.close();
+    }
+  });
+
+  it("refreshes once across processes sharing the token file, with a rotating refresh token", async () => {
+    // Two Cairn processes (two hosts) on one token file: stores and connections of their own, one file between them.
+    const store = await signedIn();
+    const other = new FileOAuthStore(dirname(store.location), "notes", servers.mcpUrl);
+    const [a, b] = [connection(store), connection(other)];
+    try {
+      await Promise.all([whoami(a), whoami(b)]);
+      for (let round = 0; round < 3; round++) {
+        const before = { ...servers.stats };
+        servers.expireAccessTokens();
+        const replies = await Promise.all([a, b, a, b].map((conn) => whoami(conn)));
+        expect(
+          replies.every((text) => text.includes("signed in")),
+          JSON.stringify(replies),
+        ).toBe(true);
+        expect(servers.stats.refusedRefreshes).toBe(before.refusedRefreshes);
+        expect(servers.stats.refreshGrants).toBe(before.refreshGrants + 1);
+      }
+      expect(store.read()?.tokens).toEqual(other.read()?.tokens);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
     }
   });
 
