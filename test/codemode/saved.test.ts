@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../../src/app.js";
 import { MAX_SAVED_DEPTH } from "../../src/codemode/saved-runtime.js";
 import { ConfigSchema } from "../../src/config/schema.js";
-import { CairnError } from "../../src/errors.js";
 import { createLogger } from "../../src/log.js";
 import type { Session } from "../../src/session/session.js";
+import { caught } from "../helpers/caught.js";
 
 let dir: string;
 let app: App;
@@ -48,16 +48,6 @@ async function run(input: Record<string, unknown>, as: Session = session): Promi
   return JSON.parse((await app.runner.run(as, input)).text);
 }
 
-async function failure(promise: Promise<unknown>): Promise<CairnError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof CairnError) return error;
-    throw error;
-  }
-  throw new Error("expected a CairnError");
-}
-
 const ADD_SCHEMA = {
   type: "object",
   properties: { a: { type: "number" }, b: { type: "number" }, label: { type: "string", enum: ["sum", "total"] } },
@@ -89,14 +79,14 @@ describe("saving a snippet", () => {
   });
 
   it("refuses code that does not transpile, naming its line, and writes nothing", async () => {
-    const error = await failure(saveSnippet("broken/syntax", "const a = 1;\nconst b = ;\nreturn a"));
+    const error = await caught(saveSnippet("broken/syntax", "const a = 1;\nconst b = ;\nreturn a"));
     expect(error.code).toBe("SYNTAX");
     expect(error.message).toMatch(/^the snippet is not saved: syntax error at line 2/);
     await expect(call("inspect", { ref: "broken/syntax" })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 
   it("refuses an input schema that is not a usable JSON Schema, listing every problem", async () => {
-    const error = await failure(
+    const error = await caught(
       saveSnippet("broken/schema", "return 1", {
         input_schema: { type: "object", properties: { a: { type: "strin" } }, required: "a" },
       }),
@@ -109,9 +99,9 @@ describe("saving a snippet", () => {
   });
 
   it("refuses a schema whose root is not an object, one pointing outside itself, and one nested too deep", async () => {
-    const notObject = await failure(saveSnippet("broken/root", "return 1", { input_schema: { type: "array" } }));
+    const notObject = await caught(saveSnippet("broken/root", "return 1", { input_schema: { type: "array" } }));
     expect(notObject.message).toContain('"type": "object"');
-    const external = await failure(
+    const external = await caught(
       saveSnippet("broken/ref", "return 1", {
         input_schema: { type: "object", properties: { a: { $ref: "https://example.com/a.json" } } },
       }),
@@ -119,24 +109,24 @@ describe("saving a snippet", () => {
     expect(external.message).toContain("points outside the schema");
     let deep: Record<string, unknown> = { type: "string" };
     for (let i = 0; i < 40; i++) deep = { type: "object", properties: { x: deep } };
-    const nested = await failure(saveSnippet("broken/deep", "return 1", { input_schema: deep }));
+    const nested = await caught(saveSnippet("broken/deep", "return 1", { input_schema: deep }));
     expect(nested.message).toContain("nests deeper than 32 levels");
   });
 
   it("bounds the schema's size and the description's length", async () => {
     const properties = Object.fromEntries(Array.from({ length: 800 }, (_, i) => [`field_${i}`, { type: "string" }]));
-    const big = await failure(saveSnippet("broken/big", "return 1", { input_schema: { type: "object", properties } }));
+    const big = await caught(saveSnippet("broken/big", "return 1", { input_schema: { type: "object", properties } }));
     expect(big.code).toBe("TOO_LARGE");
     expect(big.message).toMatch(/input_schema is \d+ bytes of JSON, over the 16384-byte limit/);
-    const long = await failure(saveSnippet("broken/long", "return 1", { description: "x".repeat(2001) }));
+    const long = await caught(saveSnippet("broken/long", "return 1", { description: "x".repeat(2001) }));
     expect(long.code).toBe("TOO_LARGE");
     expect(long.message).toMatch(/^description is 2001 characters, more than 2000/);
   });
 
   it("needs both description and input_schema, kind code and text content", async () => {
-    const noSchema = await failure(call("save", { name: "broken/half", kind: "code", content: "1", description: "d" }));
+    const noSchema = await caught(call("save", { name: "broken/half", kind: "code", content: "1", description: "d" }));
     expect(noSchema.message).toContain("needs input_schema");
-    const note = await failure(saveSnippet("broken/note", "1", { kind: "note" }));
+    const note = await caught(saveSnippet("broken/note", "1", { kind: "note" }));
     expect(note.message).toContain('kind "code", not "note"');
   });
 
@@ -188,15 +178,15 @@ describe("execute_code {saved}", () => {
   });
 
   it("refuses code and saved together, and neither", async () => {
-    const both = await failure(app.runner.run(session, { code: "1", saved: "calc/add" }));
+    const both = await caught(app.runner.run(session, { code: "1", saved: "calc/add" }));
     expect(both.code).toBe("INVALID_ARGUMENT");
     expect(both.message).toMatch(/^pass code or saved, not both/);
-    const neither = await failure(app.runner.run(session, { inputs: {} }));
+    const neither = await caught(app.runner.run(session, { inputs: {} }));
     expect(neither.message).toMatch(/^pass code \(a snippet\) or saved/);
   });
 
   it("refuses inputs that do not match the schema, listing every problem, before anything runs", async () => {
-    const error = await failure(
+    const error = await caught(
       app.runner.run(session, { saved: "calc/add", inputs: { a: "two", label: "avg", extra: true } }),
     );
     expect(error.code).toBe("INVALID_ARGUMENT");
@@ -213,9 +203,9 @@ describe("execute_code {saved}", () => {
   });
 
   it("answers NOT_FOUND for a name that holds nothing and refuses code saved without a declaration", async () => {
-    expect((await failure(app.runner.run(session, { saved: "calc/none" }))).code).toBe("NOT_FOUND");
+    expect((await caught(app.runner.run(session, { saved: "calc/none" }))).code).toBe("NOT_FOUND");
     await call("save", { name: "plain/code", kind: "code", content: "return 1" });
-    const plain = await failure(app.runner.run(session, { saved: "plain/code" }));
+    const plain = await caught(app.runner.run(session, { saved: "plain/code" }));
     expect(plain.code).toBe("INVALID_ARGUMENT");
     expect(plain.message).toContain("not a saved snippet");
   });
@@ -368,6 +358,6 @@ describe("search_tools and describe_tools", () => {
     await expect(call("describe_tools", { names: ["saved:geo/distance"] })).rejects.toMatchObject({
       code: "TOOL_NOT_FOUND",
     });
-    expect((await failure(app.runner.run(session, { saved: "geo/distance" }))).code).toBe("NOT_FOUND");
+    expect((await caught(app.runner.run(session, { saved: "geo/distance" }))).code).toBe("NOT_FOUND");
   });
 });
