@@ -11,6 +11,11 @@ const SHARED_FOR_MS = 30_000;
 
 /** A response read whole, so that several requests can each be given a copy. */
 export interface Answer {
+  /**
+   * False for an answer made without sending (tokens another process obtained): its refresh token was not spent, so
+   * it is shared only while in flight; a later refresh with the same body must be looked at again.
+   */
+  sent?: boolean;
   status: number;
   statusText: string;
   headers: [string, string][];
@@ -42,7 +47,13 @@ export function createRefreshSharingFetch(base: FetchLike, coordinate?: RefreshC
       const sent = new URLSearchParams(form).get("refresh_token") ?? "";
       entry = { answer: coordinate ? coordinate(sent, send) : send(), at: now };
       answers.set(key, entry);
-      entry.answer.catch(() => answers.delete(key));
+      const made = entry;
+      made.answer.then(
+        (answer) => {
+          if (answer.sent === false && answers.get(key) === made) answers.delete(key);
+        },
+        () => answers.delete(key),
+      );
     }
     const answer = await entry.answer;
     const empty = answer.status === 204 || answer.status === 205 || answer.status === 304;

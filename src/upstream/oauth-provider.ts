@@ -325,6 +325,7 @@ function tokenAnswer(tokens: OAuthTokens, expiresAt: number | undefined, now: nu
   const left = expiresAt === undefined ? undefined : Math.max(1, Math.floor((expiresAt - now) / 1000));
   const { expires_in: _lifetime, ...rest } = tokens;
   return {
+    sent: false,
     status: 200,
     statusText: "OK",
     headers: [["content-type", "application/json"]],

@@ -282,4 +282,26 @@ describe("createRefreshSharingFetch", () => {
     await shared("http://as/token", { method: "POST", body: "grant_type=authorization_code&code=c" });
     expect(sent).toBe(4);
   });
+
+  it("keeps an answer made without sending (another process's tokens) only while it is in flight", async () => {
+    let asked = 0;
+    const shared = createRefreshSharingFetch(
+      async () => new Response("{}"),
+      async (sentToken) => {
+        asked += 1;
+        await new Promise((resolve) => setImmediate(resolve));
+        return { sent: false, status: 200, statusText: "OK", headers: [], body: JSON.stringify({ sentToken }) };
+      },
+    );
+    const refresh = () =>
+      shared("http://as/token", {
+        method: "POST",
+        body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: "R1" }),
+      });
+    await Promise.all([refresh(), refresh()]);
+    expect(asked).toBe(1);
+    // Its refresh token was not spent: the next refresh with it is looked at again, not answered from memory.
+    expect(await (await refresh()).json()).toEqual({ sentToken: "R1" });
+    expect(asked).toBe(2);
+  });
 });
