@@ -1,10 +1,9 @@
 // Saved snippets (decision 0242): code kept in the workspace as a "code" version whose declaration (a description and
 // the JSON Schema of its inputs) is versioned with it. Checked whole at save time; inputs checked against it per run.
-import { createRequire } from "node:module";
 import type { Ajv } from "ajv";
 import { CairnError, ErrorCode } from "../errors.js";
-import { linearPattern, linearRegExpEngine } from "../registry/linear-regexp.js";
-import { createArgsValidator } from "../registry/validate-args.js";
+import { linearPattern } from "../registry/linear-regexp.js";
+import { createArgsValidator, createForeignSchemaAjv, type Dialect, dialectOf } from "../registry/validate-args.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
 import type { SnippetDeclaration } from "../workspace/types.js";
 import { checkSnippetDeclaration, isSnippetDeclaration } from "../workspace/validate.js";
@@ -152,29 +151,14 @@ function refsOf(node: unknown, out: string[] = []): string[] {
   return out;
 }
 
-type Dialect = "draft-07" | "2019-09" | "2020-12";
 const engines = new Map<Dialect, Ajv>();
 
-/** A strict-enough ajv for checking declarations (unknown keywords allowed, as upstream schemas have them). */
+/** The ajv that checks declarations of `$schema`'s dialect (the one input schemas are validated with). */
 function schemaEngine(uri: unknown): Ajv {
-  const dialect: Dialect =
-    typeof uri === "string" && uri.includes("2020-12")
-      ? "2020-12"
-      : typeof uri === "string" && uri.includes("2019-09")
-        ? "2019-09"
-        : "draft-07";
+  const dialect = dialectOf(uri);
   let ajv = engines.get(dialect);
   if (!ajv) {
-    const require = createRequire(import.meta.url);
-    const Engine =
-      dialect === "2020-12"
-        ? (require("ajv/dist/2020.js") as { Ajv2020: new (o: object) => Ajv }).Ajv2020
-        : dialect === "2019-09"
-          ? (require("ajv/dist/2019.js") as { Ajv2019: new (o: object) => Ajv }).Ajv2019
-          : (require("ajv") as { Ajv: new (o: object) => Ajv }).Ajv;
-    const formats = require("ajv-formats") as { default?: unknown };
-    ajv = new Engine({ allErrors: true, strict: false, validateFormats: true, code: { regExp: linearRegExpEngine() } });
-    ((formats.default ?? formats) as (a: Ajv) => Ajv)(ajv);
+    ajv = createForeignSchemaAjv(dialect);
     engines.set(dialect, ajv);
   }
   return ajv;

@@ -29,20 +29,27 @@ function loadAjv() {
 let ajvModules: ReturnType<typeof loadAjv> | undefined;
 
 /**
- * A fresh ajv with the MCP SDK client's own settings for the structured replies of upstream tools (their
- * outputSchema), patterns in linear time: a hostile server's schema and reply cannot stall the server. One per
- * connection, as the SDK makes it, so two servers' `$id`s never meet.
+ * A fresh ajv for schemas Cairn did not write, in `dialect`: unknown keywords allowed (`strict: false`: upstream
+ * schemas carry them), formats checked with ajv-formats, every pattern in linear time (linear-regexp.ts); `settings`
+ * add to these. Used for upstream input schemas (below), saved snippets' declarations and, one per connection so two
+ * servers' `$id`s never meet, the SDK client's check of structured replies against an outputSchema.
  */
-export function createOutputSchemaAjv(): Ajv {
+export function createForeignSchemaAjv(dialect: Dialect = "draft-07", settings: Record<string, unknown> = {}): Ajv {
   ajvModules ??= loadAjv();
-  const { Ajv, addFormats } = ajvModules;
-  const ajv = new Ajv({
+  const { Ajv, Ajv2019, Ajv2020, addFormats } = ajvModules;
+  const all = {
+    allErrors: true,
     strict: false,
     validateFormats: true,
-    validateSchema: false,
-    allErrors: true,
     code: { regExp: linearRegExpEngine() },
-  });
+    ...settings,
+  };
+  const ajv =
+    dialect === "2020-12"
+      ? (new Ajv2020(all) as unknown as Ajv)
+      : dialect === "2019-09"
+        ? (new Ajv2019(all) as unknown as Ajv)
+        : new Ajv(all);
   addFormats(ajv);
   return ajv;
 }
@@ -63,7 +70,7 @@ export interface ArgsValidatorOptions {
   maxProblems?: number;
 }
 
-type Dialect = "draft-07" | "2019-09" | "2020-12";
+export type Dialect = "draft-07" | "2019-09" | "2020-12";
 
 export function createArgsValidator(options: ArgsValidatorOptions = {}): ArgsValidator {
   const log = options.logger ?? createLogger("registry");
@@ -75,24 +82,8 @@ export function createArgsValidator(options: ArgsValidatorOptions = {}): ArgsVal
   const engine = (dialect: Dialect): Ajv => {
     let ajv = engines.get(dialect);
     if (!ajv) {
-      ajvModules ??= loadAjv();
-      const { Ajv, Ajv2019, Ajv2020, addFormats } = ajvModules;
-      // strict: false because upstream schemas carry unknown keywords and formats; verbose for the "got" type.
-      // Patterns run in linear time (linear-regexp.ts): a hostile schema or argument cannot stall the server.
-      const settings = {
-        allErrors: true,
-        strict: false,
-        verbose: true,
-        validateFormats: true,
-        code: { regExp: linearRegExpEngine() },
-      };
-      ajv =
-        dialect === "2020-12"
-          ? (new Ajv2020(settings) as unknown as Ajv)
-          : dialect === "2019-09"
-            ? (new Ajv2019(settings) as unknown as Ajv)
-            : new Ajv(settings);
-      addFormats(ajv);
+      // verbose for the "got" type of each problem.
+      ajv = createForeignSchemaAjv(dialect, { verbose: true });
       engines.set(dialect, ajv);
     }
     return ajv;
@@ -132,7 +123,8 @@ export function createArgsValidator(options: ArgsValidatorOptions = {}): ArgsVal
   };
 }
 
-function dialectOf(uri: unknown): Dialect {
+/** The JSON Schema dialect a `$schema` URI names; draft-07 when it names none Cairn knows. */
+export function dialectOf(uri: unknown): Dialect {
   if (typeof uri !== "string") return "draft-07";
   if (uri.includes("2020-12")) return "2020-12";
   if (uri.includes("2019-09")) return "2019-09";

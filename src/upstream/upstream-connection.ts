@@ -19,7 +19,7 @@ import { type HttpServerConfig, isStdioServer, type ServerConfig } from "../conf
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
 import { namespaceExpression } from "../registry/identifiers.js";
-import { createOutputSchemaAjv } from "../registry/validate-args.js";
+import { createForeignSchemaAjv } from "../registry/validate-args.js";
 import { createSlots, type Slots } from "../slots.js";
 import { createBoundedFetch, type OnDiscarded } from "./bounded-fetch.js";
 import type { BoundedStdioClientTransport } from "./bounded-stdio-transport.js";
@@ -272,7 +272,9 @@ export class UpstreamConnection {
     const client = new sdk.Client(CLIENT_INFO, {
       capabilities: {},
       // Structured replies are checked against the tool's outputSchema with patterns in linear time.
-      jsonSchemaValidator: new sdk.AjvJsonSchemaValidator(createOutputSchemaAjv()),
+      jsonSchemaValidator: new sdk.AjvJsonSchemaValidator(
+        createForeignSchemaAjv("draft-07", { validateSchema: false }),
+      ),
     });
     const transport = this.openTransport(sdk);
     this.attempt = client;
