@@ -347,7 +347,7 @@ export class CairnOAuthProvider implements OAuthClientProvider {
       if (typeof value === "string" && URL.canParse(value) && bare === shownBare(new URL(value))) return what;
     }
     if (url.pathname.includes("/.well-known/oauth-protected-resource")) return "the server's resource metadata";
-    if (url.pathname.includes("/.well-known/")) return "its metadata";
+    if (url.pathname.includes("/.well-known/")) return "the authorization server's metadata";
     return "an OAuth request to";
   }
 
