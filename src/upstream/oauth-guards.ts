@@ -65,9 +65,14 @@ export function sameIssuer(a: string, b: string): boolean {
   return x === y || x.replace(/\/$/, "") === y.replace(/\/$/, "");
 }
 
-/** RFC 8414 §3.3 (and OpenID Discovery §4.3): the metadata's `issuer` is the issuer it was fetched for. */
+/**
+ * RFC 8414 §3.3 (and OpenID Discovery §4.3): the metadata's `issuer` is the issuer it was fetched for. One tolerance:
+ * an issuer that is a leading part of it on the same origin (`https://auth.example` for metadata fetched for
+ * `https://auth.example/tenant1`), a layout of multi-tenant servers that the MCP conformance suite's own
+ * `auth/metadata-var2` and `-var3` serve. Another origin, or another path, is refused.
+ */
 export function checkIssuer(fetchedFor: string, issuer: unknown): Guard {
-  if (typeof issuer === "string" && sameIssuer(issuer, fetchedFor)) return OK;
+  if (typeof issuer === "string" && (sameIssuer(issuer, fetchedFor) || leadingPart(issuer, fetchedFor))) return OK;
   const named = typeof issuer === "string" ? `names the issuer ${shownAddress(issuer)}` : "names no issuer";
   return {
     ok: false,
@@ -75,6 +80,15 @@ export function checkIssuer(fetchedFor: string, issuer: unknown): Guard {
       `the metadata of the authorization server ${shownAddress(fetchedFor)} ${named}, so it was not used ` +
       "(RFC 8414 §3.3: a server answering for another is a mix-up attack)",
   };
+}
+
+/** True when `issuer` is `url`'s origin or a leading run of its path segments. */
+function leadingPart(issuer: string, url: string): boolean {
+  if (!URL.canParse(issuer) || !URL.canParse(url)) return false;
+  const [a, b] = [new URL(issuer), new URL(url)];
+  if (a.origin !== b.origin || a.search !== "" || a.hash !== "") return false;
+  const prefix = a.pathname.replace(/\/$/, "");
+  return prefix === "" || b.pathname === prefix || b.pathname.startsWith(`${prefix}/`);
 }
 
 /** The parts of the SDK's discovery state the guards read (kept structural, so another SDK's state fits). */

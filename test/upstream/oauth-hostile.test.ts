@@ -66,6 +66,12 @@ describe("issuer checks", () => {
   it("takes the issuer it fetched the metadata for, a trailing slash aside (RFC 8414 §3.3)", () => {
     expect(checkIssuer("https://auth.example/", "https://auth.example")).toEqual({ ok: true });
     expect(checkIssuer("https://auth.example/tenant", "https://auth.example/tenant/")).toEqual({ ok: true });
+    // The origin (or a leading path) of a tenant's server: the conformance suite's metadata-var2 and -var3.
+    expect(checkIssuer("https://auth.example/tenant1", "https://auth.example")).toEqual({ ok: true });
+    expect(checkIssuer("https://auth.example/a/b", "https://auth.example/a")).toEqual({ ok: true });
+    for (const other of ["https://auth.example/tenant2", "https://auth.example/tenant", "https://auth.example/a?x"]) {
+      expect(checkIssuer("https://auth.example/tenant1", other).ok).toBe(false);
+    }
   });
 
   it.each([["https://evil.example"], ["https://auth.example/other"], ["http://auth.example"], [undefined], [42]])(
