@@ -19,6 +19,8 @@ export interface Logger {
 const MIN_SECRET_CHARS = 4;
 const REDACTED = "[redacted]";
 let secrets: string[] = [];
+/** Credentials registered with their encodings (each once: stores register what they read on every read). */
+const credentials = new Set<string>();
 
 /**
  * Registers a value that must never appear in a log line or an error message: config/load.ts registers the value
@@ -31,6 +33,33 @@ export function registerSecret(value: string): void {
   );
   // Longest first, so a secret that contains another is replaced whole.
   secrets = [...new Set([...secrets, ...forms])].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * Registers a credential Cairn sends or receives (an OAuth token, code, verifier, client secret): `registerSecret`
+ * plus the encodings it may come back in, echoed by a server or quoted by an error: base64, base64url, URL- and
+ * form-encoded.
+ */
+export function registerCredential(value: string): void {
+  if (value.length < MIN_SECRET_CHARS || credentials.has(value)) return;
+  credentials.add(value);
+  for (const encoded of encodingsOf(value)) registerSecret(encoded);
+}
+
+/** `value` and the encodings a credential travels in: base64 (padded or not), base64url, URL- and form-encoded. */
+export function encodingsOf(value: string): string[] {
+  const bytes = Buffer.from(value, "utf8");
+  const base64 = bytes.toString("base64");
+  const form = new URLSearchParams({ v: value }).toString().slice(2);
+  const forms = [
+    value,
+    base64,
+    base64.replace(/=+$/, ""),
+    bytes.toString("base64url"),
+    encodeURIComponent(value),
+    form,
+  ];
+  return [...new Set(forms)].filter((form) => form.length >= MIN_SECRET_CHARS);
 }
 
 /** `text` with every registered secret replaced by "[redacted]". */

@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import type { HttpServerConfig, ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
+import { redactSecrets } from "../log.js";
 import { EXIT_USAGE, ExitError, globalOptions, reportFailure } from "./common.js";
 
 /** One line of `cairn auth status`: never a token, a secret or a client secret. */
@@ -184,7 +185,8 @@ function seconds(value: string, flag: string): number {
 async function run(json: boolean, body: () => Promise<{ output: unknown; text: string }>): Promise<void> {
   try {
     const { output, text } = await body();
-    process.stdout.write(json ? `${JSON.stringify(output)}\n` : `${text}\n`);
+    // Nothing here holds a credential by construction; a token or secret that slipped in would still be cut.
+    process.stdout.write(redactSecrets(json ? `${JSON.stringify(output)}\n` : `${text}\n`));
   } catch (error) {
     if (error instanceof CairnError && error.code === ErrorCode.CONFIG_INVALID && !json) {
       process.stderr.write(`cairn: invalid configuration\n${error.message}\n`);

@@ -1,9 +1,13 @@
 // Signing in to an OAuth upstream and out of it: `signIn` connects as Cairn would, with the loopback interaction, so
 // the server's own 401 starts discovery, registration and the PKCE flow; `revokeAndForget` removes the record and,
-// where the authorization server offers RFC 7009 revocation, revokes the refresh token first (best effort).
+// where the authorization server offers RFC 7009 revocation, revokes the refresh token first (best effort, at an
+// endpoint that passes the endpoint rule, through the same bounded fetch as every OAuth request).
 import type { HttpServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
+import { ConnectionCredentials } from "./oauth-credentials.js";
+import { createOAuthFetch } from "./oauth-fetch.js";
+import { checkEndpoint } from "./oauth-guards.js";
 import { type OpenMode, startLoopback } from "./oauth-loopback.js";
 import { CairnOAuthProvider } from "./oauth-provider.js";
 import type { OAuthRecord, OAuthStore } from "./oauth-store.js";
@@ -86,6 +90,8 @@ async function revoke(record: OAuthRecord, timeoutMs: number): Promise<string> {
   const endpoint = typeof metadata?.revocation_endpoint === "string" ? metadata.revocation_endpoint : undefined;
   const client = record.client_information;
   if (endpoint === undefined || client === undefined) return "not offered";
+  const guard = checkEndpoint("its revocation endpoint", endpoint);
+  if (!guard.ok) return `refused: ${guard.reason}`;
   const body = new URLSearchParams({
     token,
     token_type_hint: record.tokens?.refresh_token === undefined ? "access_token" : "refresh_token",
@@ -97,15 +103,17 @@ async function revoke(record: OAuthRecord, timeoutMs: number): Promise<string> {
     headers.authorization = `Basic ${Buffer.from(pair).toString("base64")}`;
   }
   try {
-    const response = await fetch(endpoint, {
-      method: "POST",
-      headers,
-      body,
-      signal: AbortSignal.timeout(timeoutMs),
+    const send = createOAuthFetch(fetch, {
+      server: "",
+      credentials: new ConnectionCredentials(),
+      describe: () => "its revocation endpoint",
+      timeoutMs,
     });
-    await response.body?.cancel();
+    const response = await send(endpoint, { method: "POST", headers, body, redirect: "manual" });
     return response.ok ? "revoked" : `failed: the server answered ${response.status}`;
   } catch (error) {
+    const reason = error instanceof CairnError ? (error.data as { reason?: unknown } | undefined)?.reason : undefined;
+    if (typeof reason === "string") return `failed: ${reason}`;
     return `failed: ${(error as Error).name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : "unreachable"}`;
   }
 }

@@ -5,8 +5,9 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CairnError, ErrorCode } from "../errors.js";
-import { registerSecret } from "../log.js";
-import type { OAuthInteraction } from "./oauth-provider.js";
+import { registerCredential } from "../log.js";
+import { ENDPOINT_RULE, unsafeAddress } from "./oauth-guards.js";
+import type { AuthorizationResponse, OAuthInteraction } from "./oauth-provider.js";
 
 /** How the authorization URL is opened. */
 export type OpenMode = "browser" | "print" | "headless";
@@ -34,7 +35,7 @@ export interface LoopbackInteraction extends OAuthInteraction {
 
 interface Pending {
   state: string | null;
-  resolve: (code: string) => void;
+  resolve: (response: AuthorizationResponse) => void;
   reject: (error: Error) => void;
 }
 
@@ -74,9 +75,11 @@ export async function startLoopback(options: LoopbackOptions): Promise<LoopbackI
       return;
     }
     // A code is one use and short-lived, but still a credential until exchanged.
-    registerSecret(code);
+    registerCredential(code);
     page(200, "Cairn is signed in. You can close this tab.");
-    current.resolve(code);
+    // RFC 9207: the issuer is checked by the provider, against the one it recorded, before the code is redeemed.
+    const iss = url.searchParams.get("iss");
+    current.resolve({ code, ...(iss === null ? {} : { iss }) });
   });
   await new Promise<void>((ready, fail) => {
     http.once("error", fail);
@@ -99,11 +102,11 @@ export async function startLoopback(options: LoopbackOptions): Promise<LoopbackI
         throw new CairnError(
           ErrorCode.AUTH_REQUIRED,
           `the authorization server of "${options.server}" gave a sign-in address that is ${unsafe}, so nothing was opened: ` +
-            `an authorization endpoint is https (http only on this machine); check the url of [servers.${options.server}] in cairn.toml`,
+            `${ENDPOINT_RULE}; check the url of [servers.${options.server}] in cairn.toml`,
           { data: { server: options.server, protocol: authorizationUrl.protocol } },
         );
       }
-      const code = new Promise<string>((resolve, reject) => {
+      const code = new Promise<AuthorizationResponse>((resolve, reject) => {
         pending = { state: authorizationUrl.searchParams.get("state"), resolve, reject };
       });
       options.say(`Sign in to "${options.server}" at:\n  ${authorizationUrl.href}`);
@@ -161,19 +164,6 @@ async function followHeadless(start: URL, redirectUrl: string): Promise<void> {
     ErrorCode.AUTH_REQUIRED,
     `headless sign-in: more than ${MAX_HEADLESS_HOPS} redirects: run cairn auth login without headless`,
   );
-}
-
-/**
- * Why an authorization URL must not be opened, or undefined: the address comes from the server's metadata, and the
- * system's opener would hand a file:, smb: or custom-scheme address to whatever program handles it.
- */
-function unsafeAddress(url: URL): string | undefined {
-  if (url.protocol === "https:") return undefined;
-  if (url.protocol === "http:") {
-    const host = url.hostname.replace(/^\[|\]$/g, "");
-    return host === "127.0.0.1" || host === "localhost" || host === "::1" ? undefined : "plain http to another machine";
-  }
-  return `a ${url.protocol.replace(/:$/, "")}: address, not https`;
 }
 
 /** Opens `url` in the user's browser; a failure is silent, since the URL is printed too. */

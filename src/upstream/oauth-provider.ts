@@ -1,7 +1,9 @@
 // Cairn's OAuthClientProvider for one upstream: the SDK's auth() runs discovery, registration, PKCE, code exchange
 // and refresh; this keeps their state in an OAuthStore, refreshes ahead of expiry, and decides what a needed sign-in
 // does: in `cairn auth login` (and `upstream check`) an interaction takes the user through it, elsewhere it is
-// AUTH_REQUIRED naming `cairn auth login SERVER`, since a server process cannot open a browser for anyone.
+// AUTH_REQUIRED naming `cairn auth login SERVER`, since a server process cannot open a browser for anyone. Every
+// request to the authorization server goes through createOAuthFetch, and what discovery finds through the guards of
+// oauth-guards.ts, before anything is sent (decision 0253).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, randomBytes } from "node:crypto";
 import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -14,8 +16,9 @@ import {
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { HttpServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
-import { registerSecret } from "../log.js";
-import { type Answer, createRefreshSharingFetch } from "./oauth-fetch.js";
+import { ConnectionCredentials } from "./oauth-credentials.js";
+import { type Answer, createOAuthFetch, createRefreshSharingFetch } from "./oauth-fetch.js";
+import { checkDiscovery, checkEndpoint, checkResponseIssuer, type Guard, refusal } from "./oauth-guards.js";
 import type { OAuthRecord, OAuthStore } from "./oauth-store.js";
 
 /** A token is refreshed this long before it expires, or at half its lifetime when that is shorter. */
@@ -23,15 +26,22 @@ export const REFRESH_MARGIN_MS = 60_000;
 /** The redirect URI a client registered without a sign-in in this process says it has (never listened on). */
 const PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback";
 
+/** What the redirect of a sign-in delivered: the code, and the issuer it names (RFC 9207) when it names one. */
+export interface AuthorizationResponse {
+  code: string;
+  iss?: string | undefined;
+}
+
 /** How a sign-in reaches the user: the loopback redirect of `cairn auth login`, or none (AUTH_REQUIRED). */
 export interface OAuthInteraction {
   /** The exact loopback redirect URI of this sign-in (registered with the server). */
   readonly redirectUrl: string;
   /**
-   * Takes the user's browser (or, headless, an HTTP client) to `authorizationUrl` and resolves with the code the
-   * redirect delivers, once its `state` matched; rejects at its deadline or when the server answers an error.
+   * Takes the user's browser (or, headless, an HTTP client) to `authorizationUrl` and resolves with the code (and
+   * `iss`) the redirect delivers, once its `state` matched; rejects at its deadline or when the server answers an
+   * error.
    */
-  authorize(authorizationUrl: URL): Promise<string>;
+  authorize(authorizationUrl: URL): Promise<AuthorizationResponse>;
 }
 
 export interface CairnOAuthProviderOptions {
@@ -71,6 +81,10 @@ export class CairnOAuthProvider implements OAuthClientProvider {
   private lastRefreshToken: string | undefined;
   /** Why the stored credentials were dropped in this process, for the AUTH_REQUIRED message. */
   private dropped: string | undefined;
+  /** The last refusal of the authorization server (oauth-guards.ts) since tokens were last saved. */
+  private lastRefusal: CairnError | undefined;
+  /** This server's credentials, kept to clean its replies (and registered for redaction everywhere). */
+  readonly credentials = new ConnectionCredentials();
   /** Sign-ins completed by the interaction in this process. */
   signIns = 0;
   /**
@@ -82,7 +96,7 @@ export class CairnOAuthProvider implements OAuthClientProvider {
   constructor(private readonly options: CairnOAuthProviderOptions) {
     this.store = options.store;
     this.now = options.now ?? Date.now;
-    if (options.config.client_secret !== undefined) registerSecret(options.config.client_secret);
+    this.credentials.add(options.config.client_secret);
   }
 
   get server(): string {
@@ -147,12 +161,18 @@ export class CairnOAuthProvider implements OAuthClientProvider {
       record = this.store.read();
     }
     this.lastRefreshToken = record?.tokens?.refresh_token;
+    // Tokens another process obtained are this connection's too.
+    for (const token of [record?.tokens?.access_token, record?.tokens?.refresh_token, record?.tokens?.id_token]) {
+      this.credentials.add(token);
+    }
     return record?.tokens;
   }
 
   saveTokens(tokens: OAuthTokens): void {
     const at = this.now();
     this.dropped = undefined;
+    this.lastRefusal = undefined;
+    for (const token of [tokens.access_token, tokens.refresh_token, tokens.id_token]) this.credentials.add(token);
     this.saves += 1;
     this.store.write((current) => ({
       ...(current ?? { url: "" }),
@@ -165,20 +185,30 @@ export class CairnOAuthProvider implements OAuthClientProvider {
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     const { interaction } = this.options;
     if (!interaction) throw this.authRequired();
-    const code = await interaction.authorize(authorizationUrl);
+    this.enforce(checkEndpoint("its authorization endpoint", authorizationUrl));
+    const { code, iss } = await interaction.authorize(authorizationUrl);
+    this.credentials.add(code);
+    // RFC 9207: the code is redeemed only at the issuer the sign-in was started with.
+    const discovered = this.store.read()?.discovery;
+    this.enforce(
+      discovered === undefined
+        ? { ok: false, reason: "no authorization server was recorded for this sign-in, so its code was not redeemed" }
+        : checkResponseIssuer(iss, discovered),
+    );
     // The code is exchanged here, inside the flow that asked for it: the SDK's caller then sees a completed sign-in
     // (its request failed with UnauthorizedError) and sends the request again with the new token.
     await insideOwnAuth.run(true, () =>
       auth(this, {
         serverUrl: this.options.config.url,
         authorizationCode: code,
-        ...(this.options.fetch === undefined ? {} : { fetchFn: this.options.fetch }),
+        fetchFn: this.oauthFetch(this.options.fetch ?? fetch),
       }),
     );
     this.signIns += 1;
   }
 
   saveCodeVerifier(codeVerifier: string): void {
+    this.credentials.add(codeVerifier);
     this.verifier = codeVerifier;
   }
 
@@ -220,16 +250,34 @@ export class CairnOAuthProvider implements OAuthClientProvider {
     });
   }
 
+  /** Refuses (AUTH_REQUIRED) what discovery found when it fails the guards: the SDK then sends nothing to it. */
   saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.enforce(checkDiscovery(state));
     this.store.write((current) => ({ ...(current ?? { url: "" }), discovery: state }));
   }
 
   discoveryState(): OAuthDiscoveryState | undefined {
-    return this.store.read()?.discovery;
+    const state = this.store.read()?.discovery;
+    // Stored before these rules, or by a build without them: discovered again, and checked then.
+    if (state !== undefined && !checkDiscovery(state).ok) {
+      this.store.write((current) => {
+        const record: OAuthRecord = { ...(current ?? { url: "" }) };
+        delete record.discovery;
+        return record;
+      });
+      return undefined;
+    }
+    return state;
   }
 
-  /** AUTH_REQUIRED for this server, saying why and what to run. */
+  /** `result` (a reply of this server) without any encoding of this server's credentials. */
+  redactReply<T>(result: T): T {
+    return this.credentials.redactValue(result);
+  }
+
+  /** AUTH_REQUIRED for this server, saying why and what to run (what was refused, when something was). */
   authRequired(): CairnError {
+    if (this.lastRefusal !== undefined) return this.lastRefusal;
     const why =
       this.dropped ??
       (this.store.read()?.tokens
@@ -252,12 +300,18 @@ export class CairnOAuthProvider implements OAuthClientProvider {
   }
 
   /**
-   * `base` with this server's refreshes sent once: once for concurrent requests of this process (oauth-fetch.ts), and
-   * once across the processes sharing its token file (`coordinatedRefresh`). The transport's fetch and the fetch of
-   * refreshes ahead of expiry are both made with it.
+   * The fetch of this server's transport, made from `base`: requests to the server's url go to `base` (the url held
+   * to the endpoint rule too, since its access token goes there), all others are OAuth requests and go through
+   * `oauthFetch`; refreshes are sent once, for the concurrent requests of this process (oauth-fetch.ts) and across
+   * the processes sharing its token file (`coordinatedRefresh`).
    */
-  refreshFetch(base: FetchLike): FetchLike {
-    const watched: FetchLike = async (url, init) => {
+  transportFetch(base: FetchLike): FetchLike {
+    const resource = new URL(this.options.config.url);
+    const oauth = this.oauthFetch(base);
+    const routed: FetchLike = async (url, init) => {
+      const target = new URL(String(url));
+      if (target.origin !== resource.origin || target.pathname !== resource.pathname) return oauth(url, init);
+      this.enforce(checkEndpoint("the server's url", target));
       const response = await base(url, init);
       if (response.status === 401) {
         const header = new Headers(init?.headers).get("authorization");
@@ -265,7 +319,43 @@ export class CairnOAuthProvider implements OAuthClientProvider {
       }
       return response;
     };
-    return createRefreshSharingFetch(watched, (sent, send) => this.coordinatedRefresh(sent, send));
+    return createRefreshSharingFetch(routed, (sent, send) => this.coordinatedRefresh(sent, send));
+  }
+
+  /** `base` for requests to the authorization server: checked, bounded and timed (createOAuthFetch). */
+  private oauthFetch(base: FetchLike): FetchLike {
+    return createOAuthFetch(base, {
+      server: this.server,
+      credentials: this.credentials,
+      describe: (url) => this.describeEndpoint(url),
+      refused: (error) => {
+        this.lastRefusal = error;
+      },
+    });
+  }
+
+  /** What `url` is to this server's authorization server, in the words of the messages. */
+  private describeEndpoint(url: URL): string {
+    const metadata = this.store.read()?.discovery?.authorizationServerMetadata as Record<string, unknown> | undefined;
+    const bare = `${url.origin}${url.pathname}`;
+    for (const [field, what] of [
+      ["token_endpoint", "its token endpoint"],
+      ["registration_endpoint", "its registration endpoint"],
+      ["revocation_endpoint", "its revocation endpoint"],
+    ] as const) {
+      const value = metadata?.[field];
+      if (typeof value === "string" && URL.canParse(value) && bare === shownBare(new URL(value))) return what;
+    }
+    if (url.pathname.includes("/.well-known/oauth-protected-resource")) return "the server's resource metadata";
+    if (url.pathname.includes("/.well-known/")) return "the authorization server's metadata";
+    return "an OAuth request to";
+  }
+
+  /** Throws the refusal of a failed guard, remembered for the AUTH_REQUIRED of the calls that follow. */
+  private enforce(guard: Guard): void {
+    if (guard.ok) return;
+    this.lastRefusal = refusal(this.server, guard.reason);
+    throw this.lastRefusal;
   }
 
   /**
@@ -307,13 +397,19 @@ export class CairnOAuthProvider implements OAuthClientProvider {
       await insideOwnAuth.run(true, () =>
         auth(this, {
           serverUrl: this.options.config.url,
-          fetchFn: this.refreshFetch(this.options.fetch ?? fetch),
+          fetchFn: createRefreshSharingFetch(this.oauthFetch(this.options.fetch ?? fetch), (sent, send) =>
+            this.coordinatedRefresh(sent, send),
+          ),
         }),
       );
     } catch {
       // Reported by the request that follows, with the server's own answer.
     }
   }
+}
+
+function shownBare(url: URL): string {
+  return `${url.origin}${url.pathname}`;
 }
 
 function digestOf(token: string): string {

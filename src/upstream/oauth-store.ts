@@ -19,7 +19,7 @@ import { join, resolve } from "node:path";
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { CairnError, ErrorCode } from "../errors.js";
-import { registerSecret } from "../log.js";
+import { registerCredential } from "../log.js";
 
 /** What Cairn keeps for one OAuth upstream. Tokens and client secrets never leave this record but to the server. */
 export interface OAuthRecord {
@@ -78,7 +78,7 @@ function registerRecordSecrets(record: OAuthRecord | undefined): void {
     record.tokens?.id_token,
     record.client_information?.client_secret,
   ]) {
-    if (typeof value === "string") registerSecret(value);
+    if (typeof value === "string") registerCredential(value);
   }
 }
 

@@ -172,12 +172,14 @@ export class UpstreamConnection {
         client = this.client;
         if (!client) throw this.unavailable();
         const send = (to: Client) =>
-          to.callTool({ name: tool, arguments: args }, undefined, {
-            timeout: timeoutMs,
-            signal: call.signal,
-            // The SDK sends a progress token only with a listener: a call nobody watches asks for no progress.
-            ...(onProgress === undefined ? {} : { onprogress: onProgress }),
-          }) as Promise<CallToolResult>;
+          to
+            .callTool({ name: tool, arguments: args }, undefined, {
+              timeout: timeoutMs,
+              signal: call.signal,
+              // The SDK sends a progress token only with a listener: a call nobody watches asks for no progress.
+              ...(onProgress === undefined ? {} : { onprogress: onProgress }),
+            })
+            .then((result) => this.oauth?.redactReply(result) ?? result) as Promise<CallToolResult>;
         const saves = this.oauth?.saves ?? 0;
         try {
           return await send(client);
@@ -350,7 +352,7 @@ export class UpstreamConnection {
       this.oauth ??= this.context.oauthProvider?.(this.name, config) ?? defaultOAuthProvider(this.name, config);
       return new sdk.StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
-        fetch: this.oauth.refreshFetch(fetch),
+        fetch: this.oauth.transportFetch(fetch),
         authProvider: this.oauth,
       });
     }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodingsOf } from "../../src/log.js";
 import { type OAuthServers, startOAuthServers } from "../fixtures/oauth/oauth-servers.mjs";
 import { MAIN } from "../helpers/mcp-client.js";
 
@@ -49,9 +50,9 @@ async function cairn(
   return { status, stdout, stderr };
 }
 
-/** `cairn auth login notes --no-browser`, with this test opening the printed URL as a browser would. */
-async function login(): Promise<{ code: number | null; stdout: string }> {
-  const child = spawn(process.execPath, [MAIN, "--config", toml, "auth", "login", "notes", "--no-browser", "--json"], {
+/** `cairn auth login NAME --no-browser`, with this test opening the printed URL as a browser would. */
+async function login(config = toml, name = "notes"): Promise<{ code: number | null; stdout: string }> {
+  const child = spawn(process.execPath, [MAIN, "--config", config, "auth", "login", name, "--no-browser", "--json"], {
     env,
   });
   let stdout = "";
@@ -117,12 +118,24 @@ describe("cairn auth and a served OAuth upstream", () => {
     const { code, stdout } = await login();
     expect(code).toBe(0);
     const out = JSON.parse(stdout);
-    expect(out).toMatchObject({ server: "notes", signed_in: true, refreshable: true, tools: 1 });
+    expect(out).toMatchObject({ server: "notes", signed_in: true, refreshable: true, tools: 2 });
     expect(statSync(out.file).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, "oauth")).mode & 0o777).toBe(0o700);
     const status = JSON.parse((await cairn(["auth", "status", "notes", "--json"])).stdout);
     expect(status[0]).toMatchObject({ signed_in: true, expired: false, refreshable: true, scope: "notes" });
     expect(Date.parse(status[0].expires_at)).toBeGreaterThan(Date.now());
+  });
+
+  it("shows a snippet the bearer token an upstream echoes back as [redacted], in every encoding", async () => {
+    const server = await serve();
+    try {
+      const reply = await server.run("return await notes.echo_token({})");
+      expect(reply).toContain("you sent Bearer [redacted]");
+      expect(reply).toContain("base64 [redacted], url [redacted]");
+      for (const token of servers.issued) for (const form of encodingsOf(token)) expect(reply).not.toContain(form);
+    } finally {
+      await server.close();
+    }
   });
 
   it("keeps calls working across an access token's expiry, and answers AUTH_REQUIRED once the refresh is refused", async () => {
@@ -199,10 +212,58 @@ describe("cairn auth and a served OAuth upstream", () => {
     expect(r.stderr).toContain('add auth = "oauth" to [servers.open]');
   });
 
-  it("never printed, logged or replied a token, code or client secret", () => {
+  it("prints no secret in auth login --json when the token endpoint echoes the Basic header, secret and verifier", async () => {
+    const port = await freePort();
+    const secret = `cs-${crypto.randomUUID()}+/=`;
+    servers.addClient({
+      client_id: "cairn-vault",
+      client_secret: secret,
+      redirect_uris: [`http://127.0.0.1:${port}/callback`],
+    });
+    servers.hostile.token = "echo";
+    servers.hostile.metadata = { token_endpoint_auth_methods_supported: ["client_secret_basic"] };
+    const vault = join(dir, "vault.toml");
+    writeFileSync(
+      vault,
+      `[servers.vault]\nurl = "${servers.mcpUrl}"\nauth = "oauth"\nclient_id = "cairn-vault"\n` +
+        `client_secret = "\${VAULT_SECRET}"\nredirect_port = ${port}\n`,
+    );
+    env.VAULT_SECRET = secret;
+    try {
+      const { code, stdout } = await login(vault, "vault");
+      expect(code).toBe(1);
+      const error = JSON.parse(stdout).error;
+      expect(error.code).toBe("UPSTREAM_UNAVAILABLE");
+      expect(error.message).toContain("[redacted]");
+      const request = servers.received.find((r) => r.authorization?.startsWith("Basic "));
+      const basic = (request?.authorization ?? "").replace(/^Basic /, "");
+      const form = new URLSearchParams(request?.body ?? "");
+      const secrets = [request?.authorization ?? "", basic, Buffer.from(basic, "base64").toString(), secret]
+        .concat(["code", "code_verifier"].map((field) => form.get(field) ?? ""))
+        .flatMap(encodingsOf);
+      expect(secrets.length).toBeGreaterThan(10);
+      for (const value of secrets) expect(stdout).not.toContain(value);
+      servers.issued.push(...secrets);
+    } finally {
+      servers.behave();
+      delete env.VAULT_SECRET;
+    }
+  });
+
+  it("never printed, logged or replied a token, code or client secret, in any encoding", () => {
     const everything = seen.join("\n");
     expect(everything.length).toBeGreaterThan(1000);
     expect(servers.issued.length).toBeGreaterThan(5);
-    for (const secret of servers.issued) expect(everything).not.toContain(secret);
+    for (const secret of servers.issued) for (const form of encodingsOf(secret)) expect(everything).not.toContain(form);
   });
 });
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}

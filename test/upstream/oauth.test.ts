@@ -52,7 +52,7 @@ async function signedIn(name = "notes"): Promise<FileOAuthStore> {
     say: (line) => lines.push(line),
     log,
   });
-  expect(result).toMatchObject({ signedIn: true, tools: 1 });
+  expect(result).toMatchObject({ signedIn: true, tools: 2 });
   return store;
 }
 
