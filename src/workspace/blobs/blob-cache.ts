@@ -116,7 +116,7 @@ export class BlobCache {
       this.remember(sha256, info.size);
       return { path, bytes: info.size };
     } catch (error) {
-      // A directory replaced by a file holds no cached copy: a miss, and the bucket answers.
+      // A directory replaced by a file or a symlink loop holds no cached copy: a miss, and the bucket answers.
       if (!isMissing(error) && !isNotDirectory(error)) throw await unwritable(this.dir, error);
       this.forget(sha256);
       if (options.lease) this.leases.delete(sha256);
@@ -280,6 +280,8 @@ function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
 }
 
+/** A path through something that is not a directory (a file, a symlink loop): no file can be there. */
 function isNotDirectory(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | undefined)?.code === "ENOTDIR";
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOTDIR" || code === "ELOOP";
 }
