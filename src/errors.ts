@@ -52,7 +52,10 @@ export const ErrorCode = {
   CLAIM_HELD: "CLAIM_HELD",
   /** A write under a claim whose ticket no longer holds (a newer claim took over, or it was released): nothing written. */
   FENCED: "FENCED",
-  /** The workspace's PostgreSQL server or object store did not answer (after retries): check it runs, then retry. */
+  /**
+   * The workspace's PostgreSQL server or object store did not answer (after retries, within backend_timeout_ms), or a
+   * local blob directory cannot be written (full, read-only, not a directory): the message says what to fix, then retry.
+   */
   BACKEND_UNAVAILABLE: "BACKEND_UNAVAILABLE",
   // Approvals of upstream calls (decision 0240)
   /** The call needs a person's approval and this host cannot ask (no elicitation): an approver replays it by handle. */

@@ -58,7 +58,7 @@ export async function backendSteps(
         status: "FAIL",
         detail: `${catalogName}: ${toCairnError(error).message}`,
         fix: isPostgres(choice.catalog)
-          ? "start the PostgreSQL server or fix [workspace] catalog (the password comes from PGPASSWORD), then run cairn doctor again"
+          ? "start the PostgreSQL server (a server that does not answer within [workspace] backend_timeout_ms counts as down) or fix [workspace] catalog (the password comes from PGPASSWORD), then run cairn doctor again"
           : `check that ${dir} is a writable directory, then run cairn doctor again`,
       });
     }
@@ -84,7 +84,7 @@ export async function backendSteps(
         status: "FAIL",
         detail: `${blobsName}: ${toCairnError(error).message}`,
         fix: isS3(choice.blobs)
-          ? "check the bucket exists, [workspace] endpoint/region/path_style, and AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, then run cairn doctor again"
+          ? "check the object store answers at [workspace] endpoint within backend_timeout_ms, the bucket exists, region/path_style, and AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, then run cairn doctor again"
           : `check that ${join(dir, "blobs")} is a writable directory, then run cairn doctor again`,
       });
     }

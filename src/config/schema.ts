@@ -131,6 +131,11 @@ const WorkspaceConfigSchema = z.strictObject({
     .default("4GB")
     .describe("local read-through cache of S3 blobs in path (least recently used go first)"),
   pool_size: int(1, 100, "PostgreSQL connections one process holds at most").default(4),
+  backend_timeout_ms: int(
+    100,
+    3_600_000,
+    "deadline of one request to PostgreSQL or the object store, retries included",
+  ).default(60_000),
 });
 
 const PROGRAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;

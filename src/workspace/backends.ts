@@ -23,6 +23,8 @@ export interface BackendChoice {
   pool_size?: number | undefined;
   /** How long a cached blob handed to SQL is never evicted (at least the query deadline). */
   lease_ms?: number | undefined;
+  /** The deadline of one request to PostgreSQL or the object store, retries included (decision 0254). */
+  backend_timeout_ms?: number | undefined;
 }
 
 export interface CatalogOpenOptions {
@@ -51,7 +53,11 @@ export async function openCatalog(
   const eventHistory = options.eventHistory === undefined ? {} : { eventHistory: options.eventHistory };
   if (isPostgres(choice.catalog)) {
     const { createPgCatalog } = await import("./catalog/pg-catalog.js");
-    return createPgCatalog(choice.catalog, { ...eventHistory, poolSize: choice.pool_size ?? 4 });
+    return createPgCatalog(choice.catalog, {
+      ...eventHistory,
+      poolSize: choice.pool_size ?? 4,
+      ...(choice.backend_timeout_ms === undefined ? {} : { timeoutMs: choice.backend_timeout_ms }),
+    });
   }
   const { createSqliteCatalog } = await import("./catalog/sqlite-catalog.js");
   return createSqliteCatalog(join(dir, "catalog.db"), eventHistory);
@@ -72,6 +78,7 @@ export async function openBlobStore(dir: string, choice: BackendChoice): Promise
       ...(choice.blob_cache_bytes === undefined ? {} : { cacheMaxBytes: choice.blob_cache_bytes }),
       // A file SQL reads stays in the cache at least as long as the longest query may run.
       ...(choice.lease_ms === undefined ? {} : { leaseMs: choice.lease_ms }),
+      ...(choice.backend_timeout_ms === undefined ? {} : { timeoutMs: choice.backend_timeout_ms }),
     });
   }
   const { createFsBlobStore } = await import("./blobs/fs-blob-store.js");
@@ -89,5 +96,6 @@ export function backendChoice(workspace: WorkspaceConfig): BackendChoice {
     blob_cache_bytes: parseSize(workspace.blob_cache),
     pool_size: workspace.pool_size,
     lease_ms: Math.max(10 * 60_000, 2 * workspace.query_timeout_ms),
+    backend_timeout_ms: workspace.backend_timeout_ms,
   };
 }

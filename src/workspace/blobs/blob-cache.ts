@@ -4,9 +4,9 @@
 import { randomBytes } from "node:crypto";
 import { type FileHandle, mkdir, open, readdir, rename, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
-import { CairnError, ErrorCode } from "../../errors.js";
 import { isSha256 } from "./blob-store.js";
 import { removeAbandonedTemps, writeAll } from "./fs-blob-store.js";
+import { unusableDirectory } from "./local-disk.js";
 
 export interface BlobCacheOptions {
   /** Total bytes of cached files above which the least recently used ones are removed. */
@@ -42,12 +42,19 @@ export class BlobCache {
     private readonly options: BlobCacheOptions,
   ) {}
 
-  /** Creates the directories (mode 0700) and indexes the files already there, least recently used first. */
+  /**
+   * Creates the directories (mode 0700) and indexes the files already there, least recently used first. A directory
+   * that cannot be used (a file at its path, a dangling symlink, read-only, full) is BACKEND_UNAVAILABLE naming it.
+   */
   static async open(dir: string, options: BlobCacheOptions): Promise<BlobCache> {
-    await mkdir(join(dir, "sha256"), { recursive: true, mode: 0o700 });
-    await mkdir(join(dir, "tmp"), { recursive: true, mode: 0o700 });
     const cache = new BlobCache(dir, options);
-    await cache.index();
+    try {
+      await mkdir(join(dir, "sha256"), { recursive: true, mode: 0o700 });
+      await mkdir(join(dir, "tmp"), { recursive: true, mode: 0o700 });
+      await cache.index();
+    } catch (error) {
+      throw await unwritable(dir, error);
+    }
     return cache;
   }
 
@@ -109,7 +116,8 @@ export class BlobCache {
       this.remember(sha256, info.size);
       return { path, bytes: info.size };
     } catch (error) {
-      if (!isMissing(error)) throw unwritable(this.dir, error);
+      // A directory replaced by a file or a symlink loop holds no cached copy: a miss, and the bucket answers.
+      if (!isMissing(error) && !isNotDirectory(error)) throw await unwritable(this.dir, error);
       this.forget(sha256);
       if (options.lease) this.leases.delete(sha256);
       return undefined;
@@ -122,11 +130,20 @@ export class BlobCache {
     return new CacheFill(this, sha256, tmp, await this.openTemp(tmp));
   }
 
-  /** Creates a temp file (0600) for writing; a cache that cannot be written says so (`unwritable`). */
+  /**
+   * Creates a temp file (0600) for writing; a cache that cannot be written says so (`unwritable`). A `tmp/` removed
+   * while the store ran is created again.
+   */
   async openTemp(tmp: string): Promise<FileHandle> {
-    return open(tmp, "wx", 0o600).catch((error) => {
-      throw unwritable(this.dir, error);
-    });
+    try {
+      return await open(tmp, "wx", 0o600).catch(async (error: unknown) => {
+        if (!isMissing(error)) throw error;
+        await mkdir(this.tempDir, { recursive: true, mode: 0o700 });
+        return open(tmp, "wx", 0o600);
+      });
+    } catch (error) {
+      throw await unwritable(this.dir, error);
+    }
   }
 
   /**
@@ -151,8 +168,8 @@ export class BlobCache {
   async drop(sha256: string): Promise<void> {
     this.forget(sha256);
     this.leases.delete(sha256);
-    await unlink(this.pathOf(sha256)).catch((error) => {
-      if (!isMissing(error)) throw error;
+    await unlink(this.pathOf(sha256)).catch(async (error) => {
+      if (!isMissing(error) && !isNotDirectory(error)) throw await unwritable(this.dir, error);
     });
   }
 
@@ -212,8 +229,8 @@ export class CacheFill {
 
   async write(chunk: Uint8Array): Promise<void> {
     if (this.handle === undefined) throw new Error("cache fill already finished");
-    await writeAll(this.handle, chunk).catch((error) => {
-      throw unwritable(this.cache.dir, error);
+    await writeAll(this.handle, chunk).catch(async (error) => {
+      throw await unwritable(this.cache.dir, error);
     });
     this.bytes += chunk.byteLength;
   }
@@ -232,7 +249,7 @@ export class CacheFill {
       return await this.cache.adopt(this.tmp, this.sha256, this.bytes, options);
     } catch (error) {
       await unlink(this.tmp).catch(() => {});
-      throw unwritable(this.cache.dir, error);
+      throw await unwritable(this.cache.dir, error);
     }
   }
 
@@ -245,31 +262,26 @@ export class CacheFill {
   }
 }
 
-/** Errors of a local directory that cannot take more files: full, over quota, read-only, not ours, failing. */
-const DISK_ERRORS = new Set(["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO"]);
-
 /**
  * A local disk failure of the cache as BACKEND_UNAVAILABLE saying what to do (S3 blobs reach SQL and large imports
- * through it, so it is part of the blob store); any other error unchanged.
+ * through it, so it is part of the blob store): full, read-only, not ours, failing, or no longer a directory. Any
+ * other error unchanged.
  */
-export function unwritable(dir: string, error: unknown): unknown {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (error instanceof CairnError || code === undefined || !DISK_ERRORS.has(code)) return error;
-  const why =
-    code === "ENOSPC" || code === "EDQUOT"
-      ? "no space left on its device"
-      : code === "EROFS"
-        ? "its file system is read-only"
-        : code === "EIO"
-          ? "the device failed"
-          : "permission denied";
-  return new CairnError(
-    ErrorCode.BACKEND_UNAVAILABLE,
-    `the local cache of S3 blobs at ${dir} cannot be written (${why}, ${code}): free space there or lower [workspace] blob_cache, or give the workspace a writable path; then retry`,
-    { cause: error, data: { path: dir } },
+export function unwritable(dir: string, error: unknown): Promise<unknown> {
+  return unusableDirectory(
+    "the local cache of S3 blobs",
+    dir,
+    error,
+    "free space there or lower [workspace] blob_cache, or give the workspace a path on a larger disk",
   );
 }
 
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
+}
+
+/** A path through something that is not a directory (a file, a symlink loop): no file can be there. */
+function isNotDirectory(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOTDIR" || code === "ELOOP";
 }

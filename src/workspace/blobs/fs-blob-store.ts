@@ -14,20 +14,52 @@ import {
   type PutOptions,
   type StagedBlob,
 } from "./blob-store.js";
+import { isDirectoryError, unusableDirectory } from "./local-disk.js";
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
 /** A temp file this old is abandoned whatever its writer's pid says (pids are reused). */
 const TEMP_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
-/** Creates the store's directories (mode 0700) under `root` and returns the store. */
+/**
+ * Creates the store's directories (mode 0700) under `root` and returns the store. A root that cannot be used (a file
+ * at its path, a dangling symlink, read-only, full) is BACKEND_UNAVAILABLE naming it and the fix.
+ */
 export async function createFsBlobStore(root: string): Promise<FsBlobStore> {
-  await mkdir(join(root, "sha256"), { recursive: true, mode: 0o700 });
-  await mkdir(join(root, "tmp"), { recursive: true, mode: 0o700 });
-  return new FsBlobStore(root);
+  const store = new FsBlobStore(root);
+  try {
+    await mkdir(join(root, "sha256"), { recursive: true, mode: 0o700 });
+    await mkdir(join(root, "tmp"), { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw await store.unusable(error);
+  }
+  return store;
 }
 
+/**
+ * Blobs as files under `root`. Besides the contract: an OS error that is the directory's (full, read-only, not ours,
+ * failing, no longer a directory) is BACKEND_UNAVAILABLE naming `root` and the fix, never the raw OS error.
+ */
 export class FsBlobStore implements BlobStore {
   constructor(readonly root: string) {}
+
+  /** `error` as BACKEND_UNAVAILABLE when it is the directory's (`unusableDirectory`), else unchanged. */
+  unusable(error: unknown): Promise<unknown> {
+    return unusableDirectory(
+      "the workspace's blob directory",
+      this.root,
+      error,
+      "free space on its disk, or set [workspace] path to a directory on a larger one",
+    );
+  }
+
+  /** Runs `work`, turning the directory's OS errors into BACKEND_UNAVAILABLE. */
+  private async onDisk<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw await this.unusable(error);
+    }
+  }
 
   /** Nothing to release: every call opens and closes its own files. */
   async close(): Promise<void> {}
@@ -70,7 +102,7 @@ export class FsBlobStore implements BlobStore {
         if ((await this.size(sha256)) === bytes.byteLength) return;
         const tmp = this.tempPath();
         try {
-          const handle = await open(tmp, "wx", 0o600);
+          const handle = await this.openTemp(tmp);
           try {
             await writeAll(handle, bytes);
             await handle.sync();
@@ -80,7 +112,7 @@ export class FsBlobStore implements BlobStore {
           await this.publish(tmp, sha256);
         } catch (error) {
           await unlink(tmp).catch(() => {});
-          throw error;
+          throw await this.unusable(error);
         }
       },
       discard: async () => {},
@@ -91,7 +123,11 @@ export class FsBlobStore implements BlobStore {
     const tmp = this.tempPath();
     const hash = createHash("sha256");
     let bytes = 0;
-    const handle = await open(tmp, "wx", 0o600);
+    const handle = await this.onDisk(() => this.openTemp(tmp));
+    // Errors writing the temp file are the directory's (full, read-only); errors reading `chunks` are the source's.
+    const local = async (error: unknown) => {
+      throw await this.unusable(error);
+    };
     // One write in flight while the next chunk is read and hashed: hashing and disk I/O overlap.
     let inFlight: Promise<void> = Promise.resolve();
     try {
@@ -100,11 +136,11 @@ export class FsBlobStore implements BlobStore {
         checkMax(bytes, options.maxBytes);
         hash.update(chunk);
         await inFlight;
-        inFlight = writeAll(handle, chunk);
+        inFlight = writeAll(handle, chunk).catch(local);
         options.onProgress?.(bytes);
       }
       await inFlight;
-      await handle.sync();
+      await handle.sync().catch(local);
     } catch (error) {
       await inFlight.catch(() => {});
       await handle.close().catch(() => {});
@@ -117,7 +153,7 @@ export class FsBlobStore implements BlobStore {
       sha256,
       bytes,
       // Renaming over a present blob is atomic and replaces identical bytes, which also heals a damaged copy.
-      commit: () => this.publish(tmp, sha256),
+      commit: () => this.onDisk(() => this.publish(tmp, sha256)),
       discard: () => unlink(tmp).catch(() => {}),
     };
   }
@@ -131,6 +167,17 @@ export class FsBlobStore implements BlobStore {
     if (created !== undefined) await syncDirectory(join(this.root, "sha256"));
   }
 
+  /** A new temp file (0600); a `tmp/` removed while the store ran is created again. */
+  private async openTemp(tmp: string): Promise<FileHandle> {
+    try {
+      return await open(tmp, "wx", 0o600);
+    } catch (error) {
+      if (!isCode(error, "ENOENT")) throw error;
+      await mkdir(join(this.root, "tmp"), { recursive: true, mode: 0o700 });
+      return open(tmp, "wx", 0o600);
+    }
+  }
+
   private tempPath(): string {
     return join(this.root, "tmp", `${process.pid}-${randomBytes(12).toString("hex")}.tmp`);
   }
@@ -141,7 +188,7 @@ export class FsBlobStore implements BlobStore {
     try {
       bytes = await readFile(path);
     } catch (error) {
-      throw missingOr(error, sha256);
+      throw await this.missingOr(error, sha256);
     }
     if (expectedBytes !== undefined && bytes.byteLength !== expectedBytes) throw corrupt(sha256, "its size changed");
     if (createHash("sha256").update(bytes).digest("hex") !== sha256) throw corrupt(sha256, "its bytes changed");
@@ -184,7 +231,7 @@ export class FsBlobStore implements BlobStore {
     try {
       handle = await open(this.pathOf(sha256), "r");
     } catch (error) {
-      throw missingOr(error, sha256);
+      throw await this.missingOr(error, sha256);
     }
     if (expectedBytes !== undefined) {
       const { size } = await handle.stat();
@@ -210,8 +257,8 @@ export class FsBlobStore implements BlobStore {
     try {
       return (await stat(this.pathOf(sha256))).size;
     } catch (error) {
-      if (isCode(error, "ENOENT")) return undefined;
-      throw error;
+      if (isCode(error, "ENOENT") && !(await isDirectoryError(this.root, error))) return undefined;
+      throw await this.unusable(error);
     }
   }
 
@@ -220,14 +267,15 @@ export class FsBlobStore implements BlobStore {
       await unlink(this.pathOf(sha256));
       return true;
     } catch (error) {
-      if (isCode(error, "ENOENT")) return false;
-      throw error;
+      if (isCode(error, "ENOENT") && !(await isDirectoryError(this.root, error))) return false;
+      throw await this.unusable(error);
     }
   }
 
   async list(): Promise<string[]> {
     const out: string[] = [];
-    for (const shard of await readdir(join(this.root, "sha256"))) {
+    const shards = await this.onDisk(() => readdir(join(this.root, "sha256")));
+    for (const shard of shards) {
       if (!/^[0-9a-f]{2}$/.test(shard)) continue;
       for (const rest of await readdir(join(this.root, "sha256", shard)).catch(() => [] as string[])) {
         const sha = shard + rest;
@@ -239,6 +287,12 @@ export class FsBlobStore implements BlobStore {
 
   cleanTemp(): Promise<number> {
     return removeAbandonedTemps(join(this.root, "tmp"));
+  }
+
+  /** NOT_FOUND for a missing blob file; BACKEND_UNAVAILABLE when the directory itself is gone or unusable. */
+  private async missingOr(error: unknown, sha256: string): Promise<unknown> {
+    if (isCode(error, "ENOENT") && !(await isDirectoryError(this.root, error))) return missingBlob(sha256);
+    return this.unusable(error);
   }
 }
 
@@ -303,10 +357,6 @@ function isAlive(pid: number): boolean {
 
 function isCode(error: unknown, code: string): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === code;
-}
-
-function missingOr(error: unknown, sha256: string): unknown {
-  return isCode(error, "ENOENT") ? missingBlob(sha256) : error;
 }
 
 export function missingBlob(sha256: string): CairnError {

@@ -17,7 +17,8 @@ import {
   type StagedBlob,
 } from "./blob-store.js";
 import { checkMax, corrupt, missingBlob, writeAll } from "./fs-blob-store.js";
-import { httpStatus, isMissingObject, noBucket, refused, s3Failure } from "./s3-errors.js";
+import { budgetOf, paced, withDeadline } from "./s3-deadline.js";
+import { httpStatus, isMissingObject, noBucket, refused, s3Failure, timedOut } from "./s3-errors.js";
 import { MIB, type S3BlobStoreOptions, type S3Settings, s3Settings } from "./s3-settings.js";
 
 export {
@@ -55,7 +56,13 @@ export async function createS3BlobStore(options: S3BlobStoreOptions): Promise<S3
     // the store sends its SHA-256 itself and verifies every read by hash.
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
-    requestHandler: { connectionTimeout: 5_000, requestTimeout: 120_000 },
+    // One attempt's bounds; `request` bounds the whole request, retries included. Without throwOnRequestTimeout the
+    // SDK only warns when its requestTimeout passes, and a server that never answers holds the call forever.
+    requestHandler: {
+      connectionTimeout: Math.min(5_000, settings.timeoutMs),
+      requestTimeout: settings.timeoutMs,
+      throwOnRequestTimeout: true,
+    },
   });
   const cache = await BlobCache.open(options.cacheDir, {
     maxBytes: settings.cacheMaxBytes,
@@ -187,8 +194,8 @@ export class S3BlobStore implements BlobStore {
     let bytes = 0;
     const handle = await this.cache.openTemp(tmp);
     // Errors writing the staged file are the cache's (full, read-only); errors reading `chunks` are the source's.
-    const local = (error: unknown) => {
-      throw unwritable(this.cache.dir, error);
+    const local = async (error: unknown) => {
+      throw await unwritable(this.cache.dir, error);
     };
     // One write in flight while the next chunk is read and hashed, as in the file system store.
     let inFlight: Promise<void> = Promise.resolve();
@@ -287,6 +294,7 @@ export class S3BlobStore implements BlobStore {
         ...(this.settings.checksums ? { ChecksumSHA256: Buffer.from(sha256, "hex").toString("base64") } : {}),
       }),
       `uploading blob ${sha256}`,
+      bytes,
     );
   }
 
@@ -359,6 +367,7 @@ export class S3BlobStore implements BlobStore {
         ...(checksum === undefined ? {} : { ChecksumSHA256: checksum }),
       }),
       `uploading part ${number} of blob ${sha256}`,
+      body.byteLength,
     );
     return {
       PartNumber: number,
@@ -370,8 +379,9 @@ export class S3BlobStore implements BlobStore {
   /** Best effort: some servers (s3rver) cannot abort; their parts stay until the server's own clean-up. */
   private async abortUpload(key: string, uploadId: string): Promise<boolean> {
     try {
-      await this.client.send(
+      await this.request(
         new this.sdk.AbortMultipartUploadCommand({ Bucket: this.settings.bucket, Key: key, UploadId: uploadId }),
+        `aborting the upload of ${key}`,
       );
       return true;
     } catch {
@@ -636,13 +646,14 @@ export class S3BlobStore implements BlobStore {
     for (;;) {
       let page: S3.ListMultipartUploadsCommandOutput;
       try {
-        page = await this.client.send(
+        page = await this.request(
           new this.sdk.ListMultipartUploadsCommand({
             Bucket: this.settings.bucket,
             Prefix: `${this.settings.base}sha256/`,
             ...(keyMarker === undefined ? {} : { KeyMarker: keyMarker }),
             ...(uploadIdMarker === undefined ? {} : { UploadIdMarker: uploadIdMarker }),
           }),
+          "listing unfinished uploads",
         );
       } catch (error) {
         const code = httpStatus(error);
@@ -710,12 +721,17 @@ export class S3BlobStore implements BlobStore {
     return body;
   }
 
-  /** The chunks of a response body; a connection lost mid-body becomes BACKEND_UNAVAILABLE. */
+  /**
+   * The chunks of a response body; a connection lost mid-body becomes BACKEND_UNAVAILABLE, and so does a body that
+   * stalls or trickles past the deadline (`paced`).
+   */
   private async *chunks(body: Body, sha256: string): AsyncGenerator<Uint8Array> {
+    const action = `reading blob ${sha256}`;
+    const { timeoutMs } = this.settings;
     try {
-      for await (const chunk of body) yield chunk;
+      yield* paced(body, timeoutMs, () => timedOut(this.settings, action, timeoutMs));
     } catch (error) {
-      throw s3Failure(error, `reading blob ${sha256}`, this.settings);
+      throw s3Failure(error, action, this.settings);
     }
   }
 
@@ -723,13 +739,27 @@ export class S3BlobStore implements BlobStore {
    * One request. Rejections keep the SDK's error for a missing object (404) and an unsatisfiable range (416), which
    * callers turn into NOT_FOUND or CORRUPT; every other failure becomes a CairnError saying what to check.
    */
-  private async send<C extends object>(command: C, action: string): Promise<OutputOf<C>> {
+  private async send<C extends object>(command: C, action: string, bodyBytes = 0): Promise<OutputOf<C>> {
     try {
-      return (await this.client.send(command as never)) as OutputOf<C>;
+      return await this.request(command, action, bodyBytes);
     } catch (error) {
       if (isMissingObject(error) || httpStatus(error) === 416) throw error;
       throw s3Failure(error, action, this.settings);
     }
+  }
+
+  /**
+   * One request within the deadline, retries included (once per transfer window of its body): past it, the
+   * request is aborted and rejects with BACKEND_UNAVAILABLE naming `action` and the bound; other errors are the SDK's.
+   */
+  private request<C extends object>(command: C, action: string, bodyBytes = 0): Promise<OutputOf<C>> {
+    const budget = budgetOf(this.settings.timeoutMs, bodyBytes);
+    return withDeadline(
+      budget,
+      (abortSignal) =>
+        this.client.send(command as never, { abortSignal, requestTimeout: budget }) as Promise<OutputOf<C>>,
+      () => timedOut(this.settings, action, budget),
+    );
   }
 }
 

@@ -138,3 +138,12 @@ export function noBucket(place: S3Place): CairnError {
     { data: { bucket: place.bucket } },
   );
 }
+
+/** A request (retries included) or a body that did not come within the backend deadline. */
+export function timedOut(place: S3Place, action: string, ms: number): CairnError {
+  return new CairnError(
+    ErrorCode.BACKEND_UNAVAILABLE,
+    `the object store at ${place.where} did not answer while ${action} within ${Number((ms / 1000).toFixed(3))} s ([workspace] backend_timeout_ms, retries included): check that it runs and that the endpoint is right (cairn doctor), then retry`,
+    { data: { backend: "s3", bucket: place.bucket, timeoutMs: ms } },
+  );
+}

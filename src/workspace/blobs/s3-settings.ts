@@ -42,7 +42,17 @@ export interface S3BlobStoreOptions {
   maxAttempts?: number;
   /** Send `x-amz-checksum-sha256` with each upload so the server verifies what it receives. @default true */
   checksums?: boolean;
+  /**
+   * The backend deadline (`[workspace] backend_timeout_ms`, shared with PostgreSQL): each request, its retries
+   * included, has its answer's head within it, and a body being read must deliver each `TRANSFER_WINDOW_BYTES`
+   * within it (time the reader spends elsewhere does not count); past it the call is `BACKEND_UNAVAILABLE`. A part
+   * larger than the window gets the deadline once per window it spans. @default 60000
+   */
+  timeoutMs?: number;
 }
+
+/** The bytes a transfer must move per deadline: 16 MiB a minute, at the default, is about 280 KB/s. */
+export const TRANSFER_WINDOW_BYTES = 16 * MIB;
 
 /** The options checked, defaults applied. */
 export interface S3Settings extends S3Place {
@@ -55,6 +65,7 @@ export interface S3Settings extends S3Place {
   concurrency: number;
   maxAttempts: number;
   checksums: boolean;
+  timeoutMs: number;
 }
 
 /** The parts of `s3://bucket/prefix`: the bucket and the key prefix without surrounding slashes ("" for none). */
@@ -116,6 +127,7 @@ export function s3Settings(options: S3BlobStoreOptions): S3Settings {
     concurrency: positive(options.partConcurrency, 4, "partConcurrency"),
     maxAttempts: positive(options.maxAttempts, 4, "maxAttempts"),
     checksums: options.checksums ?? true,
+    timeoutMs: positive(options.timeoutMs, 60_000, "timeoutMs"),
   };
 }
 

@@ -24,18 +24,30 @@ export interface PgConnectionOptions {
   /** Attempts of a transaction that failed transiently (serialization, deadlock, lost connection). @default 3 */
   attempts?: number;
   /**
+   * The backend deadline (`[workspace] backend_timeout_ms`, shared with the object store): a reply the server does not
+   * send within it ends the call, and no retry starts that could not finish before it, so a server that stops
+   * answering is reported `BACKEND_UNAVAILABLE` within it. The other timeouts default from it. @default 60000
+   */
+  timeoutMs?: number;
+  /**
    * Waiting for a connection (pool full, or a server slow to accept) fails after this, so a host that went silent
-   * costs a call at most `attempts` times this. @default 5000
+   * costs a call at most `attempts` times this. @default min(5000, timeoutMs)
    */
   connectTimeoutMs?: number;
-  /** A statement running longer fails (PostgreSQL's statement_timeout). @default 60000 */
+  /**
+   * A statement running longer fails (PostgreSQL's statement_timeout), before the reply timeout, so a slow statement
+   * is told apart from a silent server. @default timeoutMs - min(10000, timeoutMs / 4)
+   */
   statementTimeoutMs?: number;
   /**
    * A reply the server does not send within this ends the connection (a frozen server or a network that drops
-   * packets never answers, and its statement_timeout cannot fire). @default statementTimeoutMs + 10000
+   * packets never answers, and its statement_timeout cannot fire). @default timeoutMs
    */
   replyTimeoutMs?: number;
 }
+
+/** `[workspace] backend_timeout_ms`'s default: the bound of one request to either shared backend. */
+export const DEFAULT_BACKEND_TIMEOUT_MS = 60_000;
 
 /**
  * Arbitrary constant: with a key of the schema, the advisory lock every write transaction of a catalog takes first.
@@ -76,15 +88,17 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
   }
   const { default: pg } = await import("pg");
   const { connectionString, serverOptions } = withoutServerOptions(url);
-  const statementTimeoutMs = options.statementTimeoutMs ?? 60_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_BACKEND_TIMEOUT_MS;
+  const statementTimeoutMs = options.statementTimeoutMs ?? timeoutMs - Math.min(10_000, Math.floor(timeoutMs / 4));
+  const connectTimeoutMs = options.connectTimeoutMs ?? Math.min(5_000, timeoutMs);
   const config: PoolConfig = {
     Client: closingClient(pg.Client),
     connectionString,
     max: Math.max(1, options.poolSize ?? 4),
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     statement_timeout: statementTimeoutMs,
-    query_timeout: options.replyTimeoutMs ?? statementTimeoutMs + 10_000,
+    query_timeout: options.replyTimeoutMs ?? timeoutMs,
     keepAlive: true,
     // The URL's own `options` come first: a search_path there must not move the catalog out of its schema (its write
     // lock is keyed by the schema's name).
@@ -104,6 +118,7 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
   const connection = new PgConnection(pool, schema, Math.max(1, options.attempts ?? 3), {
     where: redactUrl(url),
     statementTimeoutMs,
+    timeoutMs,
   });
   try {
     await connection.attempt(async (client) => {
@@ -115,7 +130,7 @@ export async function createPgConnection(url: string, options: PgConnectionOptio
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch((error: { code?: string }) => {
         if (error.code !== "23505" && error.code !== "42P06") throw error;
       });
-    });
+    }, "opening the catalog");
   } catch (error) {
     await pool.end().catch(() => {});
     throw unavailable(error, redactUrl(url));
@@ -178,8 +193,12 @@ export class PgConnection {
     readonly pool: Pool,
     readonly schema: string,
     private readonly attempts: number,
-    /** How errors name the server (the URL, password redacted) and the statement timeout they report. */
-    private readonly server: { where: string; statementTimeoutMs: number } = { where: "", statementTimeoutMs: 60_000 },
+    /** How errors name the server (the URL, password redacted), the statement timeout and the call deadline. */
+    private readonly server: { where: string; statementTimeoutMs: number; timeoutMs: number } = {
+      where: "",
+      statementTimeoutMs: 50_000,
+      timeoutMs: DEFAULT_BACKEND_TIMEOUT_MS,
+    },
   ) {
     this.lockKey = createHash("sha256").update(schema).digest().readInt32BE(0);
   }
@@ -205,7 +224,7 @@ export class PgConnection {
 
   /** One statement in its own transaction (retried like a read: it must not write). */
   rows<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-    return this.attempt(async (client) => (await client.query(sql, params as unknown[])).rows as R[]);
+    return this.attempt(async (client) => (await client.query(sql, params as unknown[])).rows as R[], "a read");
   }
 
   async close(): Promise<void> {
@@ -215,44 +234,49 @@ export class PgConnection {
   }
 
   private async transaction<T>(begin: string, work: (tx: PgTx) => Promise<T>, lock: boolean): Promise<T> {
-    return this.attempt(async (client) => {
-      await client.query(begin);
-      let result: T;
-      try {
-        if (lock) {
-          await client.query("SELECT pg_advisory_xact_lock($1, $2)", [WRITE_LOCK, this.lockKey]).catch((error) => {
-            throw isStatementTimeout(error) ? this.lockWaitedTooLong(error) : error;
-          });
+    return this.attempt(
+      async (client) => {
+        await client.query(begin);
+        let result: T;
+        try {
+          if (lock) {
+            await client.query("SELECT pg_advisory_xact_lock($1, $2)", [WRITE_LOCK, this.lockKey]).catch((error) => {
+              throw isStatementTimeout(error) ? this.lockWaitedTooLong(error) : error;
+            });
+          }
+          result = await work(txOf(client));
+        } catch (error) {
+          // A broken connection is destroyed, not rolled back: a ROLLBACK to a server that stopped answering would
+          // wait for the reply timeout a second time.
+          if (!isTransient(error)) await client.query("ROLLBACK").catch(() => {});
+          throw error;
         }
-        result = await work(txOf(client));
-      } catch (error) {
-        // A broken connection is destroyed, not rolled back: a ROLLBACK to a server that stopped answering would
-        // wait for the reply timeout a second time.
-        if (!isTransient(error)) await client.query("ROLLBACK").catch(() => {});
-        throw error;
-      }
-      try {
-        await client.query("COMMIT");
-      } catch (error) {
-        if (isTransient(error) && !(error as { code?: string }).code?.startsWith("40")) {
-          throw new CairnError(
-            ErrorCode.BACKEND_UNAVAILABLE,
-            "the catalog's PostgreSQL server went away while a write committed: it may or may not have happened; read it back before you retry",
-            { cause: error },
-          );
+        try {
+          await client.query("COMMIT");
+        } catch (error) {
+          if (isTransient(error) && !(error as { code?: string }).code?.startsWith("40")) {
+            throw new CairnError(
+              ErrorCode.BACKEND_UNAVAILABLE,
+              "the catalog's PostgreSQL server went away while a write committed: it may or may not have happened; read it back before you retry",
+              { cause: error },
+            );
+          }
+          throw error;
         }
-        throw error;
-      }
-      return result;
-    });
+        return result;
+      },
+      lock ? "a write" : "a read",
+    );
   }
 
   /**
    * Runs `work` on a pooled client, again on a fresh one after a transient failure (at most `attempts` times, with a
-   * growing jittered pause). A client whose connection failed is destroyed, not returned to the pool.
+   * growing jittered pause, and only while the retry can end before the call's deadline). A client whose connection
+   * failed is destroyed, not returned to the pool. `what` names the call in errors ("a read").
    */
-  async attempt<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+  async attempt<T>(work: (client: PoolClient) => Promise<T>, what = "a call"): Promise<T> {
     if (this.closed) throw new CairnError(ErrorCode.INTERNAL, "the catalog is closed");
+    const deadline = Date.now() + this.server.timeoutMs;
     for (let attempt = 1; ; attempt++) {
       let client: PoolClient | undefined;
       try {
@@ -275,7 +299,11 @@ export class PgConnection {
         if (error instanceof CairnError) throw error;
         if (!broken) throw this.translate(error);
         if (attempt >= this.attempts) throw unavailable(error, this.server.where);
-        await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt * (0.5 + Math.random())));
+        const pause = 25 * 2 ** attempt * (0.5 + Math.random());
+        // A retry waits for a connection first: one that could not get it before the deadline is not started.
+        const connectMs = this.pool.options.connectionTimeoutMillis ?? 0;
+        if (Date.now() + pause + connectMs > deadline) throw this.timedOut(error, what);
+        await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }
@@ -291,6 +319,17 @@ export class PgConnection {
       ErrorCode.BACKEND_UNAVAILABLE,
       `the workspace catalog's PostgreSQL server${where} refused the connection (${reason}): check the user, database, host and port of [workspace] catalog, the password in PGPASSWORD and the URL's sslmode (cairn doctor), then retry`,
       { cause: error },
+    );
+  }
+
+  /** The call's deadline passed (a reply timeout, or no time left for another attempt): the bound, and what to do. */
+  private timedOut(error: unknown, what: string): CairnError {
+    const reason = error instanceof Error ? error.message : String(error);
+    const where = this.server.where === "" ? "" : ` at ${this.server.where}`;
+    return new CairnError(
+      ErrorCode.BACKEND_UNAVAILABLE,
+      `the workspace catalog's PostgreSQL server${where} did not answer ${what} within ${seconds(this.server.timeoutMs)} ([workspace] backend_timeout_ms; ${reason}): check it runs and accepts connections (cairn doctor), then retry`,
+      { cause: error, data: { backend: "postgres", timeoutMs: this.server.timeoutMs } },
     );
   }
 
@@ -365,6 +404,11 @@ function translate(error: unknown): Error {
   return new CairnError(ErrorCode.INTERNAL, `internal error: PostgreSQL ${code ?? ""} ${message}`.trim(), {
     cause: error,
   });
+}
+
+/** A duration as messages give it: "60 s", "1.5 s". */
+export function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))} s`;
 }
 
 /** pg-pool's answer when no pooled connection came free within its connection timeout. */
