@@ -90,7 +90,12 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = findTool(request.params.name);
-    const hidden = tool === undefined ? deps.tools.find((t) => t.name === request.params.name) : undefined;
+    // A tool the role hides (a write operation, approve, a direct upstream tool) is named with the role it needs;
+    // only a name no tool has is TOOL_NOT_FOUND (decision 0211).
+    const hidden =
+      tool === undefined
+        ? [...deps.tools, ...(deps.dynamicTools?.() ?? [])].find((t) => t.name === request.params.name)
+        : undefined;
     if (hidden !== undefined) {
       const role = session.actor?.role ?? "writer";
       return errorResult(
