@@ -148,7 +148,13 @@ export function registerServe(program: Command): void {
                 allowChanges: options.uiAllowChanges === true,
               })
             : undefined;
-        running = await serveHttp(app, tools, { ...http, ui });
+        running = await serveHttp(app, tools, {
+          ...http,
+          ui,
+          sessionsPerIdentity: app.config.http.max_sessions_per_identity,
+          runsPerIdentity: app.config.http.max_runs_per_identity,
+          maxWorkers: app.config.sandbox.max_workers,
+        });
         if (ui !== undefined) warmQueryEngine(app);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;

@@ -51,9 +51,18 @@ export interface ServerDeps {
   logger: Logger;
 }
 
+/** What a transport adds to one session's server. */
+export interface SessionOptions {
+  /**
+   * Asked before each tool call runs (after its arguments are checked): the function to call when it ends, or the
+   * error to answer instead (nothing runs). The HTTP transport's per-identity run share (fair-shares.ts).
+   */
+  admitRun?: (tool: ToolDefinition) => (() => void) | CairnError;
+}
+
 const NAMESPACE_URI = "cairn://namespace";
 
-export function createMcpServer(deps: ServerDeps, session: Session): Server {
+export function createMcpServer(deps: ServerDeps, session: Session, options: SessionOptions = {}): Server {
   const server = new Server(
     { name: "cairn", version: deps.version },
     {
@@ -130,6 +139,11 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
         ? undefined
         : new ProgressReporter(token, (params) => extra.sendNotification({ method: "notifications/progress", params }));
     if (progress) extra.signal.addEventListener("abort", () => progress.close(), { once: true });
+    const admitted = options.admitRun?.(tool) ?? (() => {});
+    if (admitted instanceof CairnError) {
+      progress?.close();
+      return errorResult(admitted);
+    }
     session.activity.callStarted();
     try {
       // A client that declared form elicitation can be asked to approve a call while this request is open.
@@ -147,6 +161,7 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
       }
       return errorResult(cairnError);
     } finally {
+      admitted();
       progress?.close();
       session.activity.callEnded();
     }
