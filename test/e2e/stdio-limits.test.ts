@@ -2,7 +2,7 @@
 // JSON or not JSON-RPC, each answered with a JSON-RPC error while the session goes on; the memory an oversized line
 // costs; and how the process ends (stdin closed: 0; stdout broken: 1 with the reason on stderr). Issue 27.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -226,6 +226,45 @@ describe("how cairn serve over stdio ends", () => {
     server.child.stdin.end();
     expect(await server.exited).toBe(0);
   }, 60_000);
+
+  it.each([
+    ["an uncaught exception", "throw", /cairn serve: uncaught exception, exiting: Error: thrown on purpose/],
+    [
+      "an unhandled rejection",
+      "reject",
+      /cairn serve: unhandled promise rejection, exiting: Error: rejected on purpose/,
+    ],
+  ])(
+    "exits 1 with the stack on stderr after %s while serving",
+    async (_label, kind, expected) => {
+      // The built transport under the built app, with a fault injected once it serves.
+      const dist = join(import.meta.dirname, "../../dist");
+      const script = `
+      const { createApp } = await import(${JSON.stringify(`${dist}/app.js`)});
+      const { loadConfig } = await import(${JSON.stringify(`${dist}/config/load.js`)});
+      const { serveStdio } = await import(${JSON.stringify(`${dist}/server/transports/stdio.js`)});
+      const app = createApp(loadConfig({ configPath: ${JSON.stringify(join(dir, "none.toml"))}, workspace: ${JSON.stringify(join(dir, `crash-${kind}`))} }));
+      const serving = serveStdio(app, app.selectTools());
+      setImmediate(() => {
+        if (${JSON.stringify(kind)} === "throw") throw new Error("thrown on purpose");
+        Promise.reject(new Error("rejected on purpose"));
+      });
+      await serving;
+    `;
+      writeFileSync(join(dir, "none.toml"), "");
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        env: { ...process.env, CAIRN_LOG: "error" },
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect(code).toBe(1);
+      expect(stderr).toMatch(expected);
+    },
+    60_000,
+  );
 
   it("exits 1 with the reason on stderr when the client stops reading stdout (EPIPE)", async () => {
     const server = new RawServer("end-epipe");

@@ -109,7 +109,13 @@ export class HttpSessions {
       };
     }
     const id = randomUUID();
-    const session = this.options.newSession(id, token);
+    let session: Session;
+    try {
+      session = this.options.newSession(id, token);
+    } catch (error) {
+      release();
+      throw error;
+    }
     this.live++;
     const server = createMcpServer(this.options.deps, session, { admitRun: (tool) => this.admitRun(token, tool) });
     const entry: Entry = {
