@@ -20,7 +20,7 @@ interface HttpSessionsOptions {
   logger: Logger;
   /** A session with no request in flight for this long is ended. */
   idleTimeoutMs: number;
-  /** Live sessions allowed at once (`full` says when they are reached). */
+  /** Live sessions allowed at once, whatever the shares. */
   maxSessions: number;
   /** Sessions and runs each identity (token index) may hold. */
   shares: FairShares;
@@ -38,7 +38,7 @@ export interface SessionRefusal {
   status: 429 | 503;
   message: string;
   retryAfterS: number;
-  data: Record<string, unknown>;
+  data?: Record<string, unknown>;
 }
 
 interface Entry {
@@ -105,7 +105,6 @@ export class HttpSessions {
         status: 503,
         message: `Too many sessions (${this.options.maxSessions}, --max-sessions): end unused ones with DELETE or wait for their idle timeout`,
         retryAfterS: Math.ceil(this.options.idleTimeoutMs / 1000),
-        data: { code: ErrorCode.BUSY },
       };
     }
     const id = randomUUID();
