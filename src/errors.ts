@@ -32,6 +32,11 @@ export const ErrorCode = {
   CANCELLED: "CANCELLED",
   /** Every sandbox worker is busy and the queue is full, or a queued run waited past its timeout: nothing ran. */
   BUSY: "BUSY",
+  /**
+   * The calling identity holds all of its share of a server's sessions or runs ([http] max_*_per_identity): nothing
+   * ran. It frees one (DELETE an idle session, let a run finish) or waits; other identities are unaffected.
+   */
+  SHARE_EXHAUSTED: "SHARE_EXHAUSTED",
   // Workspace
   NOT_FOUND: "NOT_FOUND",
   VERSION_CONFLICT: "VERSION_CONFLICT",
@@ -98,6 +103,7 @@ const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   RUNTIME: "SandboxError",
   CANCELLED: "SandboxError",
   BUSY: "SandboxError",
+  SHARE_EXHAUSTED: "PolicyError",
   NOT_FOUND: "WorkspaceError",
   VERSION_CONFLICT: "WorkspaceError",
   INVALID_NAME: "WorkspaceError",

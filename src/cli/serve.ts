@@ -63,7 +63,11 @@ export function registerServe(program: Command): void {
       "--episode-retention <days>",
       "days of inactivity before a session-memory episode expires, persisted in the workspace (0 = keep; default 30)",
     )
-    .option("--max-sessions <n>", "http: live sessions allowed at once", String(DEFAULT_MAX_SESSIONS))
+    .option(
+      "--max-sessions <n>",
+      "http: live sessions allowed at once, divided among the identities ([http] max_sessions_per_identity)",
+      String(DEFAULT_MAX_SESSIONS),
+    )
     .option("--ui", "http: also serve the read-only web view at / (the same tokens; sign in once at /?token=...)")
     .option(
       "--ui-allow-changes",
@@ -148,7 +152,13 @@ export function registerServe(program: Command): void {
                 allowChanges: options.uiAllowChanges === true,
               })
             : undefined;
-        running = await serveHttp(app, tools, { ...http, ui });
+        running = await serveHttp(app, tools, {
+          ...http,
+          ui,
+          sessionsPerIdentity: app.config.http.max_sessions_per_identity,
+          runsPerIdentity: app.config.http.max_runs_per_identity,
+          maxWorkers: app.config.sandbox.max_workers,
+        });
         if (ui !== undefined) warmQueryEngine(app);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;

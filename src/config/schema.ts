@@ -350,6 +350,17 @@ const HttpConfigSchema = z.strictObject({
     .max(64)
     .default([])
     .describe("[[http.tokens]]: bearer tokens of `serve --transport http`, each mapped to an identity and role"),
+  // Shares leave every identity room: identities times a share may not pass its total (decision 0252).
+  max_sessions_per_identity: int(
+    1,
+    100_000,
+    "live HTTP sessions one identity (token) may hold; identities times this may not pass --max-sessions (default: --max-sessions divided by the identities)",
+  ).optional(),
+  max_runs_per_identity: int(
+    1,
+    1024,
+    "tool calls of tools that are not read-only (execute_code, writes, direct upstream tools) one identity may have in flight; identities times this may not pass sandbox.max_workers (default: sandbox.max_workers divided by the identities; no limit with one identity)",
+  ).optional(),
 });
 
 const ApprovalsConfigSchema = z.strictObject({

@@ -51,9 +51,18 @@ export interface ServerDeps {
   logger: Logger;
 }
 
+/** What a transport adds to one session's server. */
+export interface SessionOptions {
+  /**
+   * Asked before each tool call runs (after its arguments are checked): the function to call when it ends, or the
+   * error to answer instead (nothing runs). The HTTP transport's per-identity run share (fair-shares.ts).
+   */
+  admitRun?: (tool: ToolDefinition) => (() => void) | CairnError;
+}
+
 const NAMESPACE_URI = "cairn://namespace";
 
-export function createMcpServer(deps: ServerDeps, session: Session): Server {
+export function createMcpServer(deps: ServerDeps, session: Session, options: SessionOptions = {}): Server {
   const server = new Server(
     { name: "cairn", version: deps.version },
     {
@@ -90,7 +99,12 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = findTool(request.params.name);
-    const hidden = tool === undefined ? deps.tools.find((t) => t.name === request.params.name) : undefined;
+    // A tool the role hides (a write operation, approve, a direct upstream tool) is named with the role it needs;
+    // only a name no tool has is TOOL_NOT_FOUND (decision 0211).
+    const hidden =
+      tool === undefined
+        ? [...deps.tools, ...(deps.dynamicTools?.() ?? [])].find((t) => t.name === request.params.name)
+        : undefined;
     if (hidden !== undefined) {
       const role = session.actor?.role ?? "writer";
       return errorResult(
@@ -125,6 +139,11 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
         ? undefined
         : new ProgressReporter(token, (params) => extra.sendNotification({ method: "notifications/progress", params }));
     if (progress) extra.signal.addEventListener("abort", () => progress.close(), { once: true });
+    const admitted = options.admitRun?.(tool) ?? (() => {});
+    if (admitted instanceof CairnError) {
+      progress?.close();
+      return errorResult(admitted);
+    }
     session.activity.callStarted();
     try {
       // A client that declared form elicitation can be asked to approve a call while this request is open.
@@ -142,6 +161,7 @@ export function createMcpServer(deps: ServerDeps, session: Session): Server {
       }
       return errorResult(cairnError);
     } finally {
+      admitted();
       progress?.close();
       session.activity.callEnded();
     }

@@ -156,6 +156,11 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
     if (!busy) throw new Error(`no run was refused: ${a.text} ${b.text}`);
     return busy.json.error;
   },
+  SHARE_EXHAUSTED: {
+    notProducible:
+      "needs two or more HTTP identities (this suite serves stdio): test/e2e/http-shares.test.ts produces it for " +
+      "sessions and runs over real HTTP and checks its message names the limit and how to free a slot",
+  },
   NOT_FOUND: () => toolError("inspect", { ref: "no-such-artifact" }),
   VERSION_CONFLICT: async () => {
     const name = unique("twice");

@@ -404,13 +404,17 @@ describe("cairn serve --transport http: the end of sessions", () => {
     expect(await s.exited).toBe(0);
   });
 
-  it("answers 503 to an initialize past --max-sessions, and accepts one again after a DELETE", async () => {
+  it("answers 429 to an initialize past --max-sessions (one identity's share is all of them), and accepts one again after a DELETE", async () => {
     const s = await serve(["--max-sessions", "2"]);
     const a = await connectPeer(s.url);
     const b = await connectPeer(s.url);
     const refused = await raw(s.port, "POST", initHeaders(s.port), INITIALIZE);
-    expect(refused.status).toBe(503);
-    expect(JSON.parse(refused.body).error.message).toContain("--max-sessions");
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers["retry-after"])).toBeGreaterThan(0);
+    const error = JSON.parse(refused.body).error;
+    expect(error.message).toContain("--max-sessions 2");
+    expect(error.message).toContain("holds 2 of its 2 sessions");
+    expect(error.data).toMatchObject({ code: "SHARE_EXHAUSTED", share: "sessions", limit: 2 });
     await a.transport.terminateSession();
     const c = await connectPeer(s.url);
     expect((await c.run("return 'third'")).json.value).toBe("third");

@@ -1,10 +1,11 @@
 // Serves MCP over Streamable HTTP at /mcp: bearer tokens (each an identity), loopback-only Host and Origin, one Cairn
-// session per MCP session, bound to the identity that opened it. Plain node:http rather than Express: every check runs in a fixed order before a byte of the body is read.
+// session per MCP session, bound to the identity that opened it, each identity within its share of sessions and runs. Plain node:http rather than Express: every check runs in a fixed order before a byte of the body is read.
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { CairnError, ErrorCode } from "../../errors.js";
 import type { ToolDefinition } from "../tool.js";
+import { FairShares, shareLimits } from "./fair-shares.js";
 import {
   DEFAULT_HTTP_HOST,
   DEFAULT_HTTP_PORT,
@@ -35,10 +36,22 @@ interface HttpServeOptions {
   /** A session with no request in flight for this long is ended and its stores freed. @default 1800000 (30 min) */
   idleTimeoutMs?: number;
   /**
-   * Live sessions allowed at once; one more initialize gets 503. Each holds up to the [results] and [artifacts] caps,
+   * Live sessions allowed at once, divided among the identities (429 past an identity's share). Each holds up to the [results] and [artifacts] caps,
    * so this bounds what clients that never send DELETE can pin until their sessions go idle. @default 100
    */
   maxSessions?: number;
+  /**
+   * Live sessions one identity may hold: `[http] max_sessions_per_identity`. Identities times this may not pass
+   * `maxSessions`. @default floor(maxSessions / identities)
+   */
+  sessionsPerIdentity?: number | undefined;
+  /**
+   * Tool calls of tools that are not read-only one identity may have in flight: `[http] max_runs_per_identity`.
+   * Identities times this may not pass `maxWorkers`. @default floor(maxWorkers / identities); none for one identity
+   */
+  runsPerIdentity?: number | undefined;
+  /** `sandbox.max_workers`: the snippets the process runs at once, which run shares divide. @default 4 */
+  maxWorkers?: number;
   /**
    * Answers every request for a path other than /mcp, with its own checks (`cairn serve --ui` passes the web view's
    * handler here; the server knows nothing else of it). Absent: such paths get 404.
@@ -60,7 +73,6 @@ export interface RunningHttpServer {
 interface Routes {
   access: AccessRules;
   sessions: HttpSessions;
-  maxSessions: number;
   ui: HttpHandler | undefined;
 }
 
@@ -75,6 +87,14 @@ export async function serveHttp(
   options: HttpServeOptions,
 ): Promise<RunningHttpServer> {
   const { host: address, port, tokens, allowRemote, idleTimeoutMs, maxSessions } = checkedOptions(options);
+  const maxWorkers = options.maxWorkers ?? 4;
+  const limits = shareLimits({
+    identities: tokens.length,
+    maxSessions,
+    maxWorkers,
+    sessionsPerIdentity: options.sessionsPerIdentity,
+    runsPerIdentity: options.runsPerIdentity,
+  });
   const logger = host.logger.child("http");
   const sessions = new HttpSessions({
     deps: host.serverDeps(tools),
@@ -82,8 +102,11 @@ export async function serveHttp(
     logger,
     idleTimeoutMs,
     maxSessions,
+    shares: new FairShares(tokens.length, limits),
+    identities: tokens.map((t) => t.actor?.name ?? host.actor.name),
+    maxWorkers,
   });
-  const routes: Routes = { access: { tokens, allowRemote }, sessions, maxSessions, ui: options.ui };
+  const routes: Routes = { access: { tokens, allowRemote }, sessions, ui: options.ui };
 
   const http: NodeHttpServer = createServer((req, res) => {
     route(req, res, routes).catch((error: unknown) => {
@@ -118,7 +141,9 @@ export async function serveHttp(
 }
 
 /** The options with their defaults, checked before anything listens (the throws `serveHttp` documents). */
-function checkedOptions(options: HttpServeOptions): Required<Omit<HttpServeOptions, "ui">> {
+function checkedOptions(
+  options: HttpServeOptions,
+): Required<Omit<HttpServeOptions, "ui" | "sessionsPerIdentity" | "runsPerIdentity" | "maxWorkers">> {
   const host = options.host ?? DEFAULT_HTTP_HOST;
   const allowRemote = options.allowRemote ?? false;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
@@ -210,21 +235,24 @@ async function initialize(req: IncomingMessage, res: ServerResponse, routes: Rou
   if (!messages.some((m) => isInitializeRequest(m))) {
     return sendRpcError(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required");
   }
-  if (routes.sessions.full) {
-    return sendRpcError(
-      res,
-      503,
-      -32000,
-      `Too many sessions (${routes.maxSessions}, --max-sessions): end unused ones with DELETE or wait for their idle timeout`,
-    );
+  const refused = await routes.sessions.open(req, res, parsed, token);
+  if (refused !== undefined) {
+    // 429 when this identity used its own share (decision 0252), 503 when the server itself is full.
+    res.setHeader("Retry-After", String(refused.retryAfterS));
+    return sendRpcError(res, refused.status, -32000, refused.message, refused.data);
   }
-  await routes.sessions.open(req, res, parsed, token);
 }
 
-function sendRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+function sendRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  data?: Record<string, unknown>,
+): void {
   res.statusCode = status;
   res.setHeader("Content-Type", "application/json");
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message, ...(data ? { data } : {}) }, id: null }));
 }
 
 /** Reads a body up to `max` bytes; past it the rest is drained (not buffered) so the 413 can still be sent. */

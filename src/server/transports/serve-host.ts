@@ -9,6 +9,8 @@ import type { ToolDefinition } from "../tool.js";
 /** The port the stdio and HTTP transports serve through. */
 export interface ServeHost {
   readonly logger: Logger;
+  /** The process's configured identity: who a session acts as when its token names none. */
+  readonly actor: Actor;
   /** The dependencies of every MCP server the transport creates, for `tools`. */
   serverDeps(tools: readonly ToolDefinition[]): ServerDeps;
   /** A new Session for the MCP session `id`, acting as `actor` (default: the process's configured identity). */

@@ -1,24 +1,48 @@
-// Serves one MCP session over stdio: the process is the session. Stdout carries only MCP messages.
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+// Serves one MCP session over stdio: the process is the session. Stdout carries only MCP messages; every abnormal end
+// (a broken stdin or stdout, an uncaught exception, an unhandled rejection) leaves one line on stderr and exit code 1.
 import { createMcpServer } from "../create-server.js";
 import type { ToolDefinition } from "../tool.js";
 import type { ServeHost } from "./serve-host.js";
+import { type StdioEnd, StdioTransport } from "./stdio-transport.js";
 
-/** Resolves when the client closes the connection (stdin ends). */
+/**
+ * Resolves when the connection ends. The client closing stdin is a normal end (the exit code stays 0); any other end
+ * writes why on stderr and sets the exit code to 1. An uncaught exception or unhandled rejection while serving exits
+ * at once with code 1 and a line on stderr (written through the redacting stderr, unlike Node's default report).
+ */
 export async function serveStdio(host: ServeHost, tools: readonly ToolDefinition[]): Promise<void> {
+  const uninstall = exitLoudlyOnCrash();
   const session = host.newSession("stdio");
   const server = createMcpServer(host.serverDeps(tools), session);
-  const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
-    const previous = server.onclose;
-    server.onclose = () => {
-      previous?.();
-      resolve();
-    };
-    process.stdin.once("end", () => resolve());
+  let ended: (end: StdioEnd) => void = () => {};
+  const end = new Promise<StdioEnd>((resolve) => {
+    ended = resolve;
   });
+  const transport = new StdioTransport({ logger: host.logger.child("stdio"), onEnd: (e) => ended(e) });
   await server.connect(transport);
   host.logger.info("serving MCP over stdio", { tools: tools.map((t) => t.name) });
-  await closed;
+  const outcome = await end;
   await server.close().catch(() => {});
+  uninstall();
+  if (!outcome.normal) {
+    process.stderr.write(`cairn serve: ${outcome.reason}; exiting\n`);
+    process.exitCode = 1;
+  }
+}
+
+/** Reports a crash on stderr and exits 1; returns the function that removes the handlers. */
+function exitLoudlyOnCrash(): () => void {
+  const crash = (kind: string) => (error: unknown) => {
+    const detail = (error as Error)?.stack ?? String(error);
+    process.stderr.write(`cairn serve: ${kind}, exiting: ${detail}\n`);
+    process.exit(1);
+  };
+  const onException = crash("uncaught exception");
+  const onRejection = crash("unhandled promise rejection");
+  process.on("uncaughtException", onException);
+  process.on("unhandledRejection", onRejection);
+  return () => {
+    process.off("uncaughtException", onException);
+    process.off("unhandledRejection", onRejection);
+  };
 }
