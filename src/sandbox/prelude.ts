@@ -337,12 +337,13 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   const REFUSED = {};
   const makeReplacer = (state) => {
     // The containers being written, outermost first, and the key each was reached by: JSON.stringify calls the
-    // replacer with the container it is writing as \`this\`, so popping to it keeps the chain of the current value.
+    // replacer with the container it is writing as \`this\`, so popping to it when a container is entered keeps the
+    // chain of the current value. Primitives (most calls) only count: this runs for every value of every crossing.
     const holders = newList();
     const keys = newList();
     let top = -1;
     let values = 0;
-    let chars = 0;
+    const maxValues = LIMITS.maxValues;
     const bytesOut = state.bytesOut;
     // Built only for a refusal: the key each container was reached by, read down from the root.
     const step = (path, holder, key) => (P.ArrayIsArray(holder) ? path + "[" + key + "]" : keyPath(path, key));
@@ -352,24 +353,10 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
       for (let i = 2; i <= top; i++) path = step(path, holders[i - 1], keys[i]);
       return step(path, holders[top], key);
     };
-    const enter = (holder, key, v) => {
-      // top is the holder's index; v becomes a level deeper than the holder (the root's holder is JSON's wrapper).
-      if (top >= MAX_DEPTH) { state.limit = tooDeep(state.errorName, pathTo(key)); throw REFUSED; }
-      top++;
-      holders[top] = v;
-      keys[top] = key;
-      return v;
-    };
     return function (key, v) {
-      if (top < 0) { holders[0] = this; top = 0; }
-      else while (top > 0 && holders[top] !== this) top--;
-      if (++values > LIMITS.maxValues) { state.limit = tooLarge(state.errorName, state.root, "values", LIMITS.maxValues); throw REFUSED; }
+      if (++values > maxValues) { state.limit = tooLarge(state.errorName, state.root, "values", maxValues); throw REFUSED; }
       switch (typeof v) {
-        case "string":
-          chars += v.length;
-          if (chars > LIMITS.maxChars) { state.limit = tooLarge(state.errorName, state.root, "characters", LIMITS.maxChars); throw REFUSED; }
-          return v;
-        case "boolean": return v;
+        case "string": case "boolean": return v;
         case "number": if (!P.NumberIsFinite(v)) throw REFUSED; return v;
         case "undefined": if (P.ArrayIsArray(this)) throw REFUSED; return v;
         case "function": case "bigint": case "symbol": throw REFUSED;
@@ -379,17 +366,24 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
         if (isDate(this[key])) throw REFUSED;
         return v;
       }
-      if (P.ArrayIsArray(v)) return enter(this, key, v);
-      if (isBytes(v)) {
-        if (!bytesOut) throw REFUSED;
-        const tagged = P.ObjectCreate(null);
-        tagged[BYTES_KEY] = bytesOut.length;
-        P.ArrayPush(bytesOut, v);
-        return enter(this, key, tagged);
+      let out = v;
+      if (!P.ArrayIsArray(v)) {
+        // Plain objects first: the brand check of bytes throws inside on anything else, which costs per object.
+        const proto = P.ObjectGetPrototypeOf(v);
+        if (proto !== P.ObjectPrototype && proto !== null) {
+          if (!bytesOut || !isBytes(v)) throw REFUSED;
+          out = P.ObjectCreate(null);
+          out[BYTES_KEY] = bytesOut.length;
+          P.ArrayPush(bytesOut, v);
+        }
       }
-      const proto = P.ObjectGetPrototypeOf(v);
-      if (proto === P.ObjectPrototype || proto === null) return enter(this, key, v);
-      throw REFUSED;
+      // A container: pop to its holder, whose level is top (the root's holder is JSON.stringify's wrapper, level 0).
+      if (top < 0) { holders[0] = this; top = 0; }
+      else while (top > 0 && holders[top] !== this) top--;
+      if (top >= MAX_DEPTH) { state.limit = tooDeep(state.errorName, pathTo(key)); throw REFUSED; }
+      holders[++top] = out;
+      keys[top] = key;
+      return out;
     };
   };
   // Returns JSON text, or throws a CairnError naming the path of what is not JSON (or is past value-limits.ts).
