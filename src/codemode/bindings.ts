@@ -4,19 +4,16 @@
 import { CairnError, ErrorCode } from "../errors.js";
 import { namespaceExpression } from "../registry/identifiers.js";
 import type { HostPayload } from "../sandbox/executor.js";
-import { BYTES_TAG } from "../sandbox/prelude.js";
+import { MAX_JSON_DEPTH } from "../sandbox/value-limits.js";
 import type { ArtifactInfo } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 
 /**
- * JSON text produced on the host, passed to the sandbox as it is (no parse and re-serialize of stored values), with
- * the bytes its `{"__cairn_bytes__": i}` tags refer to.
+ * JSON text produced on the host, passed to the sandbox as it is (no parse and re-serialize of stored values). It
+ * holds no bytes, and nothing in it can stand for bytes: the sandbox reads bytes only under the run's own key.
  */
 export class RawJson {
-  constructor(
-    readonly text: string,
-    readonly bytes: readonly Uint8Array[] = [],
-  ) {}
+  constructor(readonly text: string) {}
 }
 
 /** What a run's host calls can reach. One per run: it collects the artifacts saved during the run. */
@@ -170,6 +167,7 @@ export class Bindings {
   /** Answers one host call; throws CairnError for the snippet to catch. */
   async answer(path: string, payload: HostPayload, ctx: RunContext): Promise<HostPayload> {
     const args = parseArgs(payload);
+    if (payload.bytes.length > 0) refuseBytesOutside(path === "call_tool" ? args[0] : path, args);
     let value: unknown;
     if (path === "call_tool") {
       const [name, callArgs] = args;
@@ -179,7 +177,7 @@ export class Bindings {
       if (fn) value = await fn(args, ctx);
       else value = await this.fromProviders(path, args, ctx);
     }
-    return toPayload(value);
+    return toPayload(value, payload.key ?? "");
   }
 
   /** A path no sugar function holds: a namespace's fallback, the provider of its namespace, or TOOL_NOT_FOUND. */
@@ -232,6 +230,39 @@ export class Bindings {
   }
 }
 
+/**
+ * Functions whose arguments keep bytes as bytes. Anywhere else (a saved result, an upstream tool's JSON arguments)
+ * a byte array would arrive as something else, `{"type": "Buffer", "data": [...]}`, so it is refused (decision 0251).
+ */
+const BYTES_TARGETS = new Set(["save_artifact", "cairn:artifacts/save", "workspace.save"]);
+
+/** Throws NOT_JSON naming the first byte array of `args` unless `target` keeps bytes. */
+function refuseBytesOutside(target: unknown, args: unknown[]): void {
+  if (typeof target === "string" && BYTES_TARGETS.has(target)) return;
+  const name = typeof target === "string" ? cut(target) : "call_tool";
+  // Found again only for the message: the walk is iterative and stops at the first byte array.
+  let where = "an argument";
+  const stack: [unknown, string][] = args.map((arg, i) => [arg, `argument ${i + 1}`]);
+  stack.reverse();
+  while (stack.length > 0) {
+    const [value, at] = stack.pop() as [unknown, string];
+    if (value instanceof Uint8Array) {
+      where = at;
+      break;
+    }
+    if (value === null || typeof value !== "object") continue;
+    const entries = Array.isArray(value)
+      ? value.map((item, i): [unknown, string] => [item, `${at}[${i}]`])
+      : Object.entries(value).map(([key, item]): [unknown, string] => [item, `${at}.${key}`]);
+    for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i] as [unknown, string]);
+  }
+  throw new CairnError(
+    ErrorCode.NOT_JSON,
+    `${where} of ${name} is a Uint8Array: bytes are not JSON and would not reach ${name} as bytes; save them with save_artifact or workspace.save and pass the handle`,
+    { name: name === "save_result" || name === "cairn:results/save" ? "ResultStoreError" : "ArgumentError" },
+  );
+}
+
 /** A name as messages show it: a snippet may send a name of any length. */
 export function cut(name: string, max = 200): string {
   return name.length > max ? `${name.slice(0, max)}…` : name;
@@ -243,21 +274,23 @@ export function splitPath(path: string): { root: string; member: string | undefi
   return dot < 0 ? { root: path, member: undefined } : { root: path.slice(0, dot), member: path.slice(dot + 1) };
 }
 
-function parseArgs({ json, bytes }: HostPayload): unknown[] {
+function parseArgs({ json, bytes, key }: HostPayload): unknown[] {
   let parsed: unknown;
   try {
-    parsed = !json.includes(BYTES_TAG)
-      ? JSON.parse(json)
-      : JSON.parse(json, (_key, value: unknown) => {
-          if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-            const index = (value as Record<string, unknown>)[BYTES_TAG];
-            if (typeof index === "number" && Object.keys(value).length === 1) {
-              const found = bytes[index];
-              if (found) return Buffer.from(found.buffer, found.byteOffset, found.byteLength);
+    // Only the run's own key names bytes, and only when the call carries some: any other object stays as it is.
+    parsed =
+      bytes.length === 0 || key === undefined || !json.includes(key)
+        ? JSON.parse(json)
+        : JSON.parse(json, (_key, value: unknown) => {
+            if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+              const index = (value as Record<string, unknown>)[key];
+              if (typeof index === "number" && Object.keys(value).length === 1) {
+                const found = bytes[index];
+                if (found) return Buffer.from(found.buffer, found.byteOffset, found.byteLength);
+              }
             }
-          }
-          return value;
-        });
+            return value;
+          });
   } catch {
     parsed = undefined;
   }
@@ -267,32 +300,60 @@ function parseArgs({ json, bytes }: HostPayload): unknown[] {
   return parsed;
 }
 
-/** Host values to what the sandbox receives: JSON text with bytes beside it; RawJson passes through. */
-function toPayload(value: unknown): HostPayload {
-  if (value instanceof RawJson) return { json: value.text, bytes: value.bytes };
+/**
+ * Host values to what the sandbox receives: JSON text with bytes beside it, named by the run's `key`; RawJson passes
+ * through. Only a real byte array becomes bytes (a reply's `{"type": "Buffer", "data": [...]}` stays that object),
+ * and a value nested deeper than MAX_JSON_DEPTH is refused with NOT_JSON while it is written, in the same pass, before
+ * the engine's recursion could overflow on it.
+ */
+export function toPayload(value: unknown, key: string): HostPayload {
+  if (value instanceof RawJson) return { json: value.text, bytes: [] };
   if (value === undefined) return { json: "null", bytes: [] };
   const bytes: Uint8Array[] = [];
   const tag = (item: Uint8Array) => {
     bytes.push(item);
-    return { [BYTES_TAG]: bytes.length - 1 };
+    return { [key]: bytes.length - 1 };
   };
-  if (value instanceof Uint8Array) return { json: JSON.stringify(tag(value)), bytes };
-  const json = JSON.stringify(value, (_key, item: unknown) => {
-    if (item instanceof Uint8Array) return tag(item);
-    if (
-      item !== null &&
-      typeof item === "object" &&
-      (item as { type?: unknown }).type === "Buffer" &&
-      Array.isArray((item as { data?: unknown }).data)
-    ) {
-      return tag(Buffer.from((item as { data: number[] }).data));
+  if (value instanceof Uint8Array) return { json: JSON.stringify(tag(value)), bytes, key };
+  // The containers being written, outermost first (see the prelude's replacer): JSON.stringify calls the replacer
+  // with the container it is writing as `this`, so popping to it gives the current value's level.
+  const holders: unknown[] = [];
+  let top = -1;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value, function (this: unknown, k: string, item: unknown) {
+      if (top < 0) holders[++top] = this;
+      else while (top > 0 && holders[top] !== this) top--;
+      // The holder's own property, before toJSON: a Buffer's toJSON would hide that it is bytes.
+      const raw = (this as Record<string, unknown>)[k];
+      if (raw instanceof Uint8Array) item = tag(raw);
+      if (item !== null && typeof item === "object") {
+        if (top >= MAX_JSON_DEPTH) throw new ValueTooDeep();
+        holders[++top] = item;
+      }
+      return item;
+    });
+  } catch (error) {
+    if (error instanceof ValueTooDeep) {
+      throw new CairnError(
+        ErrorCode.NOT_JSON,
+        `the answer is nested deeper than ${MAX_JSON_DEPTH} levels, which no snippet value may be: ask for less (a page, a projection), or read the data as text`,
+        { name: "SandboxError", data: { max_depth: MAX_JSON_DEPTH } },
+      );
     }
-    return item;
-  });
-  return { json, bytes };
+    if (error instanceof RangeError) {
+      // V8's own bound on one string: the answer cannot be written at all.
+      throw new CairnError(
+        ErrorCode.TOO_LARGE,
+        `the answer is too large to pass to the snippet: ask for less (a page, a projection)`,
+        {
+          name: "SandboxError",
+        },
+      );
+    }
+    throw error;
+  }
+  return { json: json ?? "null", bytes, key };
 }
 
-/** Bytes as a host answer: one tag and the bytes beside it. */
-export function bytesValue(bytes: Uint8Array): RawJson {
-  return new RawJson(`{${JSON.stringify(BYTES_TAG)}:0}`, [bytes]);
-}
+class ValueTooDeep extends Error {}

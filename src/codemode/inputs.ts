@@ -1,7 +1,9 @@
 // The `inputs` of execute_code, checked before a run: depth and size are bounded here, with a clear error, rather than
 // by a stack overflow in a serializer or the sandbox's JSON parser.
 import { CairnError, ErrorCode } from "../errors.js";
-import { MAX_JSON_DEPTH } from "../sandbox/prelude.js";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "../sandbox/value-limits.js";
+
+export { nestedDeeperThan };
 
 /** Largest `inputs` accepted, as JSON text. Bigger data belongs in the workspace or behind a handle. */
 const MAX_INPUTS_BYTES = 8 * 1024 * 1024;
@@ -26,16 +28,4 @@ export function encodeInputs(inputs: Record<string, unknown> | undefined): strin
     );
   }
   return text;
-}
-
-/** Whether any value sits deeper than `max` levels; iterative, so any depth is safe to check. */
-export function nestedDeeperThan(root: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[root, 0]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
-    if (value === null || typeof value !== "object") continue;
-    if (depth >= max) return true;
-    for (const item of Array.isArray(value) ? value : Object.values(value)) stack.push([item, depth + 1]);
-  }
-  return false;
 }

@@ -2,8 +2,9 @@
 // capabilities cairn:results/* and cairn:artifacts/* behind them. Dispatch goes through the run's own session, so a
 // store is never reachable from another session.
 import { CairnError, ErrorCode } from "../errors.js";
+import { jsonTextDeeperThan, MAX_JSON_DEPTH } from "../sandbox/value-limits.js";
 import { type ArtifactInfo, isTextMediaType } from "../session/artifact-store.js";
-import { type Bindings, bytesValue, RawJson, type RunContext } from "./bindings.js";
+import { type Bindings, RawJson, type RunContext } from "./bindings.js";
 
 export const HIDDEN_CAPABILITIES = {
   "cairn:results/save": {
@@ -117,7 +118,7 @@ export function defineStoreBindings(bindings: Bindings): void {
   };
   const decodeArtifact = (key: string, bytes: Buffer, as: unknown, info: ArtifactInfo) => {
     const mode = as ?? (isTextMediaType(info.media_type) ? "text" : "bytes");
-    if (mode === "bytes") return bytesValue(bytes);
+    if (mode === "bytes") return bytes;
     const text = bytes.toString("utf8");
     if (mode === "text") return text;
     try {
@@ -127,6 +128,14 @@ export function defineStoreBindings(bindings: Bindings): void {
         ErrorCode.NOT_JSON,
         `artifact ${key} is not JSON (${(error as Error).message}): load it with {as: "text"}`,
         { name: "ArtifactStoreError" },
+      );
+    }
+    // Passed whole, unlike values the host writes (bindings.ts toPayload): the depth is checked on the text.
+    if (jsonTextDeeperThan(text, MAX_JSON_DEPTH)) {
+      throw new CairnError(
+        ErrorCode.NOT_JSON,
+        `artifact ${key} is JSON nested deeper than ${MAX_JSON_DEPTH} levels, which no snippet value may be: load it with {as: "text"}`,
+        { name: "ArtifactStoreError", data: { max_depth: MAX_JSON_DEPTH } },
       );
     }
     return new RawJson(text);

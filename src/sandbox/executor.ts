@@ -5,12 +5,17 @@
 export type JsonText = string;
 
 /**
- * A value crossing the boundary: its JSON text, and the byte arrays that text refers to as `{"__cairn_bytes__": i}`.
- * Bytes travel beside the text so that moving them costs linear time, not a string encoding of every byte.
+ * A value crossing the boundary: its JSON text, and the byte arrays that text refers to as `{[key]: i}`, an object
+ * whose only key is the run's bytes key. Bytes travel beside the text so that moving them costs linear time, not a
+ * string encoding of every byte. The executor draws the key at random for each run and gives it with every host
+ * call; an answer that holds bytes names them with its call's key. No value can name bytes or be mistaken for them:
+ * an object shaped like a tag, or like `{"type": "Buffer", "data": [...]}`, is data (decision 0251).
  */
 export interface HostPayload {
   json: JsonText;
   bytes: readonly Uint8Array[];
+  /** The run's bytes key: set on every host call; an answer without bytes needs none. */
+  key?: string;
 }
 
 /**

@@ -9,6 +9,7 @@ import { LogBuffer } from "./log-buffer.js";
 import { LogStream } from "./log-stream.js";
 import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
 import { classify, memoryLimitOfHost } from "./quickjs-run.js";
+import { valueLimits } from "./value-limits.js";
 import { type FromWorker, type RunMessage, type ToWorker, transferList } from "./worker-protocol.js";
 
 const port = parentPort;
@@ -64,6 +65,9 @@ async function run(message: RunMessage): Promise<void> {
   const native = {
     functions: message.functions,
     inputsJson: message.inputsJson,
+    bytesKey: message.bytesKey,
+    maxValues: valueLimits(message.limits.memoryMb).maxValues,
+    maxChars: valueLimits(message.limits.memoryMb).maxChars,
     maxLogChars: message.limits.maxLogChars,
     slowSerializerSource: SLOW_SERIALIZER_SOURCE,
     consoleFormatSource: CONSOLE_FORMAT_SOURCE,

@@ -1,19 +1,19 @@
 // The JavaScript that runs inside every sandbox before a snippet: globals, console capture, the host-call bridge and
 // the JSON serializer. Shared by both executors. It keeps its own copies of every intrinsic it uses before any snippet
 // code runs, so a snippet that replaces JSON.stringify or Array.prototype.join cannot change what crosses the boundary.
+import { MAX_JSON_DEPTH } from "./value-limits.js";
 
-/** Key that marks bytes inside host-call JSON: `{"__cairn_bytes__": i}` is the i-th byte array sent beside the text. */
-export const BYTES_TAG = "__cairn_bytes__";
-
-/** Max nesting of a value crossing the boundary; deeper values are refused with their path. */
-export const MAX_JSON_DEPTH = 1000;
+export { MAX_JSON_DEPTH };
 
 /**
  * Evaluating the prelude only defines `__cairn_bind(native)` (so a context can be prepared, and the prelude compiled,
  * before a run arrives); the run calls it once, before the snippet, and it deletes itself. `native` holds:
- * - `call(name, argsJson, bytes)`: sends one host call; `bytes` lists the byte arrays the JSON refers to by index. It
- *   returns a promise of the host's answer: its JSON text, or `[text, byteArrays]` when the answer holds bytes; it
- *   rejects with the JSON text of an error object `{name, code, message, data?}`;
+ * - `call(name, argsJson, bytes)`: sends one host call; `bytes` lists the byte arrays the JSON refers to by index, as
+ *   `{[bytesKey]: i}`. It returns a promise of the host's answer: its JSON text, or `[text, byteArrays]` when the
+ *   answer holds bytes; it rejects with the JSON text of an error object `{name, code, message, data?}`;
+ * - `bytesKey`: the run's own key that marks bytes in that JSON, drawn at random per run by the host: no value a
+ *   snippet, an upstream or a store holds can name bytes, and an object shaped like a tag stays an object;
+ * - `maxValues`, `maxChars`: the size bound of one value crossing (value-limits.ts), checked while it serializes;
  * - `log(level, text)`: records one console line (synchronous);
  * - `sleep(ms)`: a promise settled after `ms` milliseconds, never before; a delay past the run's deadline never fires;
  * - `functions`: the paths of host functions to expose (see ExecutionRequest.functions: `name`, `namespace.member`,
@@ -22,7 +22,7 @@ export const MAX_JSON_DEPTH = 1000;
  *   `slowSerializerSource` and `consoleFormatSource`: SLOW_SERIALIZER_SOURCE and CONSOLE_FORMAT_SOURCE, as strings.
  * It returns the host's handles, which no snippet can reach or replace:
  * - `finish(value)`: the JSON text of a snippet's return value, or throws a `SandboxError` with code NOT_JSON that
- *   names the offending path and type;
+ *   names the offending path and type (TOO_LARGE past the size bound);
  * - `byteLength(bytes)`, `chunk(bytes, start, end)` (an ArrayBuffer copy of a range), `alloc(n)` (a Uint8Array) and
  *   `write(target, arrayBuffer, offset)`: move bytes across the boundary in bounded pieces, in linear time;
  * - `join(pieces)` and `slice(text, start, end)`: move long strings across in bounded pieces;
@@ -134,65 +134,75 @@ export const SLOW_SERIALIZER_SOURCE = `
   function buildJson(value, root, options) {
     const parts = newList();
     const ancestors = new P.SetCtor();
+    let values = 0;
+    let chars = 0;
     const fail = (path, v, hint, code) => {
       throw makeError(options.errorName, code || "NOT_JSON", path + " is " + describe(v) + ": " + hint);
     };
-    const walk = (v, path, depth) => {
+    const emit = (text) => {
+      chars += text.length;
+      if (chars > LIMITS.maxChars) throw tooLarge(options.errorName, root, "characters", LIMITS.maxChars);
+      P.ArrayPush(parts, text);
+    };
+    const walk = (v, key, path, depth) => {
+      if (++values > LIMITS.maxValues) throw tooLarge(options.errorName, root, "values", LIMITS.maxValues);
+      // As JSON.stringify does: an object's toJSON gives the value that is written (Date's is read below).
+      if (v !== null && typeof v === "object" && !isDate(v) && typeof v.toJSON === "function") v = P.ReflectApply(v.toJSON, v, [key]);
       switch (typeof v) {
-        case "string": P.ArrayPush(parts, P.JSONStringify(v)); return;
-        case "boolean": P.ArrayPush(parts, v ? "true" : "false"); return;
+        case "string": emit(P.JSONStringify(v)); return;
+        case "boolean": emit(v ? "true" : "false"); return;
         case "number":
           if (!P.NumberIsFinite(v)) fail(path, v, hints.number);
-          P.ArrayPush(parts, P.JSONStringify(v)); return;
+          emit(P.JSONStringify(v)); return;
         case "undefined": fail(path, v, depth === 0 ? "undefined is not JSON; pass null or a value" : hints.undefined); return;
         case "function": fail(path, v, hints.function); return;
         case "bigint": fail(path, v, hints.bigint); return;
         case "symbol": fail(path, v, hints.symbol); return;
       }
-      if (v === null) { P.ArrayPush(parts, "null"); return; }
-      if (depth > MAX_DEPTH) throw makeError(options.errorName, "NOT_JSON", path + " is nested deeper than " + MAX_DEPTH + " levels: flatten the value");
+      if (v === null) { emit("null"); return; }
+      if (depth >= MAX_DEPTH) throw tooDeep(options.errorName, path);
       if (P.SetHas(ancestors, v)) fail(path, v, "it refers back to itself (a cycle); JSON cannot hold cycles");
       if (isBytes(v)) {
         if (!options.bytesOut) fail(path, v, hints.bytes);
-        P.ArrayPush(parts, "{" + P.JSONStringify(BYTES_TAG) + ":" + options.bytesOut.length + "}");
+        emit("{" + P.JSONStringify(BYTES_KEY) + ":" + options.bytesOut.length + "}");
         P.ArrayPush(options.bytesOut, v);
         return;
       }
       if (isDate(v)) {
         const time = P.DateGetTime(v);
         if (!P.NumberIsFinite(time)) fail(path, v, "an invalid Date has no ISO form");
-        P.ArrayPush(parts, P.JSONStringify(P.DateToISOString(v)));
+        emit(P.JSONStringify(P.DateToISOString(v)));
         return;
       }
       P.SetAdd(ancestors, v);
       if (P.ArrayIsArray(v)) {
-        P.ArrayPush(parts, "[");
+        emit("[");
         const n = v.length;
         for (let i = 0; i < n; i++) {
-          if (i > 0) P.ArrayPush(parts, ",");
-          walk(v[i], path + "[" + i + "]", depth + 1);
+          if (i > 0) emit(",");
+          walk(v[i], P.String(i), path + "[" + i + "]", depth + 1);
         }
-        P.ArrayPush(parts, "]");
+        emit("]");
       } else {
         const proto = P.ObjectGetPrototypeOf(v);
         if (proto !== P.ObjectPrototype && proto !== null) fail(path, v, hints.instance);
-        P.ArrayPush(parts, "{");
+        emit("{");
         let first = true;
         const keys = P.ObjectKeys(v);
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i];
           const item = v[key];
           if (item === undefined) continue; // an absent key, as in JSON.stringify
-          if (!first) P.ArrayPush(parts, ",");
+          if (!first) emit(",");
           first = false;
-          P.ArrayPush(parts, P.JSONStringify(key), ":");
-          walk(item, keyPath(path, key), depth + 1);
+          emit(P.JSONStringify(key) + ":");
+          walk(item, key, keyPath(path, key), depth + 1);
         }
-        P.ArrayPush(parts, "}");
+        emit("}");
       }
       P.SetDelete(ancestors, v);
     };
-    walk(value, root, 0);
+    walk(value, "", root, 0);
     return P.ArrayJoin(parts, "");
   }
   return buildJson;
@@ -261,8 +271,9 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   "use strict";
   delete globalThis.__cairn_bind;
   ${PRIMORDIALS_SOURCE}
-  const BYTES_TAG = ${JSON.stringify(BYTES_TAG)};
+  const BYTES_KEY = P.String(native.bytesKey);
   const MAX_DEPTH = ${MAX_JSON_DEPTH};
+  const LIMITS = P.ObjectFreeze({ maxValues: +native.maxValues, maxChars: +native.maxChars });
   const define = (target, name, value) =>
     P.ObjectDefineProperty(target, name, { value, writable: false, enumerable: false, configurable: false });
 
@@ -294,14 +305,22 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
     if (typeof name === "string") own(error, "name", name);
     return error;
   };
+  // The two refusals of value-limits.ts, the same on every path and in both serializers.
+  // A path a thousand levels long says less than its two ends.
+  const shortPath = (path) => (path.length > 240 ? P.StringSlice(path, 0, 120) + "…" + P.StringSlice(path, path.length - 80) : path);
+  const tooDeep = (errorName, path) =>
+    makeError(errorName, "NOT_JSON", shortPath(path) + " is nested deeper than " + MAX_DEPTH + " levels: flatten the value, or keep the data in the workspace and pass its name");
+  const tooLarge = (errorName, root, what, max) =>
+    makeError(errorName, "TOO_LARGE", root + " holds more than " + max + " " + what + " as JSON (a toJSON, getter or proxy that keeps making values?): return a smaller projection, or save the data with save_result / workspace.save and pass the handle",
+      { limit: max, unit: what });
 
   // Rarely needed code (the path-naming serializer, the console formatter) is compiled on first use: compiling is
   // most of a fresh context's cost, and most runs never need it. It refers to nothing global: only to P and helpers.
   const FunctionCtor = Function;
   let slowBuild;
   const buildJson = (value, root, options) => {
-    slowBuild ??= new FunctionCtor("P", "makeError", "BYTES_TAG", "MAX_DEPTH", "isBytes", "isDate", "keyPath", "newList", native.slowSerializerSource)(
-      P, makeError, BYTES_TAG, MAX_DEPTH, isBytes, isDate, keyPath, newList);
+    slowBuild ??= new FunctionCtor("P", "makeError", "tooDeep", "tooLarge", "BYTES_KEY", "MAX_DEPTH", "LIMITS", "isBytes", "isDate", "keyPath", "newList", native.slowSerializerSource)(
+      P, makeError, tooDeep, tooLarge, BYTES_KEY, MAX_DEPTH, LIMITS, isBytes, isDate, keyPath, newList);
     return slowBuild(value, root, options);
   };
   let lazyFormat;
@@ -312,41 +331,76 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   };
 
   // The fast path: the engine's JSON.stringify (kept before the snippet ran) with a replacer that refuses anything
-  // outside the JSON contract. It knows no paths, so on any refusal the slow builder runs to report the exact path.
+  // outside the JSON contract. On a refusal of a type the slow builder runs to report the exact path; depth and size
+  // are counted here, in the same pass, so a value that nests too deep or keeps growing (a toJSON making new values)
+  // stops at the limit, with its path, before the engine recurses or allocates any further.
   const REFUSED = {};
-  const makeReplacer = (bytesOut) => function (key, v) {
-    switch (typeof v) {
-      case "string": case "boolean": return v;
-      case "number": if (!P.NumberIsFinite(v)) throw REFUSED; return v;
-      case "undefined": if (P.ArrayIsArray(this)) throw REFUSED; return v;
-      case "function": case "bigint": case "symbol": throw REFUSED;
-    }
-    if (v === null) {
-      // Date.prototype.toJSON turns an invalid date into null: not silently.
-      if (isDate(this[key])) throw REFUSED;
-      return v;
-    }
-    if (P.ArrayIsArray(v)) return v;
-    if (bytesOut && isBytes(v)) {
-      const tagged = P.ObjectCreate(null);
-      tagged[BYTES_TAG] = bytesOut.length;
-      P.ArrayPush(bytesOut, v);
-      return tagged;
-    }
-    const proto = P.ObjectGetPrototypeOf(v);
-    if (proto === P.ObjectPrototype || proto === null) return v;
-    throw REFUSED;
+  const makeReplacer = (state) => {
+    // The containers being written, outermost first, and the key each was reached by: JSON.stringify calls the
+    // replacer with the container it is writing as \`this\`, so popping to it when a container is entered keeps the
+    // chain of the current value. Primitives (most calls) only count: this runs for every value of every crossing.
+    const holders = newList();
+    const keys = newList();
+    let top = -1;
+    let values = 0;
+    const maxValues = LIMITS.maxValues;
+    const bytesOut = state.bytesOut;
+    // Built only for a refusal: the key each container was reached by, read down from the root.
+    const step = (path, holder, key) => (P.ArrayIsArray(holder) ? path + "[" + key + "]" : keyPath(path, key));
+    const pathTo = (key) => {
+      if (top === 0) return state.root;
+      let path = state.root;
+      for (let i = 2; i <= top; i++) path = step(path, holders[i - 1], keys[i]);
+      return step(path, holders[top], key);
+    };
+    return function (key, v) {
+      if (++values > maxValues) { state.limit = tooLarge(state.errorName, state.root, "values", maxValues); throw REFUSED; }
+      switch (typeof v) {
+        case "string": case "boolean": return v;
+        case "number": if (!P.NumberIsFinite(v)) throw REFUSED; return v;
+        case "undefined": if (P.ArrayIsArray(this)) throw REFUSED; return v;
+        case "function": case "bigint": case "symbol": throw REFUSED;
+      }
+      if (v === null) {
+        // Date.prototype.toJSON turns an invalid date into null: not silently.
+        if (isDate(this[key])) throw REFUSED;
+        return v;
+      }
+      let out = v;
+      if (!P.ArrayIsArray(v)) {
+        // Plain objects first: the brand check of bytes throws inside on anything else, which costs per object.
+        const proto = P.ObjectGetPrototypeOf(v);
+        if (proto !== P.ObjectPrototype && proto !== null) {
+          if (!bytesOut || !isBytes(v)) throw REFUSED;
+          out = P.ObjectCreate(null);
+          out[BYTES_KEY] = bytesOut.length;
+          P.ArrayPush(bytesOut, v);
+        }
+      }
+      // A container: pop to its holder, whose level is top (the root's holder is JSON.stringify's wrapper, level 0).
+      if (top < 0) { holders[0] = this; top = 0; }
+      else while (top > 0 && holders[top] !== this) top--;
+      if (top >= MAX_DEPTH) { state.limit = tooDeep(state.errorName, pathTo(key)); throw REFUSED; }
+      holders[++top] = out;
+      keys[top] = key;
+      return out;
+    };
   };
-  // Returns JSON text, or throws a CairnError naming the path of what is not JSON.
+  // Returns JSON text, or throws a CairnError naming the path of what is not JSON (or is past value-limits.ts).
   function serialize(value, root, options) {
     if (value !== undefined) {
       const bytesOut = options.bytesOut;
       const mark = bytesOut ? bytesOut.length : 0;
+      const state = { root, errorName: options.errorName, bytesOut, limit: undefined };
       try {
-        const text = P.JSONStringify(value, makeReplacer(bytesOut));
-        if (typeof text === "string") return text;
+        const text = P.JSONStringify(value, makeReplacer(state));
+        if (typeof text === "string") {
+          if (text.length > LIMITS.maxChars) throw tooLarge(options.errorName, root, "characters", LIMITS.maxChars);
+          return text;
+        }
       } catch (error) {
-        // A refusal, a cycle or nesting too deep for the engine: the builder names the path (or succeeds).
+        if (state.limit !== undefined) throw state.limit;
+        // A refusal, a cycle or a snippet's error: the builder names the path (or succeeds, or throws the same error).
       }
       if (bytesOut) bytesOut.length = mark;
     }
@@ -354,14 +408,22 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
     if (typeof text !== "string") throw makeError(options.errorName, "NOT_JSON", root + " has no JSON form");
     return text;
   }
+  // Host answers: bytes are named only by the run's own key, so the reviver runs only when the answer has bytes.
+  const readBytes = (bytes) => (key, v) => {
+    if (v === null || typeof v !== "object") return v;
+    const keys = P.ObjectKeys(v);
+    const index = keys.length === 1 && keys[0] === BYTES_KEY ? v[BYTES_KEY] : undefined;
+    return typeof index === "number" && index >= 0 && index < bytes.length ? bytes[index] : v;
+  };
   const parseHostJson = (text, bytes) => {
-    if (P.StringIndexOf(text, BYTES_TAG) === -1) return P.JSONParse(text);
-    return P.JSONParse(text, (key, v) => {
-      if (v === null || typeof v !== "object") return v;
-      const keys = P.ObjectKeys(v);
-      const index = keys.length === 1 && keys[0] === BYTES_TAG ? v[BYTES_TAG] : undefined;
-      return typeof index === "number" && bytes && index >= 0 && index < bytes.length ? bytes[index] : v;
-    });
+    try {
+      if (bytes === undefined || bytes.length === 0 || P.StringIndexOf(text, BYTES_KEY) === -1) return P.JSONParse(text);
+      return P.JSONParse(text, readBytes(bytes));
+    } catch {
+      // The host checks what it sends (value-limits.ts); text it passes through whole (a stored artifact) can still
+      // nest deeper than the engine's parser reaches.
+      throw makeError("SandboxError", "NOT_JSON", "the host's answer is nested deeper than " + MAX_DEPTH + " levels and cannot be read here: read it with {as: 'text'}, or query it with workspace.query");
+    }
   };
   const onAnswer = (answer) =>
     typeof answer === "string" ? parseHostJson(answer, undefined) : parseHostJson(answer[0], answer[1]);
@@ -382,6 +444,7 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   const PARAMS = { save_result: ["value", "label"], save_artifact: ["data", "options"], call_tool: ["name", "args"] };
   const STORE_ERRORS = { save_result: "ResultStoreError", "cairn:results/save": "ResultStoreError",
     save_artifact: "ArtifactStoreError", "cairn:artifacts/save": "ArtifactStoreError" };
+
   const callHost = (name, args) => {
     let argsJson;
     const bytesOut = newList();

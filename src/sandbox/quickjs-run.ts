@@ -14,6 +14,7 @@ import {
   type HostHandles,
   textInPieces,
 } from "./quickjs-boundary.js";
+import { valueLimits } from "./value-limits.js";
 
 const MIB = 1024 * 1024;
 /** QuickJS stack budget: deep recursion fails as a RangeError long before the WebAssembly stack is at risk. */
@@ -25,6 +26,8 @@ const SNIPPET_FILENAME = "snippet.js";
 export interface QuickJsRunOptions {
   code: string;
   inputsJson: string;
+  /** The run's bytes key (HostPayload.key). */
+  bytesKey: string;
   functions: readonly string[];
   limits: ExecutionLimits;
   cancelFlag: Int32Array;
@@ -450,6 +453,10 @@ function installNative(
   );
   set("functions", ctx.unwrapResult(ctx.evalCode(`(${JSON.stringify(options.functions)})`)));
   set("maxLogChars", ctx.newNumber(options.limits.maxLogChars));
+  set("bytesKey", ctx.newString(options.bytesKey));
+  const limits = valueLimits(options.limits.memoryMb);
+  set("maxValues", ctx.newNumber(limits.maxValues));
+  set("maxChars", ctx.newNumber(limits.maxChars));
   set("slowSerializerSource", ctx.newString(SLOW_SERIALIZER_SOURCE));
   set("consoleFormatSource", ctx.newString(CONSOLE_FORMAT_SOURCE));
   // `inputs` may be megabytes: it crosses in pieces, joined inside (the bind below has not run, so join it here).

@@ -104,6 +104,7 @@ async function start(message: RunMessage): Promise<void> {
       {
         code: message.code,
         inputsJson: message.inputsJson,
+        bytesKey: message.bytesKey,
         functions: message.functions,
         limits: message.limits,
         cancelFlag: new Int32Array(message.cancelFlag),

@@ -1,5 +1,6 @@
 // The main-thread side of a sandbox worker: starts its run, answers the run's host calls, enforces the hard deadline
 // with a watchdog that terminates a worker that stopped answering, and turns worker crashes into run results.
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type ResourceLimits, Worker } from "node:worker_threads";
@@ -38,6 +39,8 @@ export interface WorkerHostOptions {
 interface ActiveRun {
   runId: number;
   request: ExecutionRequest;
+  /** The run's bytes key: no value of the run can hold it (HostPayload.key). */
+  bytesKey: string;
   cancelFlag: Int32Array;
   /**
    * One signal per host call still answering, each aborted when the run ends: a run's calls share no signal, so a
@@ -137,6 +140,8 @@ export class WorkerHost {
       const active: ActiveRun = {
         runId,
         request,
+        // 128 random bits: a snippet never sees the key, and nothing it or an upstream writes can guess it.
+        bytesKey: `__cairn_bytes_${randomBytes(16).toString("hex")}`,
         cancelFlag,
         calls: new Set(),
         started,
@@ -165,6 +170,7 @@ export class WorkerHost {
         runId,
         code: request.code,
         inputsJson: request.inputsJson,
+        bytesKey: active.bytesKey,
         functions: request.functions,
         limits: request.limits,
         cancelFlag: cancelBuffer,
@@ -214,7 +220,9 @@ export class WorkerHost {
     active.calls.add(call);
     let answer: Promise<HostPayload>;
     try {
-      answer = active.request.onHostCall(name, { json: argsJson, bytes }, call.signal, () => this.hold(active));
+      answer = active.request.onHostCall(name, { json: argsJson, bytes, key: active.bytesKey }, call.signal, () =>
+        this.hold(active),
+      );
     } catch (error) {
       answer = Promise.reject(error);
     }

@@ -7,6 +7,8 @@ export interface RunMessage {
   runId: number;
   code: string;
   inputsJson: string;
+  /** The run's bytes key (HostPayload.key), drawn at random by the main thread. */
+  bytesKey: string;
   functions: readonly string[];
   limits: ExecutionLimits;
   /** Int32Array view over a SharedArrayBuffer: set to 1 by the main thread to stop the run between two slices. */

@@ -1,10 +1,12 @@
 // One suite, every Executor: the behaviour SPEC promises for snippets holds on QuickJS and on the trusted node backend.
 import { afterAll, describe, expect, it } from "vitest";
+import { Bindings, type RunContext } from "../../src/codemode/bindings.js";
 import { CairnError, ErrorCode } from "../../src/errors.js";
 import type { Executor, HostPayload } from "../../src/sandbox/executor.js";
 import { LOG_STREAM_INTERVAL_MS, STREAMED_LINE_CHARS } from "../../src/sandbox/log-stream.js";
 import { NodeExecutor } from "../../src/sandbox/node-executor.js";
 import { QuickJsExecutor } from "../../src/sandbox/quickjs-executor.js";
+import { MAX_JSON_DEPTH } from "../../src/sandbox/value-limits.js";
 import { hostErrorJson } from "../../src/sandbox/worker-host.js";
 import { json, runSnippet, value } from "../helpers/run-snippet.js";
 
@@ -429,6 +431,158 @@ describe.each(backends)("%s", (_name, create) => {
       name: "ResultStoreError",
       code: "HANDLE_NOT_FOUND",
       message: "gone",
+    });
+  });
+
+  // Issue 27, decision 0251: values cross exactly, through the real host side (Bindings), both ways.
+  describe("exact values", () => {
+    // A host function that answers its argument (through toPayload), and one that keeps bytes (save_artifact's path).
+    const bindings = new Bindings()
+      .defineFunction("echo", async ([v]) => v)
+      .defineFunction("save_artifact", async ([v]) => v);
+    // The functions above read nothing of the run's context.
+    const onHostCall = (name: string, payload: HostPayload) => bindings.answer(name, payload, {} as RunContext);
+    const run = (code: string, inputs?: unknown) =>
+      runSnippet(executor, code, { onHostCall, functions: ["echo", "save_artifact"], inputs });
+    const shapes: [string, unknown][] = [
+      ["the old bytes tag", { __cairn_bytes__: 0 }],
+      ["the old tag with a second key", { __cairn_bytes__: 0, x: 1 }],
+      ["a Buffer's JSON", { type: "Buffer", data: [1, 2] }],
+      ["an empty Buffer's JSON", { type: "Buffer", data: [] }],
+      ["nested shapes", { a: { b: [{ type: "Buffer", data: [1] }, { __cairn_bytes__: 1 }] } }],
+      ["shapes in an array", [{ type: "Buffer", data: [255] }, [{ __cairn_bytes__: 0 }]]],
+      ["structuredContent of a tool reply", { content: [], structuredContent: { type: "Buffer", data: [3] } }],
+    ];
+
+    it.each(shapes)("keeps %s JSON through a host call and back, beside real bytes", async (_name, shape) => {
+      const code = `const [bytes, back] = await save_artifact([new Uint8Array([9, 8]), ${JSON.stringify(shape)}]);
+        const again = await echo(back);
+        return [bytes instanceof Uint8Array && Array.from(bytes), back, again, JSON.stringify(again).includes("Uint8Array")]`;
+      expect(value(await run(code))).toEqual([[9, 8], shape, shape, false]);
+    });
+
+    it.each(shapes)("keeps %s JSON in inputs", async (_name, shape) => {
+      expect(value(await run("return [inputs.v, inputs.v instanceof Uint8Array]", { v: shape }))).toEqual([
+        shape,
+        false,
+      ]);
+    });
+
+    it("answers a host Buffer as bytes and a host object shaped like one as that object", async () => {
+      const host = new Bindings().defineFunction("echo", async () => ({
+        real: Buffer.from([1, 2]),
+        shaped: JSON.parse('{"type":"Buffer","data":[1,2]}'),
+      }));
+      const result = await runSnippet(
+        executor,
+        "const r = await echo(); return [r.real instanceof Uint8Array, Array.from(r.real), r.shaped]",
+        { onHostCall: (name, payload) => host.answer(name, payload, {} as RunContext) },
+      );
+      expect(value(result)).toEqual([true, [1, 2], { type: "Buffer", data: [1, 2] }]);
+    });
+
+    it("writes -0 as 0, as JSON.stringify does, on every path", async () => {
+      expect(value(await run("const r = await echo([-0, { z: -0 }]); return [Object.is(r[0], 0), r, -0]"))).toEqual([
+        true,
+        [0, { z: 0 }],
+        0,
+      ]);
+    });
+
+    it("refuses bytes where they would arrive as something else, naming their path", async () => {
+      const result = await run("await echo({ rows: [1, new Uint8Array(2)] })");
+      expect(result.ok).toBe(false);
+      if (!result.ok) {
+        expect(result.error.code).toBe("NOT_JSON");
+        expect(result.error.message).toContain("argument 1.rows[1] of echo is a Uint8Array");
+      }
+      expect(value(await run("return 1"))).toBe(1);
+    });
+  });
+
+  // Issue 27, decision 0251: one depth and size limit, checked while a value is written, on every path.
+  describe("value limits", () => {
+    const bindings = new Bindings().defineFunction("echo", async ([v]) => v);
+    const onHostCall = (name: string, payload: HostPayload) => bindings.answer(name, payload, {} as RunContext);
+    const nested = (levels: number) => `(() => { let v = 1; for (let i = 0; i < ${levels}; i++) v = [v]; return v })()`;
+    const codeOf = (r: Awaited<ReturnType<typeof runSnippet>>) => (r.ok ? "ok" : r.error.code);
+    const afterwards = async () => expect(value(await runSnippet(executor, "return 40 + 2"))).toBe(42);
+    const limits = { timeoutMs: 20_000, memoryMb: 128 };
+
+    it.each([
+      [999, "ok"],
+      [MAX_JSON_DEPTH, "ok"],
+      [MAX_JSON_DEPTH + 1, "NOT_JSON"],
+      [10_000, "NOT_JSON"],
+      [1_000_000, "NOT_JSON"],
+    ])("answers a value %i levels deep with %s as a return and as an argument", async (levels, code) => {
+      const paths = [`return ${nested(levels)}`, `await echo(${nested(levels)}); return 1`];
+      for (const snippet of paths) {
+        const result = await runSnippet(executor, snippet, { onHostCall, limits });
+        expect(codeOf(result)).toBe(code);
+        if (!result.ok) expect(result.error.message).toContain(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+      }
+      await afterwards();
+    });
+
+    it.each([
+      [999, "ok"],
+      [MAX_JSON_DEPTH, "ok"],
+      [MAX_JSON_DEPTH + 1, "NOT_JSON"],
+      [10_000, "NOT_JSON"],
+      [1_000_000, "NOT_JSON"],
+    ])("answers a host answer %i levels deep with %s", async (levels, code) => {
+      const host = new Bindings().defineFunction("deep", async () => {
+        let v: unknown = 1;
+        for (let i = 0; i < levels; i++) v = [v];
+        return v;
+      });
+      const result = await runSnippet(executor, "const v = await deep(); return typeof v", {
+        onHostCall: (name, payload) => host.answer(name, payload, {} as RunContext),
+        functions: ["deep"],
+        limits,
+      });
+      expect(codeOf(result)).toBe(code);
+      await afterwards();
+    });
+
+    it.each([
+      [
+        "a toJSON that nests itself deeper",
+        "const make = () => ({ toJSON() { return { k: make() } } }); return make()",
+        "NOT_JSON",
+      ],
+      [
+        "a toJSON that widens itself",
+        "const make = (n) => n >= 3 ? 1 : ({ toJSON() { return Array.from({ length: 1000 }, () => make(n + 1)) } }); return make(0)",
+        "TOO_LARGE",
+      ],
+      [
+        "a toJSON that grows a string",
+        "const make = (n) => ({ toJSON() { return ['x'.repeat(n), make(n * 2 + 1)] } }); return make(1)",
+        "MEMORY_LIMIT",
+      ],
+      [
+        "a getter that makes a new object each read",
+        "const make = () => ({ get a() { return make() } }); return make()",
+        "NOT_JSON",
+      ],
+      [
+        "a proxy that is always one level deeper",
+        "const p = new Proxy({}, { get: () => p, ownKeys: () => ['a'], getOwnPropertyDescriptor: () => ({ value: p, enumerable: true, configurable: true }) }); return p",
+        "NOT_JSON",
+      ],
+      ["a cycle", "const a = { b: {} }; a.b.a = a; return a", "NOT_JSON"],
+      ["a getter that throws", "return { get a() { throw new Error('boom') } }", "RUNTIME"],
+    ])("stops %s well before the deadline, as a return and as an argument", async (_name, code, expected) => {
+      const at = code.lastIndexOf("return ");
+      const asArgument = `${code.slice(0, at)}await echo(${code.slice(at + 7)}); return 1`;
+      for (const snippet of [code, asArgument]) {
+        const result = await runSnippet(executor, snippet, { onHostCall, limits: { timeoutMs: 30_000, memoryMb: 64 } });
+        expect(codeOf(result)).toBe(expected);
+        expect(result.stats.ms).toBeLessThan(30_000);
+      }
+      await afterwards();
     });
   });
 });

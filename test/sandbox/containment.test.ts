@@ -364,8 +364,8 @@ describe("bytes cross the boundary whole", () => {
   });
 
   it("stops bytes from the host that do not fit the run's memory", async () => {
-    const onHostCall = async (): Promise<HostPayload> => ({
-      json: '{"__cairn_bytes__":0}',
+    const onHostCall = async (_name: string, args: HostPayload): Promise<HostPayload> => ({
+      json: JSON.stringify({ [args.key as string]: 0 }),
       bytes: [new Uint8Array(80 << 20)],
     });
     const result = await runSnippet(executor, "return (await echo(1)).length", {

@@ -184,14 +184,29 @@ describe("time: a timer never fires before its delay", () => {
 });
 
 describe("bytes: an object shaped like the tag", () => {
-  // NOT FIXED (documented in decision 0009 as a consequence): the tag is not escaped, so a snippet's own object
-  // `{"__cairn_bytes__": 0}` in a call that also carries bytes is read as those bytes, on the host (bindings.ts
-  // parseArgs) and again on the way back (prelude parseHostJson). Data from an upstream can hold such an object.
-  // A fix escapes plain objects whose only key is the tag on both sides of the boundary, in prelude.ts and bindings.ts.
-  it.fails("keeps a snippet's tag-shaped object an object when the call also carries bytes", async () => {
-    const code =
-      "const [r] = await echo([new Uint8Array([1]), { __cairn_bytes__: 0 }]); return r[1] instanceof Uint8Array";
-    expect(value(await runSnippet(executor, code, { onHostCall: echoBytes }))).toBe(false);
+  // Broke (decision 0009's known gap, issue 27): the tag was one fixed key, so a snippet's own object
+  // `{"__cairn_bytes__": 0}` in a call that also carried bytes was read as those bytes, both ways. Bytes are named by
+  // a key drawn at random for each run now (decision 0251): no value can name them.
+  it.each([
+    ["the old tag", { __cairn_bytes__: 0 }],
+    ["the old tag with a string index", { __cairn_bytes__: "0" }],
+    ["a Buffer's JSON", { type: "Buffer", data: [1, 2] }],
+    ["a key like the run's", { __cairn_bytes_00000000000000000000000000000000: 0 }],
+  ])("keeps %s an object when the call also carries bytes", async (_name, shape) => {
+    const code = `const [r] = await echo([new Uint8Array([1]), ${JSON.stringify(shape)}]); return [r[0] instanceof Uint8Array, r[1] instanceof Uint8Array, r[1]]`;
+    expect(value(await runSnippet(executor, code, { onHostCall: echoBytes }))).toEqual([true, false, shape]);
+  });
+
+  it("gives each run its own key, which no value of the run holds", async () => {
+    const keys: string[] = [];
+    const onHostCall = async (_name: string, args: HostPayload): Promise<HostPayload> => {
+      keys.push(args.key as string);
+      expect(args.json).toContain(args.key as string);
+      return args;
+    };
+    for (let i = 0; i < 3; i++) await runSnippet(executor, "await echo(new Uint8Array(1))", { onHostCall });
+    expect(new Set(keys).size).toBe(3);
+    for (const key of keys) expect(key).toMatch(/^__cairn_bytes_[0-9a-f]{32}$/);
   });
 });
 
