@@ -234,7 +234,9 @@ class ContainedCliRunner implements CliRunner {
     if (refusal) {
       this.log.error(`${refusal.message}`, { confinement: "kernel" });
     } else if (report.confinement === "kernel") {
-      this.log.info(`programs run in a kernel sandbox (${report.sandbox}): see docs/decisions/0250-kernel-confinement.md`);
+      this.log.info(
+        `programs run in a kernel sandbox (${report.sandbox}): see docs/decisions/0250-kernel-confinement.md`,
+      );
     } else {
       // Only the namespace ends daemonized descendants whatever they do; say so when this machine cannot have it.
       const note =

@@ -42,9 +42,7 @@ describe("[cli] program settings", () => {
     expect(cli).toMatchObject({ confinement: "none", scratch_mb: 8, programs: { curl: { network: true } } });
     expect(problems({ mode: "allowlist", allow: ["sh"], confinement: "landlock" })).toContain("cli.confinement");
     expect(problems({ mode: "allowlist", allow: ["sh"], scratch_mb: 0 })).toContain("cli.scratch_mb");
-    expect(problems({ mode: "allowlist", allow: ["sh"], programs: { sh: { network: "yes" } } })).toContain(
-      "network",
-    );
+    expect(problems({ mode: "allowlist", allow: ["sh"], programs: { sh: { network: "yes" } } })).toContain("network");
   });
 
   it("reads a [cli.programs.NAME] table with its defaults", () => {
