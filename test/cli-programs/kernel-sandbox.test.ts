@@ -174,6 +174,16 @@ describe.skipIf(!sandbox.ok)("issue 27: programs in the kernel sandbox", () => {
     const [uid, ...status] = stdout.trim().split("\n");
     expect(uid).not.toBe("0");
     expect(status).toEqual(["CapEff:\t0000000000000000", "NoNewPrivs:\t1"]);
+    // No user namespace inside (where it would have every capability again), nor a controlling terminal to push
+    // input into (TIOCSTI) even when Cairn was started from one.
+    const script = "unshare --user true 2>/dev/null || echo refused; cat /dev/tty 2>/dev/null || echo no-tty";
+    const nested = await open.run("sh", ["-c", script]);
+    expect(nested.stdout).toBe("refused\nno-tty\n");
+  });
+
+  it("hides /run, where services keep their sockets (docker, dbus, PostgreSQL)", async () => {
+    expect(await open.run("sh", ["-c", "ls -A /run"])).toMatchObject({ exit_code: 0, stdout: "" });
+    expect((await open.run("sh", ["-c", "touch /run/x"])).exit_code).not.toBe(0);
   });
 });
 
