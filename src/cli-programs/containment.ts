@@ -214,24 +214,33 @@ function spawnSandboxed(
   );
   let info = "";
   let inner: number | undefined;
+  let stopping = false;
+  // Once bwrap has exited its PID 1 is gone too, and the number may belong to another process by now.
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const killInner = () => {
+    if (inner !== undefined && running()) signalProcess(inner, "SIGKILL");
+  };
   const infoStream = child.stdio[INFO_FD] as NodeJS.ReadableStream | null;
   infoStream?.on("data", (chunk: Buffer) => {
     info += chunk.toString("utf8");
     const pid = /"child-pid":\s*(\d+)/.exec(info)?.[1];
-    if (pid !== undefined) inner ??= Number(pid);
+    if (pid === undefined || inner !== undefined) return;
+    inner = Number(pid);
+    // Stopped before bwrap had said which PID: it says so right after the clone.
+    if (stopping) killInner();
   });
   infoStream?.on("error", () => {});
-  const stop = () => {
-    // Once bwrap has exited its PID 1 is gone too, and the number may belong to another process by now.
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    if (inner !== undefined) signalProcess(inner, "SIGKILL");
-    else signalProcess(child.pid, "SIGKILL");
-  };
   return {
     child,
-    terminate: stop,
+    terminate() {
+      stopping = true;
+      killInner();
+    },
     async kill() {
-      stop();
+      stopping = true;
+      if (inner !== undefined) killInner();
+      // No PID yet at the end of the kill grace: bwrap dies, and the sandbox with it (--die-with-parent).
+      else if (running()) signalProcess(child.pid, "SIGKILL");
       return [];
     },
   };

@@ -16,7 +16,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createServer, type Server } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -191,15 +191,20 @@ describe.skipIf(!sandbox.ok)("issue 27: the network in the kernel sandbox", () =
   let server: Server;
   let port = 0;
   let connections = 0;
+  const sockets = new Set<Socket>();
   beforeAll(async () => {
     server = createServer((socket) => {
       connections++;
+      sockets.add(socket);
       socket.end("HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nhi");
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     port = (server.address() as { port: number }).port;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
 
   const ATTEMPTS: [string, (port: number) => string[]][] = [
     ["curl", (p) => ["-s", "--max-time", "5", `http://127.0.0.1:${p}/`]],
