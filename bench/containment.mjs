@@ -225,23 +225,33 @@ async function bytesRoundTrip() {
   return rows;
 }
 
+/**
+ * A figure a module of bench/containment measures itself (`export async function measurement()`), printed after
+ * the bombs.
+ * @typedef {() => Promise<{ name: string, rows: Record<string, unknown>[] }>} Measurement
+ */
+
 async function families() {
   const dir = join(ROOT, "bench", "containment");
   /** @type {Family[]} */
   const found = [SANDBOX];
-  if (!existsSync(dir)) return found;
+  /** @type {Measurement[]} */
+  const measurements = [];
+  if (!existsSync(dir)) return { found, measurements };
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith(".mjs"))
     .sort()) {
     const mod = await import(pathToFileURL(join(dir, file)).href);
     if (mod.family) found.push(mod.family);
+    if (typeof mod.measurement === "function") measurements.push(mod.measurement);
   }
-  return found;
+  return { found, measurements };
 }
 
 export default async function run() {
   const rows = [];
-  for (const family of await families()) rows.push(...(await runFamily(family)));
+  const { found, measurements } = await families();
+  for (const family of found) rows.push(...(await runFamily(family)));
   console.log(
     "Bombs (stop ms: from the call to its reply; ms after passing limit: from the first sample over baseline + limit to the reply, - if never over; RSS: the server's whole process tree, sampled every 20 ms)",
   );
@@ -251,10 +261,12 @@ export default async function run() {
   );
   const bytes = await bytesRoundTrip();
   table(bytes);
+  const measured = [];
+  for (const measurement of measurements) measured.push(await measurement());
   const wrong = rows.filter((r) => r.got !== r.expected || r["answers after"] !== "yes");
   const summary = wrong.length
     ? `${wrong.length} of ${rows.length} bombs not contained: ${wrong.map((r) => r.bomb).join("; ")}`
     : `${rows.length} bombs contained; max peak ${Math.max(...rows.map((r) => r["peak MB over baseline"]))} MB over baseline`;
   if (wrong.length) throw new Error(summary);
-  return { summary, bombs: rows, bytes };
+  return { summary, bombs: rows, bytes, measured };
 }

@@ -13,6 +13,7 @@ interface Program {
   policy: ProgramPolicy;
   env: NodeJS.ProcessEnv;
   timeoutMs: number | undefined;
+  network: boolean;
 }
 
 /** A call that passed `AllowedPrograms.check`: what to spawn, with what, and its own deadline if it has one. */
@@ -24,6 +25,8 @@ export interface CheckedCall {
   env: NodeJS.ProcessEnv;
   /** `[cli.programs.NAME] timeout_ms`, when set. */
   timeoutMs: number | undefined;
+  /** `[cli.programs.NAME] network`: the sandbox leaves the network on. */
+  network: boolean;
 }
 
 /**
@@ -98,7 +101,13 @@ export class AllowedPrograms {
         `program "${program}" is allowed but was not found on PATH when Cairn started: install it and restart Cairn`,
       );
     }
-    return { path: entry.path, argv: verdict.args, env: entry.env, timeoutMs: entry.timeoutMs };
+    return {
+      path: entry.path,
+      argv: verdict.args,
+      env: entry.env,
+      timeoutMs: entry.timeoutMs,
+      network: entry.network,
+    };
   }
 }
 
@@ -138,5 +147,6 @@ function describeProgram(name: string, config: CliConfig, env: NodeJS.ProcessEnv
     policy: createProgramPolicy(name, settings, realName),
     env: programEnv,
     timeoutMs: settings?.timeout_ms,
+    network: settings?.network === true,
   };
 }

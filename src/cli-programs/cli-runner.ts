@@ -1,6 +1,7 @@
 // Runs allow-listed command-line programs for snippets: no shell, arguments as an array, stdin closed, a deadline,
-// an argument policy per program, a minimal environment, a bound on programs at once and the whole process tree
-// ended with the program (decisions 0145, 0146). Output is held in memory up to a cap per stream.
+// an argument policy per program, a minimal environment, a bound on programs at once, each program in a kernel
+// sandbox and the whole process tree ended with the program (decisions 0145, 0146, 0250). Output is held in memory
+// up to a cap per stream.
 import { setMaxListeners } from "node:events";
 import type { CliConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
@@ -14,6 +15,7 @@ import {
   detectContainment,
   namespaceLauncher,
 } from "./containment.js";
+import { probeKernelSandbox } from "./kernel-sandbox.js";
 import { type CliResult, type ProgramRun, type RunLimits, startProgram } from "./program-run.js";
 
 interface CliRunOptions {
@@ -34,20 +36,38 @@ interface CliRunnerOptions {
   cwd?: string;
   /** Cairn's environment: where PATH, HOME, LANG, TZ and the listed variables come from. @default process.env */
   env?: NodeJS.ProcessEnv;
-  /** How process trees are ended; "auto" picks the strongest the machine supports. @default "auto" */
+  /**
+   * How process trees are ended under `[cli] confinement = "none"`; "auto" picks the strongest the machine supports.
+   * Under "kernel" the sandbox is the layer, and only "auto" or "sandbox" may be asked for. @default "auto"
+   */
   containment?: ContainmentKind | "auto";
   /** @default createLogger("cli") */
   logger?: Logger;
 }
 
+/** The confinement in force, as `cairn doctor` and the start-up log tell it. */
+export interface ConfinementReport {
+  confinement: "kernel" | "none";
+  /** The process-tree layer; absent when the sandbox cannot start (then `problem` says why). */
+  containment?: ContainmentKind;
+  /** `bwrap --version` and its path, under "kernel". */
+  sandbox?: string;
+  /** Why programs are refused: the sandbox was asked for and cannot start here. */
+  problem?: string;
+}
+
 /**
  * Runs allow-listed programs.
  * - `run` resolves with `{exit_code, stdout, stderr}` whatever the exit code; it throws `NOT_ALLOWED` (mode
- *   "disabled", a name not in `allow`, any path, an argument the program's policy refuses), `INVALID_ARGUMENT` (an
+ *   "disabled", a name not in `allow`, any path, an argument the program's policy refuses, the kernel sandbox
+ *   asked for and unable to start on this machine), `INVALID_ARGUMENT` (an
  *   argument that is not a string or holds a NUL), `TOOL_NOT_FOUND` (allowed but not on PATH), `TOOL_TIMEOUT` (the
  *   deadline passed, running or waiting for one of `max_concurrent` slots), `CANCELLED`, `TOOL_FAILED` (output past
  *   the cap).
- * - A program sees only PATH, HOME, LANG, TZ and the variables its `[cli.programs.NAME] env` lists.
+ * - A program sees only PATH, HOME, LANG, TZ and the variables its `[cli.programs.NAME] env` lists (and, in the
+ *   sandbox, PWD).
+ * - Under `[cli] confinement = "kernel"` it runs in a bubblewrap sandbox: every file read-only but a private /tmp of
+ *   `scratch_mb`, gone with the call; no network unless its entry has `network = true` (decision 0250).
  * - When the program ends, is stopped or times out, every process it started is killed too (see `containment()`),
  *   and the reply does not wait for a descendant that holds the output pipes open.
  * - `close()` stops every program still running.
@@ -55,8 +75,13 @@ interface CliRunnerOptions {
 export interface CliRunner {
   /** Allow-listed programs and where they were found on PATH (`path` absent when they were not). */
   programs(): { name: string; path?: string }[];
-  /** The containment layer in force (detected when the runner is created with programs to run). */
+  /**
+   * The containment layer in force (detected when the runner is created with programs to run); rejects with the
+   * `NOT_ALLOWED` every run gets when the sandbox cannot start.
+   */
   containment(): Promise<ContainmentKind>;
+  /** The confinement in force, or why programs are refused; never rejects. */
+  confinement(): Promise<ConfinementReport>;
   run(program: string, args: readonly unknown[], options?: CliRunOptions): Promise<CliResult>;
   close(): Promise<void>;
 }
@@ -80,7 +105,7 @@ class ContainedCliRunner implements CliRunner {
   /** Aborted by `close()`, with the reason every waiting or running program is stopped with. */
   private readonly closing = new AbortController();
   private readonly active = new Set<ProgramRun>();
-  private chosen: Promise<Containment> | undefined;
+  private chosen: Promise<Chosen> | undefined;
 
   constructor(
     private readonly config: CliConfig,
@@ -96,6 +121,10 @@ class ContainedCliRunner implements CliRunner {
     };
     this.cwd = options.cwd ?? process.cwd();
     this.log = options.logger ?? createLogger("cli");
+    const wanted = options.containment ?? "auto";
+    if (config.confinement === "kernel" && wanted !== "auto" && wanted !== "sandbox") {
+      throw new Error(`containment "${wanted}" needs [cli] confinement = "none"`);
+    }
     setMaxListeners(0, this.closing.signal);
     // Detected at start, off the request path: the first program run does not pay for it, and the log says it early.
     if (this.allowed.size > 0) this.contained().catch(() => {});
@@ -107,6 +136,10 @@ class ContainedCliRunner implements CliRunner {
 
   async containment(): Promise<ContainmentKind> {
     return (await this.contained()).kind;
+  }
+
+  async confinement(): Promise<ConfinementReport> {
+    return (await this.choose()).report;
   }
 
   async run(program: string, args: readonly unknown[], runOptions: CliRunOptions = {}): Promise<CliResult> {
@@ -152,7 +185,7 @@ class ContainedCliRunner implements CliRunner {
   private async execute(program: string, call: CheckedCall, signal: AbortSignal): Promise<CliResult> {
     const containment = await this.contained();
     if (signal.aborted) throw signal.reason;
-    const spec = { program, path: call.path, argv: call.argv, env: call.env, cwd: this.cwd };
+    const spec = { program, path: call.path, argv: call.argv, env: call.env, cwd: this.cwd, network: call.network };
     const started = startProgram(containment, spec, this.limits, (pids) =>
       this.log.warn(
         `${program} may have left processes running: the ${containment.kind} layer could not confirm them dead ` +
@@ -172,17 +205,45 @@ class ContainedCliRunner implements CliRunner {
     }
   }
 
-  /** The containment layer, chosen once and logged. */
-  private contained(): Promise<Containment> {
-    this.chosen ??= chooseContainment(this.options.containment ?? "auto", this.env.PATH ?? "").then((chosen) => {
-      // Only the namespace ends daemonized descendants whatever they do; say so when this machine cannot have it.
-      const note = `programs are contained by ${chosen.kind}: see docs/decisions/0146-program-containment.md`;
-      // On Linux a weaker layer can be fixed (install util-linux, allow user namespaces); elsewhere it is the best.
-      if (chosen.kind !== "pid-namespace" && process.platform === "linux") this.log.warn(note);
-      else this.log.info(note);
+  /** The containment layer; throws the refusal when the sandbox was asked for and cannot start. */
+  private async contained(): Promise<Containment> {
+    const chosen = await this.choose();
+    if (chosen.containment === undefined) throw chosen.refusal;
+    return chosen.containment;
+  }
+
+  /** The confinement, chosen once and logged. */
+  private choose(): Promise<Chosen> {
+    this.chosen ??= (
+      this.config.confinement === "kernel"
+        ? chooseSandbox(this.env.PATH ?? "", this.config.scratch_mb * MIB)
+        : chooseContainment(this.options.containment ?? "auto", this.env.PATH ?? "").then(
+            (containment): Chosen => ({
+              containment,
+              report: { confinement: "none", containment: containment.kind },
+            }),
+          )
+    ).then((chosen) => {
+      this.logChoice(chosen);
       return chosen;
     });
     return this.chosen;
+  }
+
+  private logChoice({ report, refusal }: Chosen) {
+    if (refusal) {
+      this.log.error(`${refusal.message}`, { confinement: "kernel" });
+    } else if (report.confinement === "kernel") {
+      this.log.info(
+        `programs run in a kernel sandbox (${report.sandbox}): see docs/decisions/0250-kernel-confinement.md`,
+      );
+    } else {
+      // Only the namespace ends daemonized descendants whatever they do; say so when this machine cannot have it.
+      const note =
+        `programs are not confined by the kernel ([cli] confinement = "none"), and contained by ${report.containment}: ` +
+        "see docs/decisions/0146-program-containment.md and 0250-kernel-confinement.md";
+      this.log.warn(note);
+    }
   }
 }
 
@@ -245,7 +306,41 @@ function stopSignal(options: StopSignalOptions): { signal: AbortSignal; started(
   };
 }
 
+/** The chosen confinement: a containment to spawn in, or the refusal every run gets. */
+interface Chosen {
+  containment?: Containment;
+  refusal?: CairnError;
+  report: ConfinementReport;
+}
+
+/** The sandbox when bubblewrap starts one here, else the refusal that says how to get it or how to opt out. */
+async function chooseSandbox(pathVariable: string, scratchBytes: number): Promise<Chosen> {
+  const probe = await probeKernelSandbox(findOnPath("bwrap", pathVariable), scratchBytes);
+  if (probe.ok) {
+    const { sandbox } = probe;
+    return {
+      containment: createContainment("sandbox", undefined, sandbox),
+      report: { confinement: "kernel", containment: "sandbox", sandbox: `${sandbox.version} at ${sandbox.bwrapPath}` },
+    };
+  }
+  const fix =
+    process.platform === "linux"
+      ? "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap) and allow unprivileged user " +
+        "namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04 an AppArmor profile for bwrap), " +
+        "then restart Cairn"
+      : "kernel confinement needs Linux with bubblewrap";
+  const message =
+    `programs are refused: they must run in a kernel sandbox and ${probe.reason}. To fix: ${fix}; or, accepting ` +
+    'that allowed programs can then write any file and reach any network Cairn can, set [cli] confinement = "none" ' +
+    "in cairn.toml";
+  return {
+    refusal: new CairnError(ErrorCode.NOT_ALLOWED, message, { data: { confinement: "kernel", reason: probe.reason } }),
+    report: { confinement: "kernel", problem: message },
+  };
+}
+
 async function chooseContainment(wanted: ContainmentKind | "auto", pathVariable: string): Promise<Containment> {
+  if (wanted === "sandbox") throw new Error('the sandbox layer needs [cli] confinement = "kernel"');
   const unsharePath = findOnPath("unshare", pathVariable);
   const kinds = wanted === "auto" ? await detectContainment(unsharePath) : [wanted];
   const kind = kinds[0] ?? "process-group";

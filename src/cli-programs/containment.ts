@@ -1,11 +1,15 @@
-// How a program's whole process tree is found and ended, strongest layer the machine supports (decision 0146):
-// a Linux PID namespace, else a marker variable found in /proc/*/environ, else the process group alone (macOS).
+// How a program's whole process tree is found and ended (decision 0146): inside the kernel sandbox (decision 0250),
+// else the strongest layer the machine supports: a Linux PID namespace, else a marker variable found in
+// /proc/*/environ, else the process group alone (macOS).
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
+import type { KernelSandbox } from "./kernel-sandbox.js";
 
 /**
+ * - `sandbox`: the program runs under bubblewrap (`kernel-sandbox.ts`), in its own PID namespace whose PID 1 is
+ *   bubblewrap's; when the program ends, so does the namespace and all inside. bubblewrap dies with Cairn.
  * - `pid-namespace`: the program runs in a new PID namespace (`unshare`, with a user namespace when unprivileged);
  *   when it ends, the kernel kills every process left inside, whatever `setsid` or double forks they did.
  * - `marker`: the program and its descendants carry `CAIRN_RUN=<random>`; every process holding it is killed, scan
@@ -13,7 +17,7 @@ import { readdir, readFile } from "node:fs/promises";
  *   environment escapes.
  * - `process-group`: the program's process group only; `setsid` escapes it.
  */
-export type ContainmentKind = "pid-namespace" | "marker" | "process-group";
+export type ContainmentKind = "sandbox" | "pid-namespace" | "marker" | "process-group";
 
 const MARKER_VARIABLE = "CAIRN_RUN";
 const SCAN_BATCH = 64;
@@ -40,7 +44,14 @@ const UNSHARE_VARIANTS = [
 export interface Containment {
   kind: ContainmentKind;
   /** Starts a program inside this containment; stdin closed, stdout and stderr piped. */
-  spawn(path: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): ContainedProcess;
+  spawn(path: string, args: readonly string[], options: SpawnOptions): ContainedProcess;
+}
+
+export interface SpawnOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Under the sandbox: the program may use Cairn's network. Other layers have no network confinement. */
+  network?: boolean;
 }
 
 export interface ContainedProcess {
@@ -55,7 +66,7 @@ export interface ContainedProcess {
 }
 
 /**
- * The strongest containment this machine offers, found by trying it: `unshare` on an absolute PATH directory that
+ * The strongest containment outside the sandbox this machine offers, found by trying it: `unshare` on an absolute PATH directory that
  * can create a PID namespace (as is, or with a user namespace), else a marker when /proc shows environments.
  */
 export async function detectContainment(unsharePath: string | undefined): Promise<ContainmentKind[]> {
@@ -129,19 +140,25 @@ async function canReadOwnEnviron(): Promise<boolean> {
   }
 }
 
-/** `launcher` is `namespaceLauncher`'s command, required for "pid-namespace". */
-export function createContainment(kind: ContainmentKind, launcher?: readonly string[]): Containment {
+/** `launcher` is `namespaceLauncher`'s command, required for "pid-namespace"; `sandbox` is required for "sandbox". */
+export function createContainment(
+  kind: ContainmentKind,
+  launcher?: readonly string[],
+  sandbox?: KernelSandbox,
+): Containment {
   if (kind === "pid-namespace" && (launcher === undefined || launcher.length === 0)) {
     throw new Error("a PID namespace needs the command that creates it");
   }
+  if (kind === "sandbox" && sandbox === undefined) throw new Error("the sandbox layer needs a probed bubblewrap");
   return {
     kind,
-    spawn(path, args, { cwd, env }) {
+    spawn(path, args, { cwd, env, network = false }) {
       const marker = kind === "marker" ? randomBytes(18).toString("base64url") : undefined;
       const [command, argv] =
         kind === "pid-namespace" && launcher
           ? [launcher[0] as string, [...launcher.slice(1), ...NAMESPACE_INIT, path, ...args]]
           : [path, [...args]];
+      if (kind === "sandbox" && sandbox) return spawnSandboxed(sandbox, path, args, { cwd, env, network });
       const child = spawn(command, argv, {
         shell: false,
         stdio: ["ignore", "pipe", "pipe"],
@@ -164,6 +181,67 @@ export function createContainment(kind: ContainmentKind, launcher?: readonly str
           return marker === undefined ? [] : killMarked(marker);
         },
       };
+    },
+  };
+}
+
+/** bubblewrap's fd 3: `--info-fd` writes the sandbox's PID 1 (the program) there as JSON, as seen from Cairn. */
+const INFO_FD = 3;
+
+/**
+ * Starts `path` as PID 1 of a bubblewrap sandbox. Stopping is SIGKILL to that PID 1 at once (SIGTERM would be
+ * ignored by a PID 1, and nothing the program could save outlives its sandbox): the kernel kills the namespace, and
+ * bwrap exits once it is empty, so the run's `exit` means nothing inside is left. Before bwrap has reported the PID,
+ * bwrap itself is killed and takes the sandbox with it (`--die-with-parent`).
+ */
+function spawnSandboxed(
+  sandbox: KernelSandbox,
+  path: string,
+  args: readonly string[],
+  { cwd, env, network = false }: SpawnOptions,
+): ContainedProcess {
+  const child = spawn(
+    sandbox.bwrapPath,
+    ["--info-fd", String(INFO_FD), ...sandbox.args({ cwd, network }), path, ...args],
+    {
+      shell: false,
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
+      detached: true,
+      cwd,
+      // bwrap passes its environment on whole (adding PWD); on its command line the values would be public.
+      env,
+    },
+  );
+  let info = "";
+  let inner: number | undefined;
+  let stopping = false;
+  // Once bwrap has exited its PID 1 is gone too, and the number may belong to another process by now.
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const killInner = () => {
+    if (inner !== undefined && running()) signalProcess(inner, "SIGKILL");
+  };
+  const infoStream = child.stdio[INFO_FD] as NodeJS.ReadableStream | null;
+  infoStream?.on("data", (chunk: Buffer) => {
+    info += chunk.toString("utf8");
+    const pid = /"child-pid":\s*(\d+)/.exec(info)?.[1];
+    if (pid === undefined || inner !== undefined) return;
+    inner = Number(pid);
+    // Stopped before bwrap had said which PID: it says so right after the clone.
+    if (stopping) killInner();
+  });
+  infoStream?.on("error", () => {});
+  return {
+    child,
+    terminate() {
+      stopping = true;
+      killInner();
+    },
+    async kill() {
+      stopping = true;
+      if (inner !== undefined) killInner();
+      // No PID yet at the end of the kill grace: bwrap dies, and the sandbox with it (--die-with-parent).
+      else if (running()) signalProcess(child.pid, "SIGKILL");
+      return [];
     },
   };
 }

@@ -19,6 +19,8 @@ interface ProgramSpec {
   argv: readonly string[];
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** The sandbox leaves the network on (`[cli.programs.NAME] network`). */
+  network: boolean;
 }
 
 export interface RunLimits {
@@ -48,7 +50,7 @@ export function startProgram(
   leftBehind: (pids: number[]) => void = () => {},
 ): ProgramRun {
   const { program } = spec;
-  const proc = containment.spawn(spec.path, spec.argv, { cwd: spec.cwd, env: spec.env });
+  const proc = containment.spawn(spec.path, spec.argv, { cwd: spec.cwd, env: spec.env, network: spec.network });
   const { child } = proc;
   const output = { stdout: new CappedOutput(limits.maxOutputBytes), stderr: new CappedOutput(limits.maxOutputBytes) };
   let failure: CairnError | undefined;

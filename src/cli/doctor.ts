@@ -67,6 +67,8 @@ async function doctorHost(host: HostName): Promise<DoctorReport> {
   if (probe.upstreams) steps.push(...upstreamSteps(host, probe.upstreams, checked, entry.env));
   const { backendSteps } = await import("./doctor-backends.js");
   steps.push(...(await backendSteps(checked.pins.config, checked.pins.workspace, entry.env)));
+  const { programSteps } = await import("./doctor-programs.js");
+  steps.push(...(await programSteps(checked.pins.config, checked.pins.workspace, entry.env)));
   return report({ command: entry.command, args: entry.args });
 }
 
@@ -176,8 +178,8 @@ export function registerDoctor(program: Command): void {
       "\nChecks, each ok, warn, FAIL (with the command that fixes it) or skipped: the host file and its cairn entry," +
         "\nthe paths the entry names, initialize, tools/list, execute_code, the workspace, each upstream server of" +
         "\ncairn://namespace, and the workspace's catalog and blob store (PostgreSQL and S3 when configured: a probe" +
-        "\nblob is written, read back and removed). The entry runs exactly as written, in the filesystem root. Exit 1" +
-        "\nwhen any check fails.",
+        "\nblob is written, read back and removed), and how allowed programs are confined. The entry runs exactly as" +
+        "\nwritten, in the filesystem root. Exit 1 when any check fails.",
     )
     .action(async (hostArg: string | undefined, options: { json?: boolean }) => {
       const hosts =

@@ -159,6 +159,10 @@ export const ProgramPolicySchema = z.strictObject({
     .boolean()
     .default(false)
     .describe("true turns the built-in argument rules off (needed for shells, interpreters and file writers)"),
+  network: z
+    .boolean()
+    .optional()
+    .describe('true lets the program use the network under confinement = "kernel" (default false: no network at all)'),
 });
 
 const CliConfigSchema = z
@@ -170,6 +174,13 @@ const CliConfigSchema = z
       .describe("program names looked up on PATH"),
     timeout_ms: int(100, 3_600_000, "deadline of one program run").default(30_000),
     max_concurrent: int(1, 256, "programs running at once across all sessions; more calls wait").default(4),
+    confinement: z
+      .enum(["kernel", "none"])
+      .default("kernel")
+      .describe(
+        '"kernel": each program in a bubblewrap sandbox (read-only files, a private /tmp, no network unless granted), refused where it cannot start; "none": argument rules and process-tree kill only',
+      ),
+    scratch_mb: int(1, 65_536, "MiB of the private /tmp (and /dev/shm) a sandboxed program may write").default(64),
     programs: z
       .record(z.string().regex(PROGRAM_NAME, "a program name from allow"), ProgramPolicySchema)
       .default({})

@@ -9,6 +9,8 @@ const allowlist = (allow: string[], timeout_ms = 30_000): CliConfig => ({
   allow,
   timeout_ms,
   max_concurrent: 4,
+  confinement: "kernel",
+  scratch_mb: 64,
   // The tests run node and cat as plain programs; node's built-in rule refuses it unless opted in.
   programs: Object.fromEntries(
     allow.map((name) => [name, { deny_options: [], allow_options: [], env: [], allow_any_arguments: true }]),

@@ -12,9 +12,37 @@ const problems = (cli: unknown): string => {
 };
 
 describe("[cli] program settings", () => {
-  it("keeps a bare allow list valid and bounds programs at 4 by default", () => {
+  it("keeps a bare allow list valid, bounds programs at 4 and confines them by the kernel by default", () => {
     const { cli } = parseConfig({ cli: { mode: "allowlist", allow: ["git"] } }, "cairn.toml", {});
-    expect(cli).toEqual({ mode: "allowlist", allow: ["git"], timeout_ms: 30_000, max_concurrent: 4, programs: {} });
+    expect(cli).toEqual({
+      mode: "allowlist",
+      allow: ["git"],
+      timeout_ms: 30_000,
+      max_concurrent: 4,
+      confinement: "kernel",
+      scratch_mb: 64,
+      programs: {},
+    });
+  });
+
+  it("reads confinement, scratch_mb and a program's network grant, and refuses other confinements", () => {
+    const { cli } = parseConfig(
+      {
+        cli: {
+          mode: "allowlist",
+          allow: ["curl"],
+          confinement: "none",
+          scratch_mb: 8,
+          programs: { curl: { network: true } },
+        },
+      },
+      "cairn.toml",
+      {},
+    );
+    expect(cli).toMatchObject({ confinement: "none", scratch_mb: 8, programs: { curl: { network: true } } });
+    expect(problems({ mode: "allowlist", allow: ["sh"], confinement: "landlock" })).toContain("cli.confinement");
+    expect(problems({ mode: "allowlist", allow: ["sh"], scratch_mb: 0 })).toContain("cli.scratch_mb");
+    expect(problems({ mode: "allowlist", allow: ["sh"], programs: { sh: { network: "yes" } } })).toContain("network");
   });
 
   it("reads a [cli.programs.NAME] table with its defaults", () => {

@@ -21,7 +21,15 @@ afterEach(async () => {
 function start(): CliRunner {
   const sh = { deny_options: [], allow_options: [], env: [], allow_any_arguments: true };
   runner = createCliRunner(
-    { mode: "allowlist", allow: ["sh"], timeout_ms: 30_000, max_concurrent: BATCH, programs: { sh } },
+    {
+      mode: "allowlist",
+      allow: ["sh"],
+      timeout_ms: 30_000,
+      max_concurrent: BATCH,
+      confinement: "none",
+      scratch_mb: 64,
+      programs: { sh },
+    },
     { containment: "marker", killGraceMs: 300, pipeGraceMs: 100, logger: quiet },
   );
   return runner;

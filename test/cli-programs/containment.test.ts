@@ -1,12 +1,14 @@
 // Red team: programs that try to outlive their call (setsid, double forks, ignored SIGTERM, held pipes, fork loops),
-// to read Cairn's secrets from the environment, or to jump the max_concurrent queue; run on every containment layer
-// this machine offers. Each test names its processes with a unique `sleep` token and kills what it finds after.
+// to read Cairn's secrets from the environment, or to jump the max_concurrent queue; run in the kernel sandbox and on
+// every other containment layer this machine offers. Each test names its processes with a unique `sleep` token and kills what it finds after.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { findOnPath } from "../../src/cli-programs/allowed-programs.js";
 import { type CliRunner, createCliRunner } from "../../src/cli-programs/cli-runner.js";
 import { type ContainmentKind, detectContainment } from "../../src/cli-programs/containment.js";
+import { probeKernelSandbox } from "../../src/cli-programs/kernel-sandbox.js";
 import type { CliConfig } from "../../src/config/schema.js";
 import { createLogger } from "../../src/log.js";
 import { caught, commandOf, killSurvivors, sleepToken, survivors } from "./processes.js";
@@ -24,11 +26,13 @@ const SECRETS = {
 };
 
 // Only this test config opts shells and env into any arguments, to play the part of a hostile program.
-const config = (max_concurrent = 4): CliConfig => ({
+const config = (max_concurrent = 4, kind: ContainmentKind = "sandbox"): CliConfig => ({
   mode: "allowlist",
   allow: ["sh", "env", "echo"],
   timeout_ms: 30_000,
   max_concurrent,
+  confinement: kind === "sandbox" ? "kernel" : "none",
+  scratch_mb: 64,
   programs: {
     sh: { deny_options: [], allow_options: [], env: [], allow_any_arguments: true },
     env: { deny_options: [], allow_options: [], env: ["GIT_AUTHOR_NAME"], allow_any_arguments: true },
@@ -39,7 +43,8 @@ const unshare = (process.env.PATH ?? "")
   .split(delimiter)
   .map((dir) => join(dir, "unshare"))
   .find((path) => isAbsolute(path) && existsSync(path));
-const kinds = await detectContainment(unshare);
+const sandboxed = await probeKernelSandbox(findOnPath("bwrap", process.env.PATH ?? ""), 1 << 20);
+const kinds: ContainmentKind[] = [...(sandboxed.ok ? ["sandbox" as const] : []), ...(await detectContainment(unshare))];
 // The weaker layers warn once per runner; these tests choose them on purpose.
 const quiet = createLogger("cli", () => {});
 const tokens: string[] = [];
@@ -58,7 +63,7 @@ afterEach(async () => {
 });
 
 const start = (kind: ContainmentKind, max = 4) => {
-  runner = createCliRunner(config(max), { containment: kind, killGraceMs: 300, pipeGraceMs: 100, logger: quiet });
+  runner = createCliRunner(config(max, kind), { containment: kind, killGraceMs: 300, pipeGraceMs: 100, logger: quiet });
   return runner;
 };
 
@@ -120,7 +125,7 @@ describe.skipIf(process.platform !== "linux").each(kinds)("containment by %s", (
   });
 
   it("gives programs PATH, HOME, LANG, TZ and the listed variables only", async () => {
-    runner = createCliRunner(config(), {
+    runner = createCliRunner(config(4, kind), {
       containment: kind,
       logger: quiet,
       env: { ...SECRETS, PATH: process.env.PATH, HOME: "/home/x", LANG: "C.UTF-8", TZ: "UTC", GIT_AUTHOR_NAME: "Ada" },
@@ -130,22 +135,27 @@ describe.skipIf(process.platform !== "linux").each(kinds)("containment by %s", (
       .trim()
       .split("\n")
       .map((line) => line.split("=")[0]);
-    const expected = ["GIT_AUTHOR_NAME", "HOME", "LANG", "PATH", "TZ", ...(kind === "marker" ? ["CAIRN_RUN"] : [])];
+    // bubblewrap sets PWD to the directory it starts the program in.
+    const extra = kind === "marker" ? ["CAIRN_RUN"] : kind === "sandbox" ? ["PWD"] : [];
+    const expected = ["GIT_AUTHOR_NAME", "HOME", "LANG", "PATH", "TZ", ...extra];
     expect(names.sort()).toEqual(expected.sort());
     for (const secret of Object.values(SECRETS)) expect(stdout).not.toContain(secret);
     expect(stdout).toContain("GIT_AUTHOR_NAME=Ada");
   });
 });
 
-describe.skipIf(!kinds.includes("pid-namespace"))("a PID namespace", () => {
+// The sandbox is the layer under confinement "kernel" (issue 27); the PID namespace the strongest under "none".
+const namespaces = kinds.filter((kind) => kind === "sandbox" || kind === "pid-namespace");
+describe.skipIf(namespaces.length === 0).each(namespaces)("a program contained by %s", (kind) => {
   it("dies with Cairn even when Cairn is killed outright (SIGKILL)", async () => {
     const t = token();
     const built = join(import.meta.dirname, "../../dist/cli-programs/cli-runner.js");
+    const confinement = kind === "sandbox" ? "kernel" : "none";
     // A stand-in for Cairn: the built runner in its own process, running a program that daemonizes.
     const script = `
       const { createCliRunner } = await import(${JSON.stringify(built)});
       const sh = { allow_any_arguments: true, deny_options: [], allow_options: [], env: [] };
-      const cli = createCliRunner({ mode: "allowlist", allow: ["sh"], timeout_ms: 60000, max_concurrent: 1, programs: { sh } }, { containment: "pid-namespace" });
+      const cli = createCliRunner({ mode: "allowlist", allow: ["sh"], timeout_ms: 60000, max_concurrent: 1, confinement: "${confinement}", scratch_mb: 1, programs: { sh } }, { containment: "${kind}" });
       await cli.run("sh", ["-c", "setsid sleep ${t} & sleep ${t}"]);`;
     const cairn = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "ignore" });
     // Both sleepers must be running (not just the launchers whose command lines name the token) before the kill:
@@ -182,11 +192,12 @@ describe("max_concurrent", () => {
   it("stops running and waiting calls on close, and starts nothing after", async () => {
     const t = token();
     const cli = start(kind, 1);
-    const busy = cli.run("sh", ["-c", `sleep ${t}`]);
-    const waiting = cli.run("sh", ["-c", `sleep ${t}`]);
+    // Caught at once: either may reject while close() runs, before the sandbox probe has let the first start.
+    const busy = caught(cli.run("sh", ["-c", `sleep ${t}`]));
+    const waiting = caught(cli.run("sh", ["-c", `sleep ${t}`]));
     await cli.close();
-    expect((await caught(busy)).code).toBe("CANCELLED");
-    expect((await caught(waiting)).message).toContain("shutting down");
+    expect((await busy).code).toBe("CANCELLED");
+    expect((await waiting).message).toContain("shutting down");
     expect((await caught(cli.run("echo", ["late"]))).code).toBe("CANCELLED");
     expect(survivors(t)).toEqual([]);
   });

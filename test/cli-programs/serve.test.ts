@@ -1,6 +1,7 @@
 // Programs through the built `cairn serve` with the README's [cli] example: what a snippet sees when it reaches for
 // more than git's read-only subcommands, and a hostile program's deadline reply over stdio.
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Connected, connect } from "../helpers/mcp-client.js";
@@ -10,7 +11,7 @@ import { killSurvivors, sleepToken, survivors } from "./processes.js";
 const toml = `
 [cli]
 mode = "allowlist"
-allow = ["git", "sh"]
+allow = ["git", "sh", "curl"]
 timeout_ms = 1000
 
 [cli.programs.git]
@@ -44,6 +45,21 @@ describe.skipIf(process.platform !== "linux")("programs through cairn serve", ()
     expect(r.json.error.code).toBe("NOT_ALLOWED");
     expect(r.json.error.message).toContain(named.replaceAll("CANARY", canary));
     expect(existsSync(canary)).toBe(false);
+  });
+
+  it("issue 27: keeps curl's upload to a file: URL from writing, and answers the next call", async () => {
+    // Outside /tmp, which the sandbox replaces: the directory is visible to the program, read-only.
+    const dir = mkdtempSync(join(existsSync("/var/tmp") ? "/var/tmp" : tmpdir(), "cairn-upload-"));
+    try {
+      const [source, canary] = [join(dir, "source"), join(dir, "uploaded")];
+      writeFileSync(source, "snippet-chosen content");
+      const r = await c.run(`return await cli.curl("-s", "-T", ${JSON.stringify(source)}, "file://${canary}")`);
+      expect(r.json.value.exit_code).not.toBe(0);
+      expect(readdirSync(dir)).toEqual(["source"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect((await c.run("return (await cli.sh('-c', 'echo ok')).stdout")).json.value).toBe("ok\n");
   });
 
   it("answers TOOL_TIMEOUT when a daemonized descendant holds the pipes, and leaves none behind", async () => {

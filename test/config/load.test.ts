@@ -68,7 +68,15 @@ describe("loadConfig", () => {
       max_preview_bytes: 7680,
       index_bytes: 65536,
     });
-    expect(config.cli).toEqual({ mode: "disabled", allow: [], timeout_ms: 30000, max_concurrent: 4, programs: {} });
+    expect(config.cli).toEqual({
+      mode: "disabled",
+      allow: [],
+      timeout_ms: 30000,
+      max_concurrent: 4,
+      confinement: "kernel",
+      scratch_mb: 64,
+      programs: {},
+    });
     expect(config.gateway).toEqual({ direct: false });
     expect(config.servers).toEqual({});
   });

@@ -1,0 +1,158 @@
+// Each program in its own bubblewrap sandbox (decision 0250): the file system read-only but for a private, size-capped
+// /tmp, no network unless granted, its own PID, IPC, UTS and cgroup namespaces, no capabilities, no new privileges.
+// Unix sockets in visible directories stay reachable; /tmp and /run, where services keep theirs, are hidden.
+import { execFile } from "node:child_process";
+import { lstatSync, realpathSync } from "node:fs";
+import { dirname } from "node:path";
+
+/** What a sandboxed call needs beyond the program and its arguments. */
+export interface SandboxCall {
+  /** The program's working directory, visible read-only (re-bound when it lies under a hidden directory). */
+  cwd: string;
+  /** `[cli.programs.NAME] network`: share Cairn's network namespace instead of an empty one. */
+  network: boolean;
+}
+
+/**
+ * A bubblewrap that was seen to start a sandbox on this machine, with the flags that worked. The program is PID 1 of
+ * its namespace, so signals it has no handler for are ignored when sent from inside; from Cairn only SIGKILL counts.
+ */
+export interface KernelSandbox {
+  bwrapPath: string;
+  /** `bwrap --version`, for the log and `cairn doctor`. */
+  version: string;
+  /** The bwrap arguments, up to and including `--`, that confine one call. */
+  args(call: SandboxCall): string[];
+}
+
+export type SandboxProbe = { ok: true; sandbox: KernelSandbox } | { ok: false; reason: string };
+
+/** Directories replaced by an empty read-only tmpfs: services' sockets live there (docker, dbus, PostgreSQL, X11). */
+const HIDDEN = ["/run", "/var/run"];
+/** The uid and gid a program has inside when Cairn runs as root: programs then act as unprivileged (tar, git). */
+const NOBODY = "65534";
+/** A probe runs once, in the background; a loaded machine must not make it look like a missing feature. */
+const PROBE_TIMEOUT_MS = 30_000;
+
+/**
+ * Builds the sandbox of `bwrapPath` and proves it by running `/bin/sh -c "exit 0"` inside it with network off (the
+ * strictest call); `--disable-userns` (bubblewrap 0.8) is dropped when this bubblewrap lacks it. Never throws.
+ */
+export async function probeKernelSandbox(bwrapPath: string | undefined, scratchBytes: number): Promise<SandboxProbe> {
+  if (process.platform !== "linux") {
+    return { ok: false, reason: `bubblewrap needs Linux; this is ${process.platform}` };
+  }
+  if (bwrapPath === undefined) return { ok: false, reason: "bwrap (bubblewrap) was not found on PATH" };
+  const version = (await run(bwrapPath, ["--version"])).stdout.trim() || "bubblewrap (version unknown)";
+  let failure = "";
+  for (const nestedUserns of [true, false]) {
+    const sandbox = createKernelSandbox(bwrapPath, version, { scratchBytes, nestedUserns });
+    const probe = await run(bwrapPath, [...sandbox.args({ cwd: "/", network: false }), "/bin/sh", "-c", "exit 0"]);
+    if (probe.ok) return { ok: true, sandbox };
+    failure ||= probe.stderr.trim() || probe.error;
+  }
+  return { ok: false, reason: `${bwrapPath} could not start a sandbox: ${failure}` };
+}
+
+interface SandboxSettings {
+  /** Bytes of each writable tmpfs (/tmp, /dev/shm). */
+  scratchBytes: number;
+  /** Whether to pass `--disable-userns`: no user namespace can be made inside (bubblewrap 0.8 and later). */
+  nestedUserns: boolean;
+}
+
+function createKernelSandbox(bwrapPath: string, version: string, settings: SandboxSettings): KernelSandbox {
+  const size = String(settings.scratchBytes);
+  const root = process.getuid?.() === 0;
+  const hidden = HIDDEN.filter(isRealDirectory);
+  const resolver = resolverDirectory();
+  return {
+    bwrapPath,
+    version,
+    args({ cwd, network }) {
+      const args = [
+        // A user namespace always (as root too: no capabilities inside, none over the host's mounts).
+        "--unshare-user",
+        ...(root ? ["--uid", NOBODY, "--gid", NOBODY] : []),
+        ...(settings.nestedUserns ? ["--disable-userns"] : []),
+        "--cap-drop",
+        "ALL",
+        "--unshare-pid",
+        // The program is the namespace's PID 1: when it ends the kernel kills the rest, and bwrap exits only once
+        // they are all gone (with bwrap's own init as PID 1, bwrap exits first and the kill runs after the reply).
+        "--as-pid-1",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        ...(network ? [] : ["--unshare-net"]),
+        // Kills the sandbox when bwrap dies, and bwrap when Cairn dies (both by PR_SET_PDEATHSIG).
+        "--die-with-parent",
+        // A new session: no TIOCSTI into a terminal Cairn may hold.
+        "--new-session",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--size",
+        size,
+        "--tmpfs",
+        "/dev/shm",
+        "--remount-ro",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--size",
+        size,
+        "--tmpfs",
+        "/tmp",
+      ];
+      for (const dir of hidden) args.push("--tmpfs", dir, "--remount-ro", dir);
+      // DNS for a program granted the network, when /etc/resolv.conf points into /run (systemd-resolved, resolvconf).
+      if (network && resolver !== undefined) args.push("--ro-bind", resolver, resolver);
+      // A working directory under a hidden one is shown again, read-only; /tmp itself stays the scratch.
+      const inside = realCwd(cwd);
+      const covered = ["/tmp", "/dev", ...hidden];
+      if (isUnder(inside, covered) && !covered.includes(inside)) args.push("--ro-bind", inside, inside);
+      args.push("--chdir", inside, "--");
+      return args;
+    },
+  };
+}
+
+function isRealDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function resolverDirectory(): string | undefined {
+  try {
+    const target = realpathSync("/etc/resolv.conf");
+    return isUnder(target, HIDDEN) ? dirname(target) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function realCwd(cwd: string): string {
+  try {
+    return realpathSync(cwd);
+  } catch {
+    return cwd;
+  }
+}
+
+function isUnder(path: string, dirs: readonly string[]): boolean {
+  return dirs.some((dir) => path === dir || path.startsWith(`${dir}/`));
+}
+
+function run(command: string, args: string[]): Promise<{ ok: boolean; stdout: string; stderr: string; error: string }> {
+  return new Promise((resolve) =>
+    execFile(command, args, { timeout: PROBE_TIMEOUT_MS, env: { PATH: "/usr/bin:/bin" } }, (error, stdout, stderr) =>
+      resolve({ ok: error === null, stdout, stderr, error: error?.message ?? "" }),
+    ),
+  );
+}
