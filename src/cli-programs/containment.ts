@@ -5,7 +5,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
-import type { KernelSandbox } from "./kernel-sandbox.js";
+import { feedFilter, type KernelSandbox, sandboxStdio } from "./kernel-sandbox.js";
 
 /**
  * - `sandbox`: the program runs under bubblewrap (`kernel-sandbox.ts`), in its own PID namespace whose PID 1 is
@@ -205,13 +205,14 @@ function spawnSandboxed(
     ["--info-fd", String(INFO_FD), ...sandbox.args({ cwd, network }), path, ...args],
     {
       shell: false,
-      stdio: ["ignore", "pipe", "pipe", "pipe"],
+      stdio: sandboxStdio("pipe"),
       detached: true,
       cwd,
       // bwrap passes its environment on whole (adding PWD); on its command line the values would be public.
       env,
     },
   );
+  feedFilter(child, sandbox);
   let info = "";
   let inner: number | undefined;
   let stopping = false;

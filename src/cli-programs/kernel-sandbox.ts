@@ -1,9 +1,11 @@
 // Each program in its own bubblewrap sandbox (decision 0250): the file system read-only but for a private, size-capped
 // /tmp, no network unless granted, its own PID, IPC, UTS and cgroup namespaces, no capabilities, no new privileges.
-// Unix sockets in visible directories stay reachable; /tmp and /run, where services keep theirs, are hidden.
-import { execFile } from "node:child_process";
+// No Unix-domain socket can be made inside (seccomp), so services' sockets anywhere on the read-only tree stay out of
+// reach; /tmp and /run, where they mostly live, are hidden as well.
+import { type ChildProcess, spawn } from "node:child_process";
 import { lstatSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
+import { SECCOMP_FD, seccompFilter } from "./seccomp-filter.js";
 
 /** What a sandboxed call needs beyond the program and its arguments. */
 export interface SandboxCall {
@@ -23,6 +25,11 @@ export interface KernelSandbox {
   version: string;
   /** The bwrap arguments, up to and including `--`, that confine one call. */
   args(call: SandboxCall): string[];
+  /**
+   * The seccomp program bwrap reads from fd SECCOMP_FD (`seccomp-filter.ts`), or undefined on an architecture
+   * without one (the probe's log says so). Whoever spawns bwrap writes it with `feedFilter`.
+   */
+  filter: Buffer | undefined;
 }
 
 export type SandboxProbe = { ok: true; sandbox: KernelSandbox } | { ok: false; reason: string };
@@ -47,7 +54,11 @@ export async function probeKernelSandbox(bwrapPath: string | undefined, scratchB
   let failure = "";
   for (const nestedUserns of [true, false]) {
     const sandbox = createKernelSandbox(bwrapPath, version, { scratchBytes, nestedUserns });
-    const probe = await run(bwrapPath, [...sandbox.args({ cwd: "/", network: false }), "/bin/sh", "-c", "exit 0"]);
+    const probe = await run(
+      bwrapPath,
+      [...sandbox.args({ cwd: "/", network: false }), "/bin/sh", "-c", "exit 0"],
+      sandbox,
+    );
     if (probe.ok) return { ok: true, sandbox };
     failure ||= probe.stderr.trim() || probe.error;
   }
@@ -66,11 +77,14 @@ function createKernelSandbox(bwrapPath: string, version: string, settings: Sandb
   const root = process.getuid?.() === 0;
   const hidden = HIDDEN.filter(isRealDirectory);
   const resolver = resolverDirectory();
+  const filter = seccompFilter();
   return {
     bwrapPath,
     version,
+    filter,
     args({ cwd, network }) {
       const args = [
+        ...(filter ? ["--seccomp", String(SECCOMP_FD)] : []),
         // A user namespace always (as root too: no capabilities inside, none over the host's mounts).
         "--unshare-user",
         ...(root ? ["--uid", NOBODY, "--gid", NOBODY] : []),
@@ -149,10 +163,46 @@ function isUnder(path: string, dirs: readonly string[]): boolean {
   return dirs.some((dir) => path === dir || path.startsWith(`${dir}/`));
 }
 
-function run(command: string, args: string[]): Promise<{ ok: boolean; stdout: string; stderr: string; error: string }> {
-  return new Promise((resolve) =>
-    execFile(command, args, { timeout: PROBE_TIMEOUT_MS, env: { PATH: "/usr/bin:/bin" } }, (error, stdout, stderr) =>
-      resolve({ ok: error === null, stdout, stderr, error: error?.message ?? "" }),
-    ),
-  );
+/**
+ * The stdio of a bwrap child: fd 3 for `--info-fd` (piped, or ignored), fd SECCOMP_FD for the filter. Node numbers
+ * extra pipes by their place in the array, so fd 4 needs fd 3 to exist.
+ */
+export function sandboxStdio(infoFd: "pipe" | "ignore"): ("ignore" | "pipe")[] {
+  return ["ignore", "pipe", "pipe", infoFd, "pipe"];
+}
+
+/** Writes the sandbox's filter to a bwrap child started with `sandboxStdio` (a closed pipe when it has none). */
+export function feedFilter(child: ChildProcess, sandbox: KernelSandbox): void {
+  const pipe = child.stdio[SECCOMP_FD] as NodeJS.WritableStream | null | undefined;
+  if (!pipe) return;
+  // bwrap may die before reading (a bad flag, a kill): the broken pipe is its exit to report, not Cairn's error.
+  pipe.on("error", () => {});
+  if (sandbox.filter) pipe.end(sandbox.filter);
+  else pipe.end();
+}
+
+function run(
+  command: string,
+  args: string[],
+  sandbox?: KernelSandbox,
+): Promise<{ ok: boolean; stdout: string; stderr: string; error: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      stdio: sandbox ? sandboxStdio("ignore") : ["ignore", "pipe", "pipe"],
+      env: { PATH: "/usr/bin:/bin" },
+      timeout: PROBE_TIMEOUT_MS,
+    });
+    if (sandbox) feedFilter(child, sandbox);
+    const out = { stdout: "", stderr: "" };
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out.stdout += chunk.toString("utf8");
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      out.stderr += chunk.toString("utf8");
+    });
+    child.on("error", (error) => resolve({ ok: false, ...out, error: error.message }));
+    child.on("close", (code, signal) =>
+      resolve({ ok: code === 0, ...out, error: code === 0 ? "" : `exited with ${code ?? signal}` }),
+    );
+  });
 }

@@ -236,6 +236,64 @@ describe.skipIf(!sandbox.ok)("issue 27: the network in the kernel sandbox", () =
   });
 });
 
+describe.skipIf(!sandbox.ok || !sandbox.sandbox.filter)("issue 27: Unix sockets in the kernel sandbox", () => {
+  // A socket file on the read-only tree, outside /tmp and /run: connect() needs no write to the mount.
+  const path = join(root, "service.sock");
+  let server: Server;
+  let connections = 0;
+  const sockets = new Set<Socket>();
+  beforeAll(async () => {
+    server = createServer((socket) => {
+      connections++;
+      sockets.add(socket);
+      socket.end("HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nhi");
+    });
+    await new Promise<void>((resolve) => server.listen(path, resolve));
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(path, { force: true });
+  });
+
+  it.each([
+    ["without network", [] as string[]],
+    ["with network = true", ["curl"]],
+  ])("reaches no Unix socket listener %s", async (_, network) => {
+    const runner = createCliRunner(config(true, network), { cwd: CANARY, env, logger: quiet });
+    try {
+      const result = await runner.run("curl", ["-s", "--max-time", "5", "--unix-socket", path, "http://x/"]);
+      expect(result.exit_code).not.toBe(0);
+      expect(result.stdout).toBe("");
+      expect(connections).toBe(0);
+      // The refusal is of the socket only: the same program reads files and the runner answers.
+      expect(await runner.run("curl", ["-s", `file://${join(CANARY, "notes.txt")}`])).toMatchObject({
+        exit_code: 0,
+        stdout: "beta\nalpha\n",
+      });
+    } finally {
+      await runner.close();
+    }
+  });
+
+  it("is reachable from outside the sandbox, so the listener is real", async () => {
+    const { request } = await import("node:http");
+    const body = await new Promise<string>((resolve, reject) => {
+      request({ socketPath: path, path: "/", agent: false }, (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => {
+          text += chunk.toString("utf8");
+        });
+        res.on("end", () => resolve(text));
+      })
+        .on("error", reject)
+        .end();
+    });
+    expect(body).toBe("hi");
+    connections = 0;
+  });
+});
+
 describe("issue 27: where the kernel sandbox cannot start", () => {
   const bin = join(root, "bin");
   beforeAll(() => {
