@@ -41,6 +41,7 @@ import { loadTokenCounter } from "./tokens/encoding.js";
 import { ApprovalGate } from "./upstream/approval-gate.js";
 import { ApprovalStore } from "./upstream/approval-store.js";
 import { createGateway } from "./upstream/gateway.js";
+import { oauthDir } from "./upstream/oauth-store.js";
 import { followUpstreams } from "./upstream/upstream-capabilities.js";
 import { createUpstreamManager, type UpstreamStatus } from "./upstream/upstream-manager.js";
 import { VERSION } from "./version.js";
@@ -206,7 +207,10 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       }),
   });
   const gateway = createGateway({ manager, registry, validator, approvals });
-  const cli = createCliRunner(config.cli, { logger: logger.child("cli") });
+  const cli = createCliRunner(config.cli, {
+    logger: logger.child("cli"),
+    hidden: [loaded.workspaceDir, oauthDir()],
+  });
   // Each server's tools join the registry as soon as it is ready: one slow server holds back no other.
   const stopFollowing = followUpstreams(manager, registry);
   let started: Promise<void> | undefined;

@@ -43,6 +43,12 @@ interface CliRunnerOptions {
   containment?: ContainmentKind | "auto";
   /** @default createLogger("cli") */
   logger?: Logger;
+  /**
+   * Cairn's own state directories (the workspace, the OAuth tokens): in the kernel sandbox each is replaced by an
+   * empty read-only directory, so a program reads no blob, catalog, approval or token of Cairn's (decision 0250).
+   * One that is the working directory or holds it stays visible. @default []
+   */
+  hidden?: readonly string[];
 }
 
 /** The confinement in force, as `cairn doctor` and the start-up log tell it. */
@@ -216,7 +222,7 @@ class ContainedCliRunner implements CliRunner {
   private choose(): Promise<Chosen> {
     this.chosen ??= (
       this.config.confinement === "kernel"
-        ? chooseSandbox(this.env.PATH ?? "", this.config.scratch_mb * MIB)
+        ? chooseSandbox(this.env.PATH ?? "", this.config.scratch_mb * MIB, this.options.hidden ?? [])
         : chooseContainment(this.options.containment ?? "auto", this.env.PATH ?? "").then(
             (containment): Chosen => ({
               containment,
@@ -314,8 +320,8 @@ interface Chosen {
 }
 
 /** The sandbox when bubblewrap starts one here, else the refusal that says how to get it or how to opt out. */
-async function chooseSandbox(pathVariable: string, scratchBytes: number): Promise<Chosen> {
-  const probe = await probeKernelSandbox(findOnPath("bwrap", pathVariable), scratchBytes);
+async function chooseSandbox(pathVariable: string, scratchBytes: number, hidden: readonly string[]): Promise<Chosen> {
+  const probe = await probeKernelSandbox(findOnPath("bwrap", pathVariable), scratchBytes, hidden);
   if (probe.ok) {
     const { sandbox } = probe;
     return {

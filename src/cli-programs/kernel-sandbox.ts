@@ -45,7 +45,11 @@ const PROBE_TIMEOUT_MS = 30_000;
  * Builds the sandbox of `bwrapPath` and proves it by running `/bin/sh -c "exit 0"` inside it with network off (the
  * strictest call); `--disable-userns` (bubblewrap 0.8) is dropped when this bubblewrap lacks it. Never throws.
  */
-export async function probeKernelSandbox(bwrapPath: string | undefined, scratchBytes: number): Promise<SandboxProbe> {
+export async function probeKernelSandbox(
+  bwrapPath: string | undefined,
+  scratchBytes: number,
+  hidden: readonly string[] = [],
+): Promise<SandboxProbe> {
   if (process.platform !== "linux") {
     return { ok: false, reason: `bubblewrap needs Linux; this is ${process.platform}` };
   }
@@ -53,7 +57,7 @@ export async function probeKernelSandbox(bwrapPath: string | undefined, scratchB
   const version = (await run(bwrapPath, ["--version"])).stdout.trim() || "bubblewrap (version unknown)";
   let failure = "";
   for (const nestedUserns of [true, false]) {
-    const sandbox = createKernelSandbox(bwrapPath, version, { scratchBytes, nestedUserns });
+    const sandbox = createKernelSandbox(bwrapPath, version, { scratchBytes, nestedUserns, hidden });
     const probe = await run(
       bwrapPath,
       [...sandbox.args({ cwd: "/", network: false }), "/bin/sh", "-c", "exit 0"],
@@ -70,6 +74,8 @@ interface SandboxSettings {
   scratchBytes: number;
   /** Whether to pass `--disable-userns`: no user namespace can be made inside (bubblewrap 0.8 and later). */
   nestedUserns: boolean;
+  /** Cairn's own state directories, shown empty (`CliRunnerOptions.hidden`). */
+  hidden: readonly string[];
 }
 
 function createKernelSandbox(bwrapPath: string, version: string, settings: SandboxSettings): KernelSandbox {
@@ -122,6 +128,11 @@ function createKernelSandbox(bwrapPath: string, version: string, settings: Sandb
         "/tmp",
       ];
       for (const dir of hidden) args.push("--tmpfs", dir, "--remount-ro", dir);
+      // Cairn's state: what a program could read there (blobs, the catalog, approvals, tokens) is Cairn's to give.
+      for (const dir of settings.hidden.map(realCwd)) {
+        if (!isRealDirectory(dir) || isUnder(realCwd(cwd), [dir]) || isUnder(dir, ["/tmp", ...hidden])) continue;
+        args.push("--tmpfs", dir, "--remount-ro", dir);
+      }
       // DNS for a program granted the network, when /etc/resolv.conf points into /run (systemd-resolved, resolvconf).
       if (network && resolver !== undefined) args.push("--ro-bind", resolver, resolver);
       // A working directory under a hidden one is shown again, read-only; /tmp itself stays the scratch.

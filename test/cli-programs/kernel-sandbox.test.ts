@@ -36,7 +36,7 @@ const CANARY = join(root, "project");
 const HOME = join(root, "home");
 const WORKSPACE = join(root, "workspace");
 const SHM = `/dev/shm/cairn-canary-${randomBytes(4).toString("hex")}`;
-const PROGRAMS = ["curl", "git", "find", "tar", "sed", "sort", "jq", "awk", "sh", "bash"];
+const PROGRAMS = ["curl", "git", "find", "tar", "sed", "sort", "jq", "awk", "sh", "bash", "cat"];
 
 /** Every path under `dir` with its type, mode, size, modification time, content hash or link target. */
 function snapshot(dir: string): Record<string, string> {
@@ -179,6 +179,21 @@ describe.skipIf(!sandbox.ok)("issue 27: programs in the kernel sandbox", () => {
     const script = "unshare --user true 2>/dev/null || echo refused; cat /dev/tty 2>/dev/null || echo no-tty";
     const nested = await open.run("sh", ["-c", script]);
     expect(nested.stdout).toBe("refused\nno-tty\n");
+  });
+
+  it("shows Cairn's own state directories empty, unless one holds the working directory", async () => {
+    const runner = createCliRunner(config(true), { cwd: CANARY, env, logger: quiet, hidden: [WORKSPACE, root] });
+    try {
+      const listing = await runner.run("sh", ["-c", `ls -A ${WORKSPACE}; cat ${join(WORKSPACE, "catalog.db")}`]);
+      expect(listing.stdout).toBe("");
+      expect(listing.exit_code).not.toBe(0);
+      // `root` holds the working directory: hiding it would hide the project, so it stays.
+      expect(await runner.run("cat", ["notes.txt"])).toMatchObject({ exit_code: 0, stdout: "beta\nalpha\n" });
+      expect((await runner.run("sh", ["-c", `touch ${join(WORKSPACE, "x")}`])).exit_code).not.toBe(0);
+      expect(snapshot(root)).toEqual(before);
+    } finally {
+      await runner.close();
+    }
   });
 
   it("hides /run, where services keep their sockets (docker, dbus, PostgreSQL)", async () => {
