@@ -591,7 +591,7 @@ describe("conditions on hostile rows", () => {
     expect(proto.message).toMatch(/condition on: step flagged has no column constructor \(columns: flag\)/);
   });
 
-  it("refuses a code step's value nested deeper than the sandbox's JSON, with the fix", async () => {
+  it("refuses a code step's value nested deeper than the sandbox's JSON with NOT_JSON and the fix (issue 27)", async () => {
     await call("task_define", {
       name: "deep",
       objective: "Too deep to store",
@@ -599,8 +599,8 @@ describe("conditions on hostile rows", () => {
       steps: [{ name: "d", code: "let v = 1; for (let i = 0; i < 5000; i++) v = [v]; return v" }],
     });
     const error = await caught(call("task_run", { name: "deep" }));
-    expect(error.code).toBe("INVALID_ARGUMENT");
-    expect(error.message).toMatch(/nested deeper than 1000 levels: return a flatter value/);
+    expect(error.code).toBe("NOT_JSON");
+    expect(error.message).toMatch(/nested deeper than 1000 levels: flatten the value/);
   });
 
   it("takes a ws_ id a code step returns as its result, rows and all, and says when a preview left rows out", async () => {
