@@ -27,10 +27,13 @@ describe("cairn CLI", () => {
     expect(r.stderr).toContain("to stderr");
   });
 
-  it("prints a value nested too deeply to indent as the reply it came in", () => {
-    const r = cairn(["run", "-"], "let v = 1; for (let i = 0; i < 5000; i++) v = [v]; return v");
+  it("prints a value at the depth limit, and refuses a deeper one with NOT_JSON (issue 27)", () => {
+    const r = cairn(["run", "-", "--json"], "let v = 1; for (let i = 0; i < 999; i++) v = [v]; return v");
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.startsWith('{"ok":true,"value":[[[')).toBe(true);
+    const deep = cairn(["run", "-"], "let v = 1; for (let i = 0; i < 5000; i++) v = [v]; return v");
+    expect(deep.code).toBe(1);
+    expect(deep.stderr).toMatch(/NOT_JSON.*nested deeper than 1000 levels: flatten the value/);
   });
 
   it("runs a TypeScript file with inputs and prints the exact reply with --json", () => {
