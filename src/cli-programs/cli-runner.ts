@@ -204,7 +204,10 @@ class ContainedCliRunner implements CliRunner {
     this.active.add(started);
     this.log.debug(`running ${program}`, { args: spec.argv.length, containment: containment.kind });
     try {
-      return await started.result;
+      const result = await started.result;
+      // A failure the sandbox may explain (curl's exit 23, "Read-only file system"): said once, where it is read.
+      if (result.exit_code === 0 || containment.kind !== "sandbox") return result;
+      return { ...result, sandbox: sandboxNote(program, call.network) };
     } finally {
       signal.removeEventListener("abort", onAbort);
       this.active.delete(started);
@@ -310,6 +313,16 @@ function stopSignal(options: StopSignalOptions): { signal: AbortSignal; started(
       closing.removeEventListener("abort", onClose);
     },
   };
+}
+
+/** What a failed program's result adds under the kernel sandbox: the limits it may have met, and the keys. */
+function sandboxNote(program: string, network: boolean): string {
+  return (
+    "ran in Cairn's sandbox: files are read-only but /tmp (empty at each call; print what you need from it), " +
+    (network
+      ? "no Unix sockets"
+      : `no network (set network = true in [cli.programs.${program}] of cairn.toml to grant it)`)
+  );
 }
 
 /** The chosen confinement: a containment to spawn in, or the refusal every run gets. */

@@ -11,6 +11,8 @@ export interface CliResult {
   exit_code: number;
   stdout: string;
   stderr: string;
+  /** Under the kernel sandbox, on a non-zero exit: what the sandbox forbids, in case that is why. */
+  sandbox?: string;
 }
 
 interface ProgramSpec {

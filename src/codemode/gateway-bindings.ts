@@ -33,7 +33,7 @@ export interface CliPort {
     program: string,
     args: string[],
     options: { signal?: AbortSignal },
-  ): Promise<{ exit_code: number; stdout: string; stderr: string }>;
+  ): Promise<{ exit_code: number; stdout: string; stderr: string; sandbox?: string }>;
 }
 
 export interface GatewayBindingsOptions {
@@ -148,7 +148,12 @@ export function defineCliBindings(
     const out = await ctx.session.spillDetailed(result.stdout);
     const err = await ctx.session.spillDetailed(result.stderr);
     for (const saved of [out.saved, err.saved]) if (saved) ctx.savedArtifacts.push(saved);
-    return { exit_code: result.exit_code, stdout: out.text, stderr: err.text };
+    return {
+      exit_code: result.exit_code,
+      stdout: out.text,
+      stderr: err.text,
+      ...(result.sandbox === undefined ? {} : { sandbox: result.sandbox }),
+    };
   };
   bindings.defineFunction("cli_run", ([program, args], ctx) => run(program, args ?? [], ctx));
   const allowed = enabled ? cli.programs().map((p) => p.name) : [];

@@ -35,7 +35,7 @@ export function programCapabilities(cli: CliConfig): Capability[] {
       (subcommands ? `; subcommands allowed: ${subcommands.join(", ")}` : "") +
       ". Output over the reply limit is spilled to an art_ handle.";
     const bound = isSafeIdentifier(program);
-    const result = "Promise<{ exit_code: number; stdout: string; stderr: string }>";
+    const result = "Promise<{ exit_code: number; stdout: string; stderr: string; sandbox?: string }>";
     const declaration = bound
       ? `declare namespace cli {\n  /** ${description} */\n  function ${program}(...args: string[]): ${result};\n}`
       : `/** ${description} */\ndeclare function cli_run(name: ${JSON.stringify(program)}, args: string[]): ${result};`;

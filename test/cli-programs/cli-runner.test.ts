@@ -33,7 +33,7 @@ describe("CliRunner", () => {
   it("returns a non-zero exit code and stderr without throwing", async () => {
     runner = createCliRunner(allowlist(["node"]));
     const result = await runner.run("node", ["-e", "process.stderr.write('bad input'); process.exit(3)"]);
-    expect(result).toEqual({ exit_code: 3, stdout: "", stderr: "bad input" });
+    expect(result).toMatchObject({ exit_code: 3, stdout: "", stderr: "bad input" });
   });
 
   it("closes stdin, so a program reading it sees end of input at once", async () => {

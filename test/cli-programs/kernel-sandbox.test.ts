@@ -127,6 +127,10 @@ describe.skipIf(!sandbox.ok)("issue 27: programs in the kernel sandbox", () => {
   it.each(WRITES)("%s %j changes nothing outside its scratch /tmp", async (program, args) => {
     const result = await open.run(program, args);
     expect(result.exit_code).not.toBe(0);
+    // The failure says what the sandbox forbids, for a program that printed nothing (curl -s: exit 23).
+    expect(result.sandbox).toMatch(
+      /files are read-only but \/tmp.*no network \(set network = true in \[cli\.programs\./,
+    );
     expect(snapshot(root)).toEqual(before);
     expect(existsSync(SHM)).toBe(false);
     // The runner answers afterwards.
