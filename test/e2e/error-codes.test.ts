@@ -36,6 +36,7 @@ memory_mb = 32
 [results]
 max_entries = 2
 max_entry_bytes = 2000
+max_total_bytes = 1500
 
 [artifacts]
 enabled = false
@@ -119,7 +120,12 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
     throw new Error("the configuration loaded");
   },
   HANDLE_NOT_FOUND: () => snippetError(catching("await load_result('res_AAAAAAAAAAAAAAAAAAAAAAAA')")),
-  STORE_FULL: () => snippetError(catching("for (let i = 0; i < 3; i++) await save_result(i)")),
+  HANDLE_EVICTED: () =>
+    snippetError(
+      catching("const a = await save_result(1); for (const v of [2, 3]) await save_result(v); await load_result(a)"),
+    ),
+  // Past max_entries the least recently used are evicted; only a value the total cannot hold alone is refused.
+  STORE_FULL: () => snippetError(catching("await save_result('x'.repeat(1600))")),
   ENTRY_TOO_LARGE: () => snippetError(catching("await save_result('x'.repeat(5000))")),
   NOT_JSON: () => snippetError(catching("await save_result({ at: new Map() })")),
   STORE_DISABLED: () => snippetError(catching("await save_artifact('x')")),

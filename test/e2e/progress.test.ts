@@ -64,7 +64,7 @@ async function overStdio(): Promise<Peer> {
   const connected = await connect(TOML);
   const progressSeen: Progress[] = [];
   watchProgress(connected.transport, progressSeen);
-  return { client: connected.client, progressSeen, close: () => connected.close() };
+  return { client: connected.client as unknown as Client, progressSeen, close: () => connected.close() };
 }
 
 const children = new Set<ChildProcess>();
