@@ -53,7 +53,7 @@ interface Entry {
   idleTimer: NodeJS.Timeout | undefined;
   /** When the idle timer started (ms since the epoch), for Retry-After. */
   idleSince: number | undefined;
-  /** Gives the identity's session share back. */
+  /** Gives the identity's session share back and counts the connection closed. */
   release: () => void;
   ended: Promise<void> | undefined;
 }
@@ -98,7 +98,7 @@ export class HttpSessions {
     body: unknown,
     token: number,
   ): Promise<SessionRefusal | undefined> {
-    const release = this.options.shares.take(token, "sessions");
+    let release = this.options.shares.take(token, "sessions");
     if (release === undefined) return this.sessionRefusal(token);
     if (this.live >= this.options.maxSessions) {
       release();
@@ -117,6 +117,12 @@ export class HttpSessions {
       throw error;
     }
     this.live++;
+    const closed = session.activity.connectionOpened();
+    const share = release;
+    release = () => {
+      share();
+      closed();
+    };
     const server = createMcpServer(this.options.deps, session, { admitRun: (tool) => this.admitRun(token, tool) });
     const entry: Entry = {
       id,

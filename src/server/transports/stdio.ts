@@ -17,6 +17,7 @@ import { type StdioEnd, StdioTransport } from "./stdio-transport.js";
 export async function serveStdio(host: ServeHost, tools: readonly ToolDefinition[]): Promise<void> {
   const uninstall = exitLoudlyOnCrash();
   const session = host.identitySession();
+  const connectionClosed = session.activity.connectionOpened();
   const deps = host.serverDeps(tools);
   let ended: (end: StdioEnd) => void = () => {};
   const end = new Promise<StdioEnd>((resolve) => {
@@ -32,6 +33,7 @@ export async function serveStdio(host: ServeHost, tools: readonly ToolDefinition
   host.logger.info("serving MCP over stdio", { tools: tools.map((t) => t.name) });
   const outcome = await end;
   await handle.close().catch(() => {});
+  connectionClosed();
   uninstall();
   if (!outcome.normal) {
     process.stderr.write(`cairn serve: ${outcome.reason}; exiting\n`);
