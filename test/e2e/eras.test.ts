@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { serveHttp } from "../helpers/http-server.js";
 import { callers, connect, connectHttp, ERAS, type Era, type McpClient } from "../helpers/mcp-client.js";
 
@@ -103,6 +103,42 @@ describe.each(ERAS)("a %s client", (era) => {
       expect(refused.json.value).toBe("HANDLE_NOT_FOUND");
       await expect(bob.client.readResource({ uri: `cairn://results/${handle}` })).rejects.toThrow(/HANDLE_NOT_FOUND/);
     }
+  }, 90_000);
+});
+
+describe.each(ERAS)("the run share of an identity, for a %s client over HTTP", (era) => {
+  it("refuses a run past the identity's share with SHARE_EXHAUSTED, nothing run, and admits one once a run ends", async () => {
+    // Two identities share sandbox.max_workers = 4: each may have 2 runs in flight.
+    const peer = await http(era, BOB);
+    const controllers = [new AbortController(), new AbortController()];
+    const sleeping = controllers.map((controller) =>
+      peer.client
+        .callTool(
+          {
+            name: "execute_code",
+            arguments: { code: "await new Promise((r) => setTimeout(r, 25000))", timeout_ms: 28000 },
+          },
+          ...((era === "2026-07-28"
+            ? [{ signal: controller.signal, timeout: 120_000 }]
+            : [undefined, { signal: controller.signal, timeout: 120_000 }]) as unknown as []),
+        )
+        .catch((error: unknown) => error),
+    );
+    const refused = await vi.waitFor(
+      async () => {
+        const reply = await peer.run("return 'third'");
+        expect(reply.json?.error?.code, reply.text).toBe("SHARE_EXHAUSTED");
+        return reply;
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    expect(refused.json.error.message).toContain("identity bob has 2 of its 2 runs in flight");
+    for (const controller of controllers) controller.abort();
+    await Promise.all(sleeping);
+    await vi.waitFor(async () => expect((await peer.run("return 'after'")).json?.value).toBe("after"), {
+      timeout: 30_000,
+      interval: 100,
+    });
   }, 90_000);
 });
 
