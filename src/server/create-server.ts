@@ -67,8 +67,9 @@ interface ResourceTemplate {
 
 /**
  * How long a 2026-07-28 client may keep a list result (`ttlMs`), and for whom (`cacheScope`). Private: what a list
- * holds depends on the caller's role. The tool list changes only when an upstream's does, which list-changed
- * notifications announce; the resource list follows the workspace, so it is never cached.
+ * holds depends on the caller's role. The tool list is fixed for the process unless direct upstream tools come and go
+ * (then `DYNAMIC_TOOLS_HINT`: list changes reach only `subscriptions/listen` streams, and a client that does not
+ * listen must not keep a stale list); the resource list follows the workspace, so it is never cached.
  */
 export const LIST_CACHE_HINTS = {
   "tools/list": { ttlMs: 60_000, cacheScope: "private" },
@@ -78,6 +79,9 @@ export const LIST_CACHE_HINTS = {
   "resources/read": { ttlMs: 0, cacheScope: "private" },
   "server/discover": { ttlMs: 300_000, cacheScope: "private" },
 } as const;
+
+/** `tools/list` when `[gateway] direct` lists upstream tools, which appear as upstreams start and change. */
+export const DYNAMIC_TOOLS_HINT = { ttlMs: 0, cacheScope: "private" } as const;
 
 /** Whether a request came as a 2026-07-28 one (its `_meta` envelope), not over a 2025 session. */
 function isModern(ctx: ServerContext): boolean {
@@ -96,7 +100,8 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
     { name: "cairn", version: deps.version },
     {
       capabilities: { tools: { listChanged: deps.dynamicTools !== undefined }, resources: {}, prompts: {} },
-      cacheHints: LIST_CACHE_HINTS,
+      cacheHints:
+        deps.dynamicTools === undefined ? LIST_CACHE_HINTS : { ...LIST_CACHE_HINTS, "tools/list": DYNAMIC_TOOLS_HINT },
       instructions:
         "Cairn runs JavaScript snippets over your tools and keeps big data behind handles. Use search_tools / describe_tools to find capabilities, execute_code to run logic that calls them, and return small summaries plus handles (res_/art_) instead of raw data.",
     },
