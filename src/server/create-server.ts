@@ -53,6 +53,12 @@ export interface SessionOptions {
    * error to answer instead (nothing runs). The HTTP transport's per-identity run share (fair-shares.ts).
    */
   admitRun?: (tool: ToolDefinition) => (() => void) | CairnError;
+  /**
+   * Whether this server sends `notifications/tools/list_changed` itself when direct upstream tools change. False for
+   * a server that answers one 2026-07-28 HTTP request: the handler's `subscriptions/listen` bus announces changes, and
+   * a per-request server must not stay subscribed after its request. @default true
+   */
+  announceToolChanges?: boolean;
 }
 
 const NAMESPACE_URI = "cairn://namespace";
@@ -116,9 +122,12 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
   ];
   const findTool = (name: string) => allTools().find((tool) => tool.name === name);
-  const unsubscribe = deps.onToolsChanged?.(() => {
-    server.sendToolListChanged().catch(() => {});
-  });
+  const unsubscribe =
+    options.announceToolChanges === false
+      ? undefined
+      : deps.onToolsChanged?.(() => {
+          server.sendToolListChanged().catch(() => {});
+        });
   server.onclose = () => unsubscribe?.();
   // The client's name and version, for the web view's sessions page (the SDK has them once initialize is answered).
   server.oninitialized = () => session.activity.noteClient(server.getClientVersion());

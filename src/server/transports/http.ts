@@ -126,7 +126,10 @@ export async function serveHttp(
   const handler: McpHttpHandler = createMcpHandler(
     (ctx) => {
       const token = Number(ctx.authInfo?.clientId);
-      return createMcpServer(deps, identitySession(token), { admitRun: (tool) => sessions.admitRun(token, tool) });
+      return createMcpServer(deps, identitySession(token), {
+        admitRun: (tool) => sessions.admitRun(token, tool),
+        announceToolChanges: false,
+      });
     },
     {
       legacy: "reject",
