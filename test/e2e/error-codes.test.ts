@@ -18,7 +18,7 @@ import { FileOAuthStore } from "../../src/upstream/oauth-store.js";
 import { UpstreamConnection } from "../../src/upstream/upstream-connection.js";
 import { createPgCatalog } from "../../src/workspace/catalog/pg-catalog.js";
 import { startOAuthServers } from "../fixtures/oauth/oauth-servers.mjs";
-import { type Connected, connect, MAIN } from "../helpers/mcp-client.js";
+import { type Connected, connect, ERAS, MAIN } from "../helpers/mcp-client.js";
 
 const require = createRequire(import.meta.url);
 const everything = require.resolve("@modelcontextprotocol/server-everything/dist/index.js");
@@ -373,14 +373,14 @@ function namesNextStep(message: string): boolean {
   return NEXT_STEP.test(message) || SUGGESTED.some((pattern) => pattern.test(message));
 }
 
-beforeAll(async () => {
-  c = await connect(TOML);
-}, 120_000);
-afterAll(async () => {
-  await c?.close();
-});
+describe.each(ERAS)("every error code, through a %s client", (era) => {
+  beforeAll(async () => {
+    c = await connect(TOML, [], era);
+  }, 120_000);
+  afterAll(async () => {
+    await c?.close();
+  });
 
-describe("every error code", () => {
   it("has a trigger or a reason it has none, for each code of src/errors.ts", () => {
     expect(Object.keys(TRIGGERS).sort()).toEqual(Object.keys(ErrorCode).sort());
   });
