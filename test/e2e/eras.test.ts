@@ -195,6 +195,30 @@ describe("2026-07-28 over HTTP, raw", () => {
     expect(reply.body).toMatch(/-320\d\d/);
   });
 
+  it("refuses a tools/call whose Mcp-Name header names another tool than its body, and runs nothing", async () => {
+    const reply = await post(headers({ "Mcp-Method": "tools/call", "Mcp-Name": "read_output" }), {
+      jsonrpc: "2.0",
+      id: 4,
+      method: "tools/call",
+      params: { name: "execute_code", arguments: { code: "return 1" }, _meta: envelope },
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatch(/-320\d\d/);
+    expect(reply.body).not.toContain('"value"');
+  });
+
+  it("answers a matching Mcp-Method and Mcp-Name with the tool's result and no session id", async () => {
+    const reply = await post(headers({ "Mcp-Method": "tools/call", "Mcp-Name": "execute_code" }), {
+      jsonrpc: "2.0",
+      id: 5,
+      method: "tools/call",
+      params: { name: "execute_code", arguments: { code: "return 40 + 2" }, _meta: envelope },
+    });
+    expect(reply.status, reply.body).toBe(200);
+    expect(reply.body).toContain('\\"value\\":42');
+    expect(reply.body).toContain('"resultType"');
+  });
+
   it("still checks the token before anything else", async () => {
     const reply = await post(headers({ Authorization: "Bearer wrong", "Mcp-Method": "tools/list" }), {
       jsonrpc: "2.0",
