@@ -45,11 +45,14 @@ interface HttpServeOptions {
   tokens: readonly HttpToken[];
   /** Allows a non-loopback bind address and any Host header (the token is then the only gate). @default false */
   allowRemote?: boolean;
-  /** A session with no request in flight for this long is ended and its stores freed. @default 1800000 (30 min) */
+  /**
+   * A 2025 session with no request in flight for this long is ended; its identity keeps its handles.
+   * @default 1800000 (30 min)
+   */
   idleTimeoutMs?: number;
   /**
-   * Live sessions allowed at once, divided among the identities (429 past an identity's share). Each holds up to the [results] and [artifacts] caps,
-   * so this bounds what clients that never send DELETE can pin until their sessions go idle. @default 100
+   * Live 2025 sessions allowed at once, divided among the identities (429 past an identity's share). Handles are the
+   * identities' (their [results] and [artifacts] caps bound them), so this bounds connections only. @default 100
    */
   maxSessions?: number;
   /**
@@ -74,7 +77,7 @@ interface HttpServeOptions {
 /** A handler of whole requests: it writes the response itself and never rejects. */
 export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
-/** A listening server. `close()` ends every session (their stores are freed) and stops listening. */
+/** A listening server. `close()` ends every 2025 session and every 2026-07-28 exchange, and stops listening. */
 export interface RunningHttpServer {
   readonly url: string;
   readonly port: number;
