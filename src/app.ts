@@ -82,9 +82,14 @@ export interface App {
   serverDeps(tools: readonly ToolDefinition[]): ServerDeps;
   /** Who this process acts as: [identity] of cairn.toml (default: the local account, a writer). */
   readonly actor: Actor;
-  /** A session acting as `actor` (an HTTP token's identity), else as the configured identity. */
+  /** A private session acting as `actor` (an HTTP token's identity), else as the configured identity. */
   newSession(id: string, actor?: Actor): Session;
-  /** What the live sessions of this process hold and did (metadata only), for `serve --ui`'s sessions pages. */
+  /**
+   * The Session of an identity (`actor`, default the configured one): its result store, artifact store and spills,
+   * shared by every request and connection of that identity for the life of the process (decision 0261).
+   */
+  identitySession(actor?: Actor): Session;
+  /** What each identity that served MCP holds and does now (metadata only), for `serve --ui`'s sessions pages. */
   liveSessions(): SessionSummary[];
   close(): Promise<void>;
 }
@@ -310,6 +315,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     return directCache;
   };
   const sessions = new Set<Session>();
+  // One Session per identity that MCP requests act as, by name and role: handles belong to the caller (decision 0261).
+  const identities = new Map<string, Session>();
   // output.max_total_bytes bounds the spilled copies of the whole process, however many sessions HTTP serves.
   const spillBudget = new SpillBudget(config.output.max_total_bytes);
 
@@ -433,7 +440,26 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       sessions.add(session);
       return session;
     },
-    liveSessions: () => [...sessions].map((session) => summarizeSession(session, config, spillBudget)),
+    identitySession(as = actor) {
+      const key = `${as.name}\0${as.role}`;
+      let session = identities.get(key);
+      if (session === undefined) {
+        session = new Session(
+          `identity:${as.name}`,
+          config,
+          (closed) => {
+            sessions.delete(closed);
+            identities.delete(key);
+          },
+          spillBudget,
+        );
+        session.actor = as;
+        sessions.add(session);
+        identities.set(key, session);
+      }
+      return session;
+    },
+    liveSessions: () => [...identities.values()].map((session) => summarizeSession(session, config, spillBudget)),
     async close() {
       await Promise.allSettled([...sessions].map((s) => s.close()));
       await capture.flush();

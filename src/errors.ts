@@ -8,6 +8,8 @@ export const ErrorCode = {
   CONFIG_INVALID: "CONFIG_INVALID",
   // Result and artifact stores
   HANDLE_NOT_FOUND: "HANDLE_NOT_FOUND",
+  /** A handle of this identity that its store's budget evicted (least recently used); the message says when and why. */
+  HANDLE_EVICTED: "HANDLE_EVICTED",
   STORE_FULL: "STORE_FULL",
   ENTRY_TOO_LARGE: "ENTRY_TOO_LARGE",
   NOT_JSON: "NOT_JSON",
@@ -86,6 +88,7 @@ const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   INVALID_ARGUMENT: "ArgumentError",
   CONFIG_INVALID: "ConfigError",
   HANDLE_NOT_FOUND: "ResultStoreError",
+  HANDLE_EVICTED: "ResultStoreError",
   STORE_FULL: "ResultStoreError",
   ENTRY_TOO_LARGE: "ResultStoreError",
   NOT_JSON: "ResultStoreError",

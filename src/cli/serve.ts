@@ -56,7 +56,7 @@ export function registerServe(program: Command): void {
     .option("--allow-remote", "http: allow a non-loopback bind address and any Host header (the token is the gate)")
     .option(
       "--idle-timeout <seconds>",
-      "http: end a session after this long with no POST or DELETE in flight",
+      "http: end a 2025 session after this long with no POST or DELETE in flight (its identity keeps its handles)",
       String(DEFAULT_IDLE_TIMEOUT_MS / 1000),
     )
     .option(
@@ -65,7 +65,7 @@ export function registerServe(program: Command): void {
     )
     .option(
       "--max-sessions <n>",
-      "http: live sessions allowed at once, divided among the identities ([http] max_sessions_per_identity)",
+      "http: live 2025 sessions allowed at once, divided among the identities ([http] max_sessions_per_identity)",
       String(DEFAULT_MAX_SESSIONS),
     )
     .option("--ui", "http: also serve the read-only web view at / (the same tokens; sign in once at /?token=...)")

@@ -84,8 +84,10 @@ const OutputConfigSchema = z
 
 const storeFields = (defaults: { entries: number; total: number; entry: number }) => ({
   enabled: z.boolean().default(true).describe("false turns the store and its resources off"),
-  max_entries: int(1, 1_000_000, "entries the store holds").default(defaults.entries),
-  max_total_bytes: int(1024, 64 * 1024 * MIB, "bytes of all entries").default(defaults.total),
+  // Per identity (an HTTP token's; on stdio the process), not per connection: past either cap the least recently used
+  // entries are evicted and answer HANDLE_EVICTED (decision 0261).
+  max_entries: int(1, 1_000_000, "entries one identity's store holds").default(defaults.entries),
+  max_total_bytes: int(1024, 64 * 1024 * MIB, "bytes of all entries of one identity").default(defaults.total),
   max_entry_bytes: int(1, 64 * 1024 * MIB, "bytes of one entry").default(defaults.entry),
   ttl_seconds: int(1, 31 * 24 * 3600, "seconds an entry lives").default(3600),
 });

@@ -1,7 +1,7 @@
 // Asking the person behind the host to approve an upstream call: an MCP `elicitation/create` form request, sent on the
-// channel of the tools/call it serves, with one required yes/no field. Only for clients that declared form elicitation.
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { ElicitRequestFormParams, RequestId } from "@modelcontextprotocol/sdk/types.js";
+// channel of the tools/call it serves, with one required yes/no field. Only for 2025 clients that declared form
+// elicitation: a 2026-07-28 request has no server-to-client channel (decision 0260).
+import type { ElicitRequestFormParams, ServerContext } from "@modelcontextprotocol/server";
 import type { AskPerson } from "../codemode/bindings.js";
 
 /** The form: one boolean a person must set; anything but `approve: true` on accept is a decline. */
@@ -19,14 +19,14 @@ export const APPROVAL_FORM: ElicitRequestFormParams["requestedSchema"] = {
 };
 
 /**
- * An AskPerson over `server` for the request `relatedTo` (so an HTTP client receives it on that request's stream).
- * The SDK's own request timeout is set to the question's, so its 60 s default never answers first.
+ * An AskPerson over the request `ctx` serves (so an HTTP client receives it on that request's stream). The SDK's own
+ * request timeout is set to the question's, so its 60 s default never answers first.
  */
-export function approvalAsker(server: Server, relatedTo: RequestId): AskPerson {
+export function approvalAsker(ctx: ServerContext): AskPerson {
   return async ({ message, signal, timeoutMs }) => {
-    const result = await server.elicitInput(
+    const result = await ctx.mcpReq.elicitInput(
       { mode: "form", message, requestedSchema: APPROVAL_FORM },
-      { signal, timeout: timeoutMs, relatedRequestId: relatedTo },
+      { signal, timeout: timeoutMs },
     );
     if (result.action !== "accept") return result.action === "decline" ? "decline" : "cancel";
     return result.content?.approve === true ? "approve" : "decline";

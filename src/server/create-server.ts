@@ -1,19 +1,14 @@
-// The MCP facade: one SDK Server per MCP session, answering tools/list, tools/call, the cairn:// resources and the
-// prompts. This is the one place where arguments are validated, errors become tool results, and long text is spilled.
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+// The MCP facade: one SDK v2 Server per serving unit (a 2026-07-28 request, or a 2025 session), answering tools/list,
+// tools/call, the cairn:// resources and the prompts, for both eras. This is the one place where arguments are
+// validated, errors become tool results, and long text is spilled. The Session it is given belongs to the caller's
+// identity (decision 0261), so whatever a request saves outlives the request and the connection.
 import {
-  CallToolRequestSchema,
   type CallToolResult,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ErrorCode as McpErrorCode,
-  ReadResourceRequestSchema,
-  type ResourceTemplate,
-} from "@modelcontextprotocol/sdk/types.js";
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import { roleAllows } from "../config/identity.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
@@ -58,15 +53,61 @@ export interface SessionOptions {
    * error to answer instead (nothing runs). The HTTP transport's per-identity run share (fair-shares.ts).
    */
   admitRun?: (tool: ToolDefinition) => (() => void) | CairnError;
+  /**
+   * Whether this server sends `notifications/tools/list_changed` itself when direct upstream tools change. False for
+   * a server that answers one 2026-07-28 HTTP request: the handler's `subscriptions/listen` bus announces changes, and
+   * a per-request server must not stay subscribed after its request. @default true
+   */
+  announceToolChanges?: boolean;
 }
 
 const NAMESPACE_URI = "cairn://namespace";
+
+interface ResourceTemplate {
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+}
+
+/**
+ * How long a 2026-07-28 client may keep a list result (`ttlMs`), and for whom (`cacheScope`). Private: what a list
+ * holds depends on the caller's role. The tool list is fixed for the process unless direct upstream tools come and go
+ * (then `DYNAMIC_TOOLS_HINT`: list changes reach only `subscriptions/listen` streams, and a client that does not
+ * listen must not keep a stale list); the resource list follows the workspace, so it is never cached.
+ */
+export const LIST_CACHE_HINTS = {
+  "tools/list": { ttlMs: 60_000, cacheScope: "private" },
+  "prompts/list": { ttlMs: 300_000, cacheScope: "private" },
+  "resources/templates/list": { ttlMs: 300_000, cacheScope: "private" },
+  "resources/list": { ttlMs: 0, cacheScope: "private" },
+  "resources/read": { ttlMs: 0, cacheScope: "private" },
+  "server/discover": { ttlMs: 300_000, cacheScope: "private" },
+} as const;
+
+/** `tools/list` when `[gateway] direct` lists upstream tools, which appear as upstreams start and change. */
+export const DYNAMIC_TOOLS_HINT = { ttlMs: 0, cacheScope: "private" } as const;
+
+/** Whether a request came as a 2026-07-28 one (its `_meta` envelope), not over a 2025 session. */
+function isModern(ctx: ServerContext): boolean {
+  return ctx.mcpReq.envelope !== undefined && Object.keys(ctx.mcpReq.envelope).length > 0;
+}
+
+/** The client's name and version a 2026-07-28 request carries in its envelope. */
+function envelopeClient(ctx: ServerContext): { name?: unknown; version?: unknown } | undefined {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const info = envelope?.["io.modelcontextprotocol/clientInfo"] ?? envelope?.clientInfo;
+  return typeof info === "object" && info !== null ? (info as { name?: unknown; version?: unknown }) : undefined;
+}
 
 export function createMcpServer(deps: ServerDeps, session: Session, options: SessionOptions = {}): Server {
   const server = new Server(
     { name: "cairn", version: deps.version },
     {
       capabilities: { tools: { listChanged: deps.dynamicTools !== undefined }, resources: {}, prompts: {} },
+      cacheHints:
+        deps.dynamicTools === undefined ? LIST_CACHE_HINTS : { ...LIST_CACHE_HINTS, "tools/list": DYNAMIC_TOOLS_HINT },
       instructions:
         "Cairn runs JavaScript snippets over your tools and keeps big data behind handles. Use search_tools / describe_tools to find capabilities, execute_code to run logic that calls them, and return small summaries plus handles (res_/art_) instead of raw data.",
     },
@@ -76,17 +117,23 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
   const staticTools = new Map(deps.tools.filter(permitted).map((tool) => [tool.name, tool]));
   const allTools = () => [
     ...staticTools.values(),
-    ...(deps.dynamicTools?.() ?? []).filter((t) => !staticTools.has(t.name) && permitted(t)),
+    ...(deps.dynamicTools?.() ?? [])
+      .filter((t) => !staticTools.has(t.name) && permitted(t))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
   ];
   const findTool = (name: string) => allTools().find((tool) => tool.name === name);
-  const unsubscribe = deps.onToolsChanged?.(() => {
-    server.sendToolListChanged().catch(() => {});
-  });
+  const unsubscribe =
+    options.announceToolChanges === false
+      ? undefined
+      : deps.onToolsChanged?.(() => {
+          server.sendToolListChanged().catch(() => {});
+        });
   server.onclose = () => unsubscribe?.();
   // The client's name and version, for the web view's sessions page (the SDK has them once initialize is answered).
   server.oninitialized = () => session.activity.noteClient(server.getClientVersion());
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  // One deterministic order (2026-07-28 asks it of lists): the built-in tools as registered, then upstream tools by name.
+  server.setRequestHandler("tools/list", async () => ({
     tools: allTools().map((tool) => ({
       name: tool.name,
       title: tool.title,
@@ -97,7 +144,8 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
     })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
+    if (isModern(ctx)) session.activity.noteClient(envelopeClient(ctx));
     const tool = findTool(request.params.name);
     // A tool the role hides (a write operation, approve, a direct upstream tool) is named with the role it needs;
     // only a name no tool has is TOOL_NOT_FOUND (decision 0211).
@@ -133,12 +181,14 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
     let isError = false;
     let media: NonNullable<ToolReply["media"]> = [];
     // Progress only for a client that asked (a progress token), on this request's own channel, until it is answered.
-    const token = request.params._meta?.progressToken;
+    const token = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
     const progress =
       token === undefined
         ? undefined
-        : new ProgressReporter(token, (params) => extra.sendNotification({ method: "notifications/progress", params }));
-    if (progress) extra.signal.addEventListener("abort", () => progress.close(), { once: true });
+        : new ProgressReporter(token, (params) =>
+            ctx.mcpReq.notify({ method: "notifications/progress", params: { ...params } }),
+          );
+    if (progress) ctx.mcpReq.signal.addEventListener("abort", () => progress.close(), { once: true });
     const admitted = options.admitRun?.(tool) ?? (() => {});
     if (admitted instanceof CairnError) {
       progress?.close();
@@ -146,11 +196,12 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
     }
     session.activity.callStarted();
     try {
-      // A client that declared form elicitation can be asked to approve a call while this request is open.
-      const askPerson = server.getClientCapabilities()?.elicitation?.form
-        ? approvalAsker(server, extra.requestId)
-        : undefined;
-      const reply = await tool.handler(parsed.data, { session, signal: extra.signal, progress, askPerson });
+      // A 2025 client that declared form elicitation can be asked to approve a call while this request is open. A
+      // 2026-07-28 request has no server-to-client channel: its gated calls take the approval handle path until
+      // approvals are multi round-trip requests (decision 0260).
+      const askPerson =
+        !isModern(ctx) && server.getClientCapabilities()?.elicitation?.form ? approvalAsker(ctx) : undefined;
+      const reply = await tool.handler(parsed.data, { session, signal: ctx.mcpReq.signal, progress, askPerson });
       text = reply.text;
       isError = reply.isError ?? false;
       media = reply.media ?? [];
@@ -172,7 +223,7 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
   });
 
   // cairn://namespace heads the first page; the workspace's current artifacts follow, paged by the catalog's cursor.
-  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+  server.setRequestHandler("resources/list", async (request) => {
     const cursor = request.params?.cursor;
     const page = await orProtocolError(async () => listWorkspaceResources(await deps.workspace(), cursor));
     if (cursor !== undefined) return page;
@@ -186,7 +237,7 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
     return { ...page, resources: [namespace, ...page.resources] };
   });
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+  server.setRequestHandler("resources/templates/list", async () => {
     const resourceTemplates: ResourceTemplate[] = [
       {
         uriTemplate: WORKSPACE_URI_TEMPLATE,
@@ -200,7 +251,7 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
         uriTemplate: "cairn://results/{handle}",
         name: "result",
         title: "Saved result",
-        description: "A value saved with save_result in this session, as JSON.",
+        description: "A value saved with save_result by this identity, as JSON.",
         mimeType: "application/json",
       });
     }
@@ -209,13 +260,13 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
         uriTemplate: "cairn://artifacts/{handle}",
         name: "artifact",
         title: "Saved artifact",
-        description: "Bytes saved with save_artifact, or a spilled output, in this session.",
+        description: "Bytes saved with save_artifact, or a spilled output, by this identity.",
       });
     }
     return { resourceTemplates };
   });
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler("resources/read", async (request) => {
     const uri = request.params.uri;
     if (uri === NAMESPACE_URI) {
       return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(deps.namespace(), null, 2) }] };
@@ -231,22 +282,22 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
       const handle = artifact[1] as string;
       const info = readOrThrow(() => session.artifacts.info(handle, { allowDisabled: true }));
       if (info.lane === "artifact" && !deps.artifactsEnabled)
-        throw new McpError(McpErrorCode.InvalidParams, "artifact store is disabled");
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, "artifact store is disabled");
       const bytes = await session.artifacts.read(handle, { allowDisabled: true });
       if (isTextMediaType(info.media_type)) {
         return { contents: [{ uri, mimeType: info.media_type, text: bytes.toString("utf8") }] };
       }
       return { contents: [{ uri, mimeType: info.media_type, blob: bytes.toString("base64") }] };
     }
-    throw new McpError(
-      McpErrorCode.InvalidParams,
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
       `unknown resource ${uri}: Cairn serves ${NAMESPACE_URI}, ${WORKSPACE_URI_TEMPLATE}, cairn://results/{handle} and cairn://artifacts/{handle}`,
     );
   });
 
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
+  server.setRequestHandler("prompts/list", async () => ({ prompts: PROMPTS }));
 
-  server.setRequestHandler(GetPromptRequestSchema, async (request) =>
+  server.setRequestHandler("prompts/get", async (request) =>
     orProtocolError(() =>
       getPrompt(request.params.name, request.params.arguments, {
         workspace: deps.workspace,
@@ -279,7 +330,7 @@ function readOrThrow<T>(read: () => T): T {
   } catch (error) {
     // Resource reads have no tool-result channel: the store's own message travels as the protocol error.
     const cairnError = toCairnError(error);
-    throw new McpError(McpErrorCode.InvalidParams, `${cairnError.code}: ${cairnError.message}`);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${cairnError.code}: ${cairnError.message}`);
   }
 }
 

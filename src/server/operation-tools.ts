@@ -1,6 +1,6 @@
 // The MCP tools of the operation table: each operation with a `tool` exposure becomes one tool whose schema, text and
 // annotations are the operation's own; its answer is compact JSON (execute_code's reply passes as it is).
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { toCairnError } from "../errors.js";
 import type { UsageCall } from "../metrics/usage-recorder.js";
 import { toJsonSchema } from "../operations/json-schema.js";

@@ -1,6 +1,6 @@
 // MCP progress for one tools/call whose client sent a progress token: what the call does (host calls, the latest
 // console line or upstream progress) becomes `notifications/progress`, a few a second at most, until the call ends.
-import type { ProgressToken } from "@modelcontextprotocol/sdk/types.js";
+import type { ProgressToken } from "@modelcontextprotocol/server";
 import type { UpstreamProgress } from "../codemode/bindings.js";
 import type { RunObserver } from "../codemode/execute-code.js";
 import { redactSecrets } from "../log.js";

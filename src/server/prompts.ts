@@ -1,6 +1,6 @@
 // MCP prompts: `resume` (a checkpoint, recalled as data the user sends, never as Cairn's instructions) and `handoff`
 // (how to save one). Each names the tools the host sees, or the snippet functions when only execute_code is listed.
-import type { GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js";
+import type { GetPromptResult, Prompt } from "@modelcontextprotocol/server";
 import { CairnError, ErrorCode } from "../errors.js";
 import { WORKSPACE_LIMITS } from "../workspace/limits.js";
 import type { ResumeResult } from "../workspace/types.js";

@@ -1,15 +1,16 @@
 // Errors of the requests that have no tool-result channel (resources, prompts): a Cairn error travels as an MCP
 // protocol error carrying its code and message, secrets redacted.
-import { McpError, ErrorCode as McpErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { ErrorCode, toCairnError } from "../errors.js";
 import { redactSecrets } from "../log.js";
 
 /** `CODE: message` as InvalidParams, or InternalError for Cairn's own failures. */
-export function protocolError(error: unknown): McpError {
-  if (error instanceof McpError) return error;
+export function protocolError(error: unknown): ProtocolError {
+  if (error instanceof ProtocolError) return error;
   const cairnError = toCairnError(error);
-  const code = cairnError.code === ErrorCode.INTERNAL ? McpErrorCode.InternalError : McpErrorCode.InvalidParams;
-  return new McpError(code, redactSecrets(`${cairnError.code}: ${cairnError.message}`));
+  const code =
+    cairnError.code === ErrorCode.INTERNAL ? ProtocolErrorCode.InternalError : ProtocolErrorCode.InvalidParams;
+  return new ProtocolError(code, redactSecrets(`${cairnError.code}: ${cairnError.message}`));
 }
 
 /** Runs `work`, turning whatever it throws into a protocol error. */

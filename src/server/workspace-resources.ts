@@ -1,6 +1,6 @@
 // The workspace as MCP resources: cairn://workspace/NAME is the current version of NAME (text, or a blob with its media
 // type), listed a page at a time. A read returns at most MAX_RESOURCE_BYTES: bigger artifacts are paged or queried.
-import type { ReadResourceResult, Resource } from "@modelcontextprotocol/sdk/types.js";
+import type { ReadResourceResult, Resource } from "@modelcontextprotocol/server";
 import { CairnError, ErrorCode } from "../errors.js";
 import { isTextMediaType } from "../media-type.js";
 import type { Workspace } from "../workspace/workspace.js";

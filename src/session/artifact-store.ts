@@ -1,7 +1,9 @@
-// The session artifact store: bytes in a private temp directory (0700; files created exclusively, 0600, never
-// following links) for the life of the process, reached by unguessable `art_` handles. Two lanes share the handles:
-// artifacts saved by snippets (caps of [artifacts], per session) and spilled output (caps of [output]; the total is
-// a SpillBudget shared by every session of the process).
+// The artifact store of one identity (decision 0261): bytes in a private temp directory (0700; files created
+// exclusively, 0600, never following links) for the life of the process, reached by unguessable `art_` handles. Two
+// lanes share the handles: artifacts saved by snippets (caps of [artifacts], per identity: a save past max_entries or
+// max_total_bytes evicts the least recently used artifacts first, and an evicted handle answers HANDLE_EVICTED) and
+// spilled output (caps of [output]; the total is a SpillBudget shared by every identity of the process, refused with
+// STORE_FULL when full).
 import { constants, mkdtempSync, rmSync } from "node:fs";
 import { open, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,6 +14,7 @@ import { mediaTypeOfFilename } from "../media-type.js";
 import { ARTIFACT_PREFIX, artifactUri, newHandle } from "./handles.js";
 import { checkLabel } from "./result-store.js";
 import { SpillBudget } from "./spill-budget.js";
+import { Tombstones } from "./tombstones.js";
 
 const NAME = "ArtifactStoreError";
 const MAX_FILENAME_CHARS = 255;
@@ -62,7 +65,9 @@ process.on("exit", () => {
 
 export class ArtifactStore {
   readonly directory: string;
+  /** In order of last use, least recent first: the order evictions take. */
   private readonly entries = new Map<string, Entry>();
+  private readonly evicted = new Tombstones();
   private readonly used: Record<ArtifactLane, number> = { artifact: 0, spill: 0 };
   private readonly counts: Record<ArtifactLane, number> = { artifact: 0, spill: 0 };
   private closed = false;
@@ -139,6 +144,7 @@ export class ArtifactStore {
     this.closed = true;
     this.unregister();
     this.entries.clear();
+    this.evicted.clear();
     // The session's spilled copies no longer count against the process.
     this.spillBudget.release(this.used.spill);
     this.used.spill = 0;
@@ -224,17 +230,22 @@ export class ArtifactStore {
         { name: NAME, data: { ...data, limit: max_entry_bytes } },
       );
     }
-    if (this.counts.artifact >= max_entries) {
-      throw new CairnError(
-        ErrorCode.STORE_FULL,
-        `artifact store is full (${this.counts.artifact} entries, artifacts.max_entries = ${max_entries}): reuse a handle you already have or wait for entries to expire (ttl ${this.config.ttl_seconds} s)`,
-        { name: NAME, data: { entries: this.counts.artifact, limit: max_entries } },
-      );
+    // Room for this one: the least recently used saved artifacts go first (spilled copies have their own budget).
+    for (const [handle, entry] of this.entries) {
+      if (this.counts.artifact < max_entries && this.used.artifact + size <= max_total_bytes) break;
+      if (entry.lane !== "artifact") continue;
+      const reason =
+        this.counts.artifact >= max_entries
+          ? `artifacts.max_entries = ${max_entries} was reached`
+          : `artifacts.max_total_bytes = ${max_total_bytes} would have been passed`;
+      this.drop(handle, entry);
+      this.evicted.add(handle, { at: this.now(), reason });
     }
-    if (this.used.artifact + size > max_total_bytes) {
+    // Writes still in flight hold their reservation and cannot be evicted: then the store is full for now.
+    if (this.counts.artifact >= max_entries || this.used.artifact + size > max_total_bytes) {
       throw new CairnError(
         ErrorCode.STORE_FULL,
-        `artifact store is full (${this.used.artifact} of artifacts.max_total_bytes = ${max_total_bytes} bytes used, this needs ${size}): save a smaller part or reuse a handle`,
+        `artifact store is full (${this.counts.artifact} entries of artifacts.max_entries = ${max_entries}, ${this.used.artifact} of artifacts.max_total_bytes = ${max_total_bytes} bytes, this needs ${size}; what is left is being written now): save a smaller part, or try again once those saves end`,
         { name: NAME, data: { ...data, used: this.used.artifact, limit: max_total_bytes } },
       );
     }
@@ -246,24 +257,39 @@ export class ArtifactStore {
     if (entry && !allowDisabled && entry.lane === "artifact") this.requireEnabled();
     if (!entry) {
       if (!allowDisabled) this.requireEnabled();
+      const shown = JSON.stringify(String(handle).slice(0, 80));
+      const tombstone = typeof handle === "string" ? this.evicted.get(handle) : undefined;
+      if (tombstone !== undefined) {
+        throw new CairnError(
+          ErrorCode.HANDLE_EVICTED,
+          `artifact handle ${shown} was evicted at ${new Date(tombstone.at).toISOString()} to make room for a newer artifact (${tombstone.reason}; the least recently used go first): save it again, or raise the [artifacts] limits`,
+          { name: NAME, data: { evicted_at: new Date(tombstone.at).toISOString(), reason: tombstone.reason } },
+        );
+      }
       throw new CairnError(
         ErrorCode.HANDLE_NOT_FOUND,
-        `artifact handle ${JSON.stringify(String(handle).slice(0, 80))} is unknown or expired (artifacts live ${this.config.ttl_seconds} s, and only in the session that saved them)`,
+        `artifact handle ${shown} is unknown or expired (artifacts live ${this.config.ttl_seconds} s, and only for the identity that saved them)`,
         { name: NAME },
       );
     }
+    // A use makes it the most recently used.
+    this.entries.delete(handle);
+    this.entries.set(handle, entry);
     return entry;
   }
 
   private sweep(): void {
     const now = this.now();
     for (const [handle, entry] of this.entries) {
-      if (entry.expiresAtMs > now) continue;
-      this.entries.delete(handle);
-      this.unreserve(entry.lane, entry.bytes);
-      // TTL deletes the bytes, not just the entry.
-      rmSync(entry.path, { force: true });
+      if (entry.expiresAtMs <= now) this.drop(handle, entry);
     }
+  }
+
+  /** Forgets an entry, gives back its bytes and deletes its file (TTL and eviction delete the bytes too). */
+  private drop(handle: string, entry: Entry): void {
+    this.entries.delete(handle);
+    this.unreserve(entry.lane, entry.bytes);
+    rmSync(entry.path, { force: true });
   }
 
   /** Takes `size` bytes of a lane; a spill also takes them from the process budget, or throws STORE_FULL. */

@@ -1,8 +1,11 @@
-// The session result store: JSON values kept in memory for one MCP session, reached only by unguessable `res_`
-// handles. Caps are enforced at save and fail loudly; nothing is ever evicted silently. TTL is checked lazily.
+// The result store of one identity (decision 0261): JSON values kept in memory for every request and connection of
+// that identity, reached only by unguessable `res_` handles. A value over max_entry_bytes is refused; a save past
+// max_entries or max_total_bytes evicts the least recently used values first, and an evicted handle answers
+// HANDLE_EVICTED saying why (a bounded tombstone set): nothing is dropped silently. TTL is checked lazily.
 import type { StoreConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { newHandle, RESULT_PREFIX, resultUri } from "./handles.js";
+import { Tombstones } from "./tombstones.js";
 
 const NAME = "ResultStoreError";
 /** Labels are metadata for people reading a listing; they are kept short. */
@@ -26,7 +29,9 @@ export interface ResultInfo {
 }
 
 export class ResultStore {
+  /** In order of last use, least recent first: the order evictions take. */
   private readonly entries = new Map<string, Entry>();
+  private readonly evicted = new Tombstones();
   private totalBytes = 0;
 
   constructor(
@@ -55,17 +60,21 @@ export class ResultStore {
         { name: NAME, data: { bytes, limit: max_entry_bytes } },
       );
     }
-    if (this.entries.size >= max_entries) {
-      throw new CairnError(
-        ErrorCode.STORE_FULL,
-        `result store is full (${this.entries.size} entries, results.max_entries = ${max_entries}): save a smaller projection, reuse a handle you already have, or wait for entries to expire (ttl ${this.config.ttl_seconds} s)`,
-        { name: NAME, data: { entries: this.entries.size, limit: max_entries } },
-      );
+    // Room for this value: the least recently used go first. One value fits alone (max_entry_bytes is checked above).
+    while (this.entries.size > 0 && (this.entries.size >= max_entries || this.totalBytes + bytes > max_total_bytes)) {
+      const [oldest, entry] = this.entries.entries().next().value as [string, Entry];
+      const reason =
+        this.entries.size >= max_entries
+          ? `results.max_entries = ${max_entries} was reached`
+          : `results.max_total_bytes = ${max_total_bytes} would have been passed`;
+      this.entries.delete(oldest);
+      this.totalBytes -= entry.bytes;
+      this.evicted.add(oldest, { at: this.now(), reason });
     }
     if (this.totalBytes + bytes > max_total_bytes) {
       throw new CairnError(
         ErrorCode.STORE_FULL,
-        `result store is full (${this.totalBytes} of results.max_total_bytes = ${max_total_bytes} bytes used, this value needs ${bytes}): save a smaller projection or reuse a handle you already have`,
+        `result store is full (this value needs ${bytes} bytes, results.max_total_bytes = ${max_total_bytes}): save a smaller projection`,
         { name: NAME, data: { used: this.totalBytes, bytes, limit: max_total_bytes } },
       );
     }
@@ -98,6 +107,7 @@ export class ResultStore {
 
   clear(): void {
     this.entries.clear();
+    this.evicted.clear();
     this.totalBytes = 0;
   }
 
@@ -106,12 +116,24 @@ export class ResultStore {
     this.sweep();
     const entry = typeof handle === "string" ? this.entries.get(handle) : undefined;
     if (!entry) {
+      const shown = JSON.stringify(String(handle).slice(0, 80));
+      const tombstone = typeof handle === "string" ? this.evicted.get(handle) : undefined;
+      if (tombstone !== undefined) {
+        throw new CairnError(
+          ErrorCode.HANDLE_EVICTED,
+          `result handle ${shown} was evicted at ${new Date(tombstone.at).toISOString()} to make room for a newer value (${tombstone.reason}; the least recently used go first): save the value again, or raise the [results] limits`,
+          { name: NAME, data: { evicted_at: new Date(tombstone.at).toISOString(), reason: tombstone.reason } },
+        );
+      }
       throw new CairnError(
         ErrorCode.HANDLE_NOT_FOUND,
-        `result handle ${JSON.stringify(String(handle).slice(0, 80))} is unknown or expired (entries live ${this.config.ttl_seconds} s, and only in the session that saved them): save the value again`,
+        `result handle ${shown} is unknown or expired (entries live ${this.config.ttl_seconds} s, and only for the identity that saved them): save the value again`,
         { name: NAME },
       );
     }
+    // A use makes it the most recently used.
+    this.entries.delete(handle);
+    this.entries.set(handle, entry);
     return entry;
   }
 

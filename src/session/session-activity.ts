@@ -1,5 +1,6 @@
-// What a session has done, for people watching a server: when it started and was last active, how many tool calls
-// it ran and runs now, and the client that opened it. Counters only; it never holds what a call sent or answered.
+// What an identity's Session has done, for people watching a server: when it started and was last active, how many
+// tool calls it ran and runs now (its live requests), how many connections it holds open (2025 sessions, a stdio
+// connection), and the client that spoke last. Counters only; it never holds what a call sent or answered.
 
 /** The client's name and version as it gave them in `initialize` (free text: shown escaped, never trusted). */
 export interface ClientInfo {
@@ -13,6 +14,7 @@ export class SessionActivity {
   private lastActive: number;
   private callCount = 0;
   private inFlight = 0;
+  private open = 0;
   private clientInfo: ClientInfo | undefined;
 
   constructor(private readonly now: () => number = Date.now) {
@@ -33,7 +35,25 @@ export class SessionActivity {
     this.lastActive = this.now();
   }
 
-  /** The client named itself in `initialize`; names and versions are cut to 200 characters. */
+  /** A connection of this identity opened (a 2025 session, a stdio connection): the function to call when it ends. */
+  connectionOpened(): () => void {
+    this.open++;
+    this.lastActive = this.now();
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.open--;
+      this.lastActive = this.now();
+    };
+  }
+
+  /** Connections open now; 2026-07-28 requests hold none between requests. */
+  get connections(): number {
+    return this.open;
+  }
+
+  /** The client named itself in `initialize` or a 2026-07-28 request's envelope; names and versions are cut to 200 characters. */
   noteClient(client: { name?: unknown; version?: unknown } | undefined): void {
     if (client === undefined) return;
     const text = (value: unknown) => (typeof value === "string" ? value.slice(0, 200) : "");

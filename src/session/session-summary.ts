@@ -1,6 +1,6 @@
-// A read-only summary of a live session for people watching a server (the web view's sessions pages): who opened
-// it, its activity, its handles' metadata and its stores' usage against their limits. Never a handle's content, never
-// the MCP session id (a label derived from it stands in), never a token.
+// A read-only summary of an identity's Session for people watching a server (the web view's sessions pages): who it
+// is, its activity and live requests, its handles' metadata and its stores' usage against their limits. Never a
+// handle's content, never an MCP session id, never a token (a label derived from the Session's id stands in).
 import { createHash } from "node:crypto";
 import type { Config } from "../config/schema.js";
 import type { Session } from "./session.js";
@@ -9,7 +9,7 @@ import type { SpillBudget } from "./spill-budget.js";
 
 /** One handle of a session: what it is, how big, until when; never what it holds. */
 export interface HandleSummary {
-  /** The `res_` or `art_` handle: usable only inside its own session, which answers only the token that opened it. */
+  /** The `res_` or `art_` handle: usable only by requests of its own identity (its bearer token; on stdio the process). */
   handle: string;
   /** A value of save_result, bytes of save_artifact, or a reply too long for the context window, spilled. */
   kind: "result" | "artifact" | "spill";
@@ -44,9 +44,11 @@ export interface SessionSummary {
   client: ClientInfo | undefined;
   started_at: string;
   last_active_at: string;
-  /** Tool calls begun since it started, and running now. */
+  /** Tool calls begun since it started, and running now (its live requests). */
   calls: number;
   running: number;
+  /** Connections it holds open now: 2025 sessions, a stdio connection (2026-07-28 requests hold none). */
+  connections: number;
   results: StoreUsage;
   artifacts: StoreUsage;
   /** This session's spilled copies; `process_bytes` of every session against `max_total_bytes` (output.*). */
@@ -101,6 +103,7 @@ export function summarizeSession(session: Session, config: Config, spillBudget: 
     last_active_at: new Date(activity.lastActiveAt).toISOString(),
     calls: activity.calls,
     running: activity.running,
+    connections: activity.connections,
     results: {
       enabled: config.results.enabled,
       entries: resultUsage.entries,

@@ -6,6 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client as ModernClient } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
@@ -392,4 +394,64 @@ describe("an approval handle past its handle_ttl_s", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+/** A pinned 2026-07-28 v2 client over stdio that declares form elicitation and would approve anything it is asked. */
+async function serveModern(
+  dir: string,
+  config: string,
+): Promise<{ call: Cairn["call"]; asked: string[]; close(): Promise<void> }> {
+  const file = join(dir, `cairn-${Math.random().toString(36).slice(2)}.toml`);
+  writeFileSync(file, config);
+  const client = new ModernClient(
+    { name: "approvals-test-2026", version: "1.0.0" },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  const asked: string[] = [];
+  client.setRequestHandler("elicitation/create", async (request) => {
+    asked.push(String(request.params.message));
+    return { action: "accept", content: { approve: true } };
+  });
+  await client.connect(
+    new ModernStdio({
+      command: process.execPath,
+      args: [MAIN, "serve", "--config", file, "--workspace", join(dir, "ws")],
+      stderr: "pipe",
+      env: { ...process.env, CAIRN_LOG: "error" } as Record<string, string>,
+    }),
+  );
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args }, { timeout: 120_000 });
+    const text = ((result.content ?? []) as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { isError: result.isError === true, text, json };
+  };
+  return { call, asked, close: () => client.close() };
+}
+
+describe("a 2026-07-28 host with elicitation, until approvals are multi round-trip requests", () => {
+  it("gets an approval handle, as a host without elicitation does: it is never asked, and an approver replays the call", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cairn-approvals-2026-"));
+    const agent = await serveModern(dir, toml(dir, { name: "agent", role: "writer" }));
+    const approver = await serve(dir, toml(dir, { name: "reviewer", role: "approver" }));
+    try {
+      const created = await agent.call("execute_code", { code: entities(["m1"]) });
+      expect(created.isError, created.text).toBe(false);
+      const refused = await agent.call("execute_code", {
+        code: `await memory.delete_entities({ entityNames: ["m1"] })`,
+      });
+      expect(refused.json?.error?.code, refused.text).toBe("APPROVAL_REQUIRED");
+      expect(agent.asked).toEqual([]);
+      expect((await agent.call("execute_code", { code: namesInGraph })).json.value).toContain("m1");
+      const replay = await approver.call("approve", { approval: refused.json.error.data.approval });
+      expect(replay.isError, replay.text).toBe(false);
+      expect((await agent.call("execute_code", { code: namesInGraph })).json.value).not.toContain("m1");
+    } finally {
+      await Promise.allSettled([agent.close(), approver.close()]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

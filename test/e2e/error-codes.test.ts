@@ -18,7 +18,7 @@ import { FileOAuthStore } from "../../src/upstream/oauth-store.js";
 import { UpstreamConnection } from "../../src/upstream/upstream-connection.js";
 import { createPgCatalog } from "../../src/workspace/catalog/pg-catalog.js";
 import { startOAuthServers } from "../fixtures/oauth/oauth-servers.mjs";
-import { type Connected, connect, MAIN } from "../helpers/mcp-client.js";
+import { type Connected, connect, ERAS, MAIN } from "../helpers/mcp-client.js";
 
 const require = createRequire(import.meta.url);
 const everything = require.resolve("@modelcontextprotocol/server-everything/dist/index.js");
@@ -36,6 +36,7 @@ memory_mb = 32
 [results]
 max_entries = 2
 max_entry_bytes = 2000
+max_total_bytes = 1500
 
 [artifacts]
 enabled = false
@@ -119,7 +120,12 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
     throw new Error("the configuration loaded");
   },
   HANDLE_NOT_FOUND: () => snippetError(catching("await load_result('res_AAAAAAAAAAAAAAAAAAAAAAAA')")),
-  STORE_FULL: () => snippetError(catching("for (let i = 0; i < 3; i++) await save_result(i)")),
+  HANDLE_EVICTED: () =>
+    snippetError(
+      catching("const a = await save_result(1); for (const v of [2, 3]) await save_result(v); await load_result(a)"),
+    ),
+  // Past max_entries the least recently used are evicted; only a value the total cannot hold alone is refused.
+  STORE_FULL: () => snippetError(catching("await save_result('x'.repeat(1600))")),
   ENTRY_TOO_LARGE: () => snippetError(catching("await save_result('x'.repeat(5000))")),
   NOT_JSON: () => snippetError(catching("await save_result({ at: new Map() })")),
   STORE_DISABLED: () => snippetError(catching("await save_artifact('x')")),
@@ -367,14 +373,14 @@ function namesNextStep(message: string): boolean {
   return NEXT_STEP.test(message) || SUGGESTED.some((pattern) => pattern.test(message));
 }
 
-beforeAll(async () => {
-  c = await connect(TOML);
-}, 120_000);
-afterAll(async () => {
-  await c?.close();
-});
+describe.each(ERAS)("every error code, through a %s client", (era) => {
+  beforeAll(async () => {
+    c = await connect(TOML, [], era);
+  }, 120_000);
+  afterAll(async () => {
+    await c?.close();
+  });
 
-describe("every error code", () => {
   it("has a trigger or a reason it has none, for each code of src/errors.ts", () => {
     expect(Object.keys(TRIGGERS).sort()).toEqual(Object.keys(ErrorCode).sort());
   });

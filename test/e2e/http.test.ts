@@ -1,5 +1,6 @@
 // The built `cairn serve --transport http` on a loopback port, driven by raw HTTP and by the official SDK client:
-// the token, Host and Origin gates, per-session stores, and the end of a session (DELETE, idle timeout, SIGTERM).
+// the token, Host and Origin gates, handles shared by an identity's sessions and kept from other identities, and
+// the end of a session (DELETE, idle timeout, SIGTERM).
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
@@ -276,56 +277,53 @@ describe("cairn serve --transport http", () => {
     await peer.client.close();
   });
 
-  it("keeps each session's handles to itself: load, resource read and listing", async () => {
+  it("shares an identity's handles between its sessions: load, resource read and promotion", async () => {
     const a = await connectPeer(s.url);
     const b = await connectPeer(s.url);
     expect(a.transport.sessionId).not.toBe(b.transport.sessionId);
     const saved = await a.run("return [await save_result({ secret: 'A' }), await save_artifact('bytes of A')]");
     const [res, art] = saved.json.value as [string, string];
-    const savedB = await b.run("return await save_result({ secret: 'B' })");
-    expect(savedB.isError).toBe(false);
-
-    // Session A still sees its own.
-    expect((await a.run("return await load_result(inputs.h)", { h: res })).json.value).toEqual({ secret: "A" });
-
-    const load = await b.run("return await load_result(inputs.h)", { h: res });
-    expect(load.isError).toBe(true);
-    expect(load.json.error.code).toBe("HANDLE_NOT_FOUND");
+    // One token, one identity: session B reaches what session A saved (decision 0261).
+    expect((await b.run("return await load_result(inputs.h)", { h: res })).json.value).toEqual({ secret: "A" });
     const loadArt = await b.run("return await load_artifact(inputs.h, { as: 'text' })", { h: art });
-    expect(loadArt.json.error.code).toBe("HANDLE_NOT_FOUND");
-    const read = await b.call("read_output", { handle: art });
-    expect(read.json.error.code).toBe("HANDLE_NOT_FOUND");
-    await expect(b.client.readResource({ uri: `cairn://results/${res}` })).rejects.toThrow(/HANDLE_NOT_FOUND/);
-    await expect(b.client.readResource({ uri: `cairn://artifacts/${art}` })).rejects.toThrow(/HANDLE_NOT_FOUND/);
-
-    const listed = JSON.stringify([
-      await b.client.listResources(),
-      await b.client.listResourceTemplates(),
-      await b.client.readResource({ uri: "cairn://namespace" }),
-    ]);
+    expect(loadArt.json.value).toBe("bytes of A");
+    const read = await b.client.readResource({ uri: `cairn://results/${res}` });
+    expect(JSON.parse((read.contents[0] as { text: string }).text)).toEqual({ secret: "A" });
+    const name = `http-test/shared-${Date.now()}`;
+    const promoted = await b.call("save", { name, from: res });
+    expect(promoted.isError, promoted.text).toBe(false);
+    expect((await a.call("inspect", { ref: name })).text).toContain("secret");
+    // Listings never name handles.
+    const listed = JSON.stringify([await b.client.listResources(), await b.client.listResourceTemplates()]);
     expect(listed).not.toContain(res);
     expect(listed).not.toContain(art);
-
     for (const peer of [a, b]) {
       await peer.transport.terminateSession();
       await peer.client.close();
     }
   });
 
-  it("shares the workspace between sessions while their handles stay apart", async () => {
-    const a = await connectPeer(s.url);
-    const b = await connectPeer(s.url);
-    const name = `http-test/shared-${Date.now()}`;
-    const saved = await a.call("save", { name, content: "seen by every session" });
-    expect(saved.isError, saved.text).toBe(false);
-    const inspected = await b.call("inspect", { ref: name });
-    expect(inspected.text).toContain("seen by every session");
-    // A handle cannot be promoted into the workspace from another session either.
-    const handle = (await a.run("return await save_result({ only: 'A' })")).json.value as string;
-    const promoted = await b.call("save", { name: `${name}-from`, from: handle });
-    expect(promoted.isError).toBe(true);
+  it("keeps another identity's handles out of reach: HANDLE_NOT_FOUND, as for a handle that never existed", async () => {
+    writeFileSync(
+      join(dir, "two.toml"),
+      '[[http.tokens]]\ntoken_env = "TOKEN_ONE"\nidentity = "one"\nrole = "writer"\n\n[[http.tokens]]\ntoken_env = "TOKEN_TWO"\nidentity = "two"\nrole = "writer"\n',
+    );
+    const other = await serve(["--config", join(dir, "two.toml")], { TOKEN_ONE: TOKEN, TOKEN_TWO: `${TOKEN}-two` });
+    const a = await connectPeer(other.url, TOKEN);
+    const b = await connectPeer(other.url, `${TOKEN}-two`);
+    const [res, art] = (await a.run("return [await save_result({ secret: 'A' }), await save_artifact('bytes of A')]"))
+      .json.value as [string, string];
+    expect((await b.run("return await load_result(inputs.h)", { h: res })).json.error.code).toBe("HANDLE_NOT_FOUND");
+    const loadArt = await b.run("return await load_artifact(inputs.h, { as: 'text' })", { h: art });
+    expect(loadArt.json.error.code).toBe("HANDLE_NOT_FOUND");
+    expect((await b.call("read_output", { handle: art })).json.error.code).toBe("HANDLE_NOT_FOUND");
+    await expect(b.client.readResource({ uri: `cairn://results/${res}` })).rejects.toThrow(/HANDLE_NOT_FOUND/);
+    await expect(b.client.readResource({ uri: `cairn://artifacts/${art}` })).rejects.toThrow(/HANDLE_NOT_FOUND/);
+    const promoted = await b.call("save", { name: `http-test/from-${Date.now()}`, from: res });
     expect(promoted.json.error.code).toBe("HANDLE_NOT_FOUND");
-    for (const peer of [a, b]) await peer.client.close();
+    await Promise.allSettled([a.client.close(), b.client.close()]);
+    other.child.kill("SIGTERM");
+    expect(await other.exited).toBe(0);
   });
 
   it("rejects a cancelled call at the client and answers the session's next call", async () => {
@@ -355,12 +353,16 @@ describe("cairn serve --transport http", () => {
     for (const peer of [a, b]) await peer.client.close();
   });
 
-  it("ends a session on DELETE: its artifact directory is gone and its id answers 404", async () => {
+  it("ends a session on DELETE: its id answers 404, and its identity's handles outlive it", async () => {
     const peer = await connectPeer(s.url);
     const directory = await spillDirectory(peer);
+    const kept = (await peer.run("return await save_result('kept')")).json.value as string;
     const id = peer.transport.sessionId as string;
     await peer.transport.terminateSession();
-    expect(existsSync(directory)).toBe(false);
+    expect(existsSync(directory)).toBe(true);
+    const next = await connectPeer(s.url);
+    expect((await next.run("return await load_result(inputs.h)", { h: kept })).json.value).toBe("kept");
+    await next.client.close();
     const r = await raw(
       s.port,
       "POST",
@@ -386,19 +388,23 @@ describe("cairn serve --transport http --allow-remote", () => {
 });
 
 describe("cairn serve --transport http: the end of sessions", () => {
-  it("ends a session after the idle timeout and frees its artifact directory", async () => {
+  it("ends a session after the idle timeout; its identity's handles stay until their own TTL", async () => {
     const s = await serve(["--idle-timeout", "0.3"]);
     const peer = await connectPeer(s.url);
     const directory = await spillDirectory(peer);
+    const kept = (await peer.run("return await save_result('kept')")).json.value as string;
     const id = peer.transport.sessionId as string;
-    await vi.waitFor(() => expect(existsSync(directory)).toBe(false), { timeout: 20_000, interval: 50 });
-    const r = await raw(
-      s.port,
-      "POST",
-      initHeaders(s.port, { "Mcp-Session-Id": id }),
-      JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }),
+    const tools = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" });
+    await vi.waitFor(
+      async () =>
+        expect((await raw(s.port, "POST", initHeaders(s.port, { "Mcp-Session-Id": id }), tools)).status).toBe(404),
+      // Each probe is itself a request of the session: probes further apart than the idle timeout let it end.
+      { timeout: 20_000, interval: 1000 },
     );
-    expect(r.status).toBe(404);
+    expect(existsSync(directory)).toBe(true);
+    const next = await connectPeer(s.url);
+    expect((await next.run("return await load_result(inputs.h)", { h: kept })).json.value).toBe("kept");
+    await next.client.close();
     await peer.client.close().catch(() => {});
     s.child.kill("SIGTERM");
     expect(await s.exited).toBe(0);
@@ -434,16 +440,18 @@ describe("cairn serve --transport http: the end of sessions", () => {
     await Promise.allSettled([a.client.close(), b.client.close()]);
   });
 
-  it("answers with the config's limits, not another session's usage", async () => {
+  it("holds one budget per identity across its sessions: the least recently used handle is evicted, and says so", async () => {
     const config = join(dir, "small.toml");
     writeFileSync(config, "[results]\nmax_entries = 1\n");
     const s = await serve(["--config", config]);
     const a = await connectPeer(s.url);
     const b = await connectPeer(s.url);
-    expect((await a.run("return await save_result(1)")).isError).toBe(false);
-    expect((await a.run("return await save_result(2)")).json.error.code).toBe("STORE_FULL");
-    // B's store is its own: A filling its store does not fill B's.
-    expect((await b.run("return await save_result(3)")).isError).toBe(false);
+    const first = (await a.run("return await save_result(1)")).json.value as string;
+    // B is the same identity: its save takes the identity's one entry, evicting A's.
+    expect((await b.run("return await save_result(2)")).isError).toBe(false);
+    const evicted = await a.run("return await load_result(inputs.h)", { h: first });
+    expect(evicted.json.error.code).toBe("HANDLE_EVICTED");
+    expect(evicted.json.error.message).toContain("results.max_entries = 1");
     s.child.kill("SIGINT");
     expect(await s.exited).toBe(0);
   });

@@ -2,14 +2,15 @@
 // the next call to the same server works; a spill the process budget refuses still returns the run's value.
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Connected, connect } from "../helpers/mcp-client.js";
+import { type Connected, connect, ERAS } from "../helpers/mcp-client.js";
 
 const fixture = resolve(import.meta.dirname, "../fixtures/servers/big-replies.mjs");
 
-describe("cairn serve with a server that answers too much", () => {
+describe.each(ERAS)("cairn serve with a server that answers too much, a %s client", (era) => {
   let cairn: Connected;
   beforeAll(async () => {
-    cairn = await connect(`
+    cairn = await connect(
+      `
 [output]
 view_chars = 1000
 head_chars = 100
@@ -23,7 +24,10 @@ direct = true
 [servers.big]
 command = "${process.execPath}"
 args = ["${fixture}"]
-`);
+`,
+      [],
+      era,
+    );
   });
   afterAll(() => cairn.close());
 

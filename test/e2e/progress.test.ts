@@ -1,16 +1,18 @@
 // Progress and cancellation of tools/call through the built server, over stdio and over Streamable HTTP, with a real
-// SDK client and real upstream servers (server-everything's long-running operation, the cancellable fixture).
+// SDK client of each era (v2 pinned to 2026-07-28, v1 on 2025-11-25) and real upstream servers (server-everything's
+// long-running operation, the cancellable fixture).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { type Client as ModernClient, StreamableHTTPClientTransport as ModernHttp } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, MAIN } from "../helpers/mcp-client.js";
+import { connect, ERAS, type Era, MAIN, newClient } from "../helpers/mcp-client.js";
 
 const require = createRequire(import.meta.url);
 const everything = require.resolve("@modelcontextprotocol/server-everything/dist/index.js");
@@ -38,6 +40,7 @@ args = ["${cancellable}"]
 `;
 
 interface Peer {
+  era: Era;
   client: Client;
   /** Every notifications/progress that reached this client, whatever its token. */
   progressSeen: Progress[];
@@ -60,11 +63,11 @@ function watchProgress(transport: Transport, seen: Progress[]): void {
   };
 }
 
-async function overStdio(): Promise<Peer> {
-  const connected = await connect(TOML);
+async function overStdio(era: Era): Promise<Peer> {
+  const connected = await connect(TOML, [], era);
   const progressSeen: Progress[] = [];
   watchProgress(connected.transport, progressSeen);
-  return { client: connected.client, progressSeen, close: () => connected.close() };
+  return { era, client: connected.client, progressSeen, close: () => connected.close() };
 }
 
 const children = new Set<ChildProcess>();
@@ -107,15 +110,23 @@ function serveHttp(): Promise<string> {
   });
 }
 
-async function overHttp(url: string): Promise<Peer> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
-  });
+async function overHttp(url: string, era: Era = "2025-11-25"): Promise<Peer> {
+  const requestInit = { headers: { Authorization: `Bearer ${TOKEN}` } };
+  if (era === "2026-07-28") {
+    const transport = new ModernHttp(new URL(url), { requestInit });
+    const client = newClient(era);
+    await (client as unknown as ModernClient).connect(transport);
+    const progressSeen: Progress[] = [];
+    watchProgress(transport as unknown as Transport, progressSeen);
+    return { era, client, progressSeen, close: () => client.close() };
+  }
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit });
   const client = new Client({ name: "cairn-progress-tests", version: "1.0.0" });
   await client.connect(transport);
   const progressSeen: Progress[] = [];
   watchProgress(transport, progressSeen);
   return {
+    era,
     client,
     progressSeen,
     async close() {
@@ -133,7 +144,7 @@ async function call(
   options: { progress?: boolean; signal?: AbortSignal; onNote?: (note: Progress) => void } = {},
 ): Promise<Called> {
   const notes: Progress[] = [];
-  const result = (await peer.client.callTool({ name, arguments: args }, undefined, {
+  const request = {
     timeout: 120_000,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.progress
@@ -144,7 +155,13 @@ async function call(
           },
         }
       : {}),
-  })) as CallToolResult;
+  };
+  // The v2 client takes the request options second, the v1 client third (after a result schema).
+  const result = (
+    peer.era === "2026-07-28"
+      ? await (peer.client as unknown as ModernClient).callTool({ name, arguments: args }, request)
+      : await peer.client.callTool({ name, arguments: args }, undefined, request)
+  ) as CallToolResult;
   const text = (result.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
   let json: unknown;
   try {
@@ -163,16 +180,18 @@ function expectIncreasing(notes: Progress[]): void {
   }
 }
 
-const transports: [string, () => Promise<() => Promise<Peer>>][] = [
-  ["stdio", async () => overStdio],
-  [
-    "Streamable HTTP",
-    async () => {
-      const url = await serveHttp();
-      return () => overHttp(url);
-    },
+const transports: [string, () => Promise<() => Promise<Peer>>][] = ERAS.flatMap(
+  (era): [string, () => Promise<() => Promise<Peer>>][] => [
+    [`stdio, ${era}`, async () => () => overStdio(era)],
+    [
+      `Streamable HTTP, ${era}`,
+      async () => {
+        const url = await serveHttp();
+        return () => overHttp(url, era);
+      },
+    ],
   ],
-];
+);
 
 describe.each(transports)("progress and cancellation over %s", (_name, start) => {
   let open: () => Promise<Peer>;

@@ -184,6 +184,36 @@ describe("messages over the stdio limit", () => {
   });
 });
 
+describe("messages over the stdio limit, on a connection opened with MCP 2026-07-28", () => {
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+    "io.modelcontextprotocol/clientCapabilities": {},
+  };
+  let server: RawServer;
+  beforeAll(async () => {
+    server = new RawServer("limits-2026");
+    await server.send({ jsonrpc: "2.0", id: 0, method: "server/discover", params: { _meta: meta } });
+    expect((await server.next()).result.supportedVersions).toContain("2026-07-28");
+  }, 60_000);
+  afterAll(() => server.child.kill("SIGKILL"));
+
+  it("answers a 30 MB line with TOO_LARGE as on a 2025 connection, then serves an enveloped tools/list", async () => {
+    await streamLine(server, 5, 30 * 1024 * 1024);
+    const reply = await server.next();
+    expect(reply.id).toBe(5);
+    expect(reply.error.code).toBe(-32600);
+    expect(reply.error.data).toEqual({ code: "TOO_LARGE", limit_bytes: LIMIT, bytes: 30 * 1024 * 1024 });
+    await server.send({ jsonrpc: "2.0", id: 6, method: "tools/list", params: { _meta: meta } });
+    const listed = await server.next();
+    expect(listed.id).toBe(6);
+    expect(listed.result.tools.map((t: { name: string }) => t.name)).toContain("execute_code");
+    expect(listed.result.ttlMs).toBe(60_000);
+    await server.write("not json\n");
+    expect((await server.next()).error.code).toBe(-32700);
+  }, 60_000);
+});
+
 describe("memory an oversized line costs", () => {
   it("keeps the server's peak RSS within twice the limit over its baseline, for lines of 30 MB, 300 MB and 1 GiB alike", async () => {
     const server = new RawServer("memory");

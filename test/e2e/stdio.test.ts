@@ -1,16 +1,17 @@
-// The built server over real stdio, driven by the official MCP SDK client: what a host and its model actually see.
+// The built server over real stdio, driven by an official MCP SDK client of each era (v2 pinned to 2026-07-28, v1 on
+// 2025-11-25): what a host and its model actually see.
 import { existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Connected, connect } from "../helpers/mcp-client.js";
+import { type Connected, connect, ERAS } from "../helpers/mcp-client.js";
 
-let c: Connected;
-beforeAll(async () => {
-  c = await connect();
-});
-afterAll(() => c.close());
+describe.each(ERAS)("cairn serve over stdio, a %s client", (era) => {
+  let c: Connected;
+  beforeAll(async () => {
+    c = await connect("", [], era);
+  });
+  afterAll(() => c.close());
 
-describe("cairn serve over stdio", () => {
   it("lists execute_code and read_output with schemas, limits in descriptions and annotations", async () => {
     const { tools } = await c.client.listTools();
     const names = tools.map((t) => t.name);
@@ -81,11 +82,12 @@ describe("cairn serve over stdio", () => {
     expect((await c.run("return 'alive'")).json.value).toBe("alive");
   });
 
-  it("answers pings and other calls while a snippet computes", async () => {
+  it("answers pings (2025) or lists (2026-07-28 has no ping) and other calls while a snippet computes", async () => {
     const slow = c.call("execute_code", {
       code: "const end = Date.now() + 1500; while (Date.now() < end) {} return 'slow'",
     });
-    await c.client.ping();
+    if (c.era === "2026-07-28") await c.client.listTools();
+    else await c.client.ping();
     const quick = await c.run("return 'quick'");
     expect(quick.json.value).toBe("quick");
     expect((await slow).json.value).toBe("slow");
@@ -228,7 +230,7 @@ describe("cairn serve over stdio", () => {
   });
 
   it("removes its private directory when it exits", async () => {
-    const other = await connect();
+    const other = await connect("", [], era);
     const r = await other.run("return 'z'.repeat(50000)");
     const path = /\| (\/[^\]]+)\]$/.exec(r.text)?.[1] as string;
     expect(existsSync(path)).toBe(true);

@@ -39,8 +39,12 @@ describe("store configuration", () => {
       "[results]\nmax_entries = 1\n[output]\nview_chars = 1000\nhead_chars = 100\ntail_chars = 100\n",
     );
     try {
-      const r = await c.run("await save_result(1); try { await save_result(2) } catch (e) { return e.message }");
-      expect(r.json.value).toContain("results.max_entries = 1");
+      // Past max_entries the least recently used value is evicted, and its handle says which key did it.
+      const r = await c.run(
+        "const a = await save_result(1); await save_result(2); try { await load_result(a) } catch (e) { return [e.code, e.message] }",
+      );
+      expect(r.json.value[0]).toBe("HANDLE_EVICTED");
+      expect(r.json.value[1]).toContain("results.max_entries = 1");
       const spilled = await c.run("return 'w'.repeat(2000)");
       expect(spilled.text.length).toBeLessThan(600);
     } finally {

@@ -37,7 +37,7 @@ interface Peer {
   run(code: string): Promise<ToolText>;
 }
 
-async function connectPeer(token: string, name: string, version: string): Promise<Peer> {
+async function connectPeer(token: string, name: string, version: string, identity: string): Promise<Peer> {
   const transport = new StreamableHTTPClientTransport(new URL(`${view.origin}/mcp`), {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
   });
@@ -53,7 +53,8 @@ async function connectPeer(token: string, name: string, version: string): Promis
     if (result.isError === true) throw new Error(`snippet failed: ${text}`);
     return { isError: false, text, json };
   };
-  const peer = { client, transport, label: sessionLabel(transport.sessionId as string), run };
+  // One row per identity (decision 0261): the label derives from the identity's Session, not from the MCP session.
+  const peer = { client, transport, label: sessionLabel(`identity:${identity}`), run };
   peers.push(peer);
   return peer;
 }
@@ -104,8 +105,8 @@ role = "writer"
     ["serve", "--config", join(dir, "cairn.toml"), "--transport", "http", "--port", "0", "--ui"],
     { CAIRN_TOKEN: OWNER_TOKEN, ADA_TOKEN },
   );
-  owner = await connectPeer(OWNER_TOKEN, "claude-code", "2.1.4");
-  analyst = await connectPeer(ADA_TOKEN, "notebook-agent", "0.9.0");
+  owner = await connectPeer(OWNER_TOKEN, "claude-code", "2.1.4", "maintainer");
+  analyst = await connectPeer(ADA_TOKEN, "notebook-agent", "0.9.0", "ada");
 
   // The owner: one result, one artifact of known sizes, and a reply long enough to spill.
   const rows = Array.from({ length: 200 }, (_, i) => ({ id: i, name: `row ${i}` }));
@@ -143,14 +144,14 @@ afterAll(async () => {
 
 describe("serve --ui's sessions pages in Chromium", () => {
   it("opens the sessions page from the navigation with the keyboard", async () => {
-    await page.locator("header.site nav a", { hasText: "Sessions" }).focus();
+    await page.locator("header.site nav a", { hasText: "Identities" }).focus();
     expect((await browser.focused()).ring).toBe(true);
     await browser.follow("/sessions", "sessions", () => page.keyboard.press("Enter"));
-    expect(await page.locator("h1").textContent()).toBe("Live sessions");
-    expect(await page.locator("header.site nav a[aria-current=page]").textContent()).toBe("Sessions");
+    expect(await page.locator("h1").textContent()).toBe("Identities");
+    expect(await page.locator("header.site nav a[aria-current=page]").textContent()).toBe("Identities");
   });
 
-  it("lists both sessions with their identities, clients, calls and stores' usage", async () => {
+  it("lists both identities with their clients, calls, stores' usage and open connections", async () => {
     const rows = await rowsOf("table.sessions");
     const byLabel = Object.fromEntries(rows.map((r) => [r[0], r.slice(1)]));
     expect(Object.keys(byLabel).sort()).toEqual([owner.label, analyst.label].sort());
@@ -173,7 +174,8 @@ describe("serve --ui's sessions pages in Chromium", () => {
     // 58 of 64 entries: the entries, not the bytes, are what fills this store, and the words say so.
     expect(analystCells[5]).toMatch(new RegExp(`, under 1% ${MANY} of 64 entries, 90% — nearly full$`));
     expect(analystCells[7]).toBe("0 copies, 0 bytes");
-    expect(await page.locator("p", { hasText: "2 live sessions" }).count()).toBe(1);
+    expect([ownerCells[8], analystCells[8]]).toEqual(["1", "1"]);
+    expect(await page.locator("p", { hasText: "2 identities" }).count()).toBe(1);
     expect(await page.locator("#spill-total").textContent()).toBe(`${formatBytes(sizes.spill)} of 256 MiB, under 1%`);
     await browser.shot("sessions");
   });
@@ -196,7 +198,7 @@ describe("serve --ui's sessions pages in Chromium", () => {
     const seen = await browser.tabStops();
     // The navigation's links, whatever pages the view has, come right after the brand.
     const nav = await page.locator("header.site nav a").allTextContents();
-    expect(nav).toEqual(expect.arrayContaining(["Workspace", "Sessions"]));
+    expect(nav).toEqual(expect.arrayContaining(["Workspace", "Identities"]));
     expect(seen.slice(0, 2 + nav.length).map((f) => f.text)).toEqual(["Skip to content", "Cairn", ...nav]);
     expect(
       seen
@@ -211,9 +213,9 @@ describe("serve --ui's sessions pages in Chromium", () => {
   it("opens the owner's session and lists its handles: kinds, sizes, labels and expiry, never their content", async () => {
     await page.locator(`a[href="/sessions/${owner.label}"]`).focus();
     await browser.follow(`/sessions/${owner.label}`, "session", () => page.keyboard.press("Enter"));
-    expect(await page.locator("h1").textContent()).toBe(`Session ${owner.label}`);
+    expect(await page.locator("h1").textContent()).toBe(`Identity ${owner.label}`);
     const terms = await page.locator("main > dl.meta dt").allTextContents();
-    expect(terms).toEqual(["Identity", "Client", "Started", "Last active", "Tool calls"]);
+    expect(terms).toEqual(["Identity", "Client", "First active", "Last active", "Tool calls", "Connections"]);
     expect(await page.locator("main > dl.meta dd").nth(4).textContent()).toBe("2");
     const rows = await rowsOf("table.handles");
     expect(rows.map((r) => [r[1], r[3]])).toEqual([
@@ -259,14 +261,17 @@ describe("serve --ui's sessions pages in Chromium", () => {
     );
   });
 
-  it("drops a session its client closed", async () => {
+  it("keeps an identity whose client closed its session: its handles stay, no connection is open", async () => {
     await analyst.transport.terminateSession();
     await browser.open("/sessions", "sessions");
-    expect((await rowsOf("table.sessions")).map((r) => r[0])).toEqual([owner.label]);
-    expect(await page.locator("p", { hasText: "1 live session." }).count()).toBe(1);
-    const response = await page.goto(`${view.origin}/sessions/${analyst.label}`);
+    const rows = await rowsOf("table.sessions");
+    expect(rows.map((r) => r[0]).sort()).toEqual([owner.label, analyst.label].sort());
+    expect(rows.find((r) => r[0] === analyst.label)?.[9]).toBe("0");
+    await browser.open(`/sessions/${analyst.label}`, "identity after its session closed");
+    expect(await page.locator("#handles-caption").textContent()).toBe(`Handles 1–50 of ${MANY}, newest first`);
+    const response = await page.goto(`${view.origin}/sessions/s-000000000000`);
     expect(response?.status()).toBe(404);
-    expect(await page.locator("h1").textContent()).toBe("Session not found");
+    expect(await page.locator("h1").textContent()).toBe("Identity not found");
     expect(await page.locator(".next-step a").getAttribute("href")).toBe("/sessions");
   });
 
@@ -284,11 +289,11 @@ describe("cairn ui alone in Chromium", () => {
     await alone?.stop();
   });
 
-  it("says live sessions are shown when the view is served by serve --transport http --ui", async () => {
+  it("says identities are shown when the view is served by serve --transport http --ui", async () => {
     await page.goto(alone.signInUrl as string);
-    await page.getByRole("link", { name: "Sessions" }).click();
+    await page.getByRole("link", { name: "Identities" }).click();
     await page.waitForURL(`${alone.origin}/sessions`);
-    expect(await page.locator("h1").textContent()).toBe("Live sessions");
+    expect(await page.locator("h1").textContent()).toBe("Identities");
     expect(await page.locator(".next-step").textContent()).toContain("cairn serve --transport http --ui");
     expect(await page.locator("table").count()).toBe(0);
   });

@@ -30,7 +30,7 @@ interface Peer {
   run(code: string): Promise<ToolText>;
 }
 
-async function connectPeer(token: string, name: string): Promise<Peer> {
+async function connectPeer(token: string, name: string, identity: string): Promise<Peer> {
   const transport = new StreamableHTTPClientTransport(new URL(`${view.origin}/mcp`), {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
   });
@@ -45,7 +45,8 @@ async function connectPeer(token: string, name: string): Promise<Peer> {
     } catch {}
     return { isError: result.isError === true, text, json };
   };
-  const peer = { client, transport, label: sessionLabel(transport.sessionId as string), run };
+  // One row per identity (decision 0261): the label derives from the identity's Session, not from the MCP session.
+  const peer = { client, transport, label: sessionLabel(`identity:${identity}`), run };
   peers.push(peer);
   return peer;
 }
@@ -86,9 +87,9 @@ role = "reader"
     ["serve", "--config", join(dir, "cairn.toml"), "--transport", "http", "--port", "0", "--ui"],
     { CAIRN_TOKEN: TOKENS.owner, ADA_TOKEN: TOKENS.ada, BOB_TOKEN: TOKENS.bob },
   );
-  owner = await connectPeer(TOKENS.owner, "owner-client");
-  ada = await connectPeer(TOKENS.ada, "ada-client");
-  bob = await connectPeer(TOKENS.bob, "bob-client");
+  owner = await connectPeer(TOKENS.owner, "owner-client", "owner");
+  ada = await connectPeer(TOKENS.ada, "ada-client", "ada");
+  bob = await connectPeer(TOKENS.bob, "bob-client", "bob");
   const saved = await ada.run(
     `const r = await save_result({ secret: "${CONTENT}" }, "ada's note"); const a = await save_artifact("${CONTENT}".repeat(100), { filename: "c.txt", label: "ada's file" }); return [r, a];`,
   );
@@ -110,14 +111,14 @@ describe("serve --ui: who sees which sessions", () => {
     const r = await get("/sessions", TOKENS.owner);
     expect(r.status).toBe(200);
     expect(labelsIn(r.body)).toEqual([owner.label, ada.label, bob.label].sort());
-    expect(r.body).toContain("every identity's sessions are listed");
+    expect(r.body).toContain("every identity is listed");
     for (const name of ["owner", "ada", "bob"]) expect(r.body).toContain(`${name}-client`);
   });
 
   it("shows an [[http.tokens]] identity its own sessions only", async () => {
     const forAda = await get("/sessions", TOKENS.ada);
     expect(labelsIn(forAda.body)).toEqual([ada.label]);
-    expect(forAda.body).toContain("only its sessions are listed");
+    expect(forAda.body).toContain("only it is listed");
     expect(forAda.body).not.toContain("owner-client");
     expect(forAda.body).not.toContain("bob-client");
     expect(labelsIn((await get("/sessions", TOKENS.bob)).body)).toEqual([bob.label]);
@@ -139,7 +140,7 @@ describe("serve --ui: who sees which sessions", () => {
     const missing = await get("/sessions/s-000000000000", TOKENS.ada);
     for (const r of [foreign, missing]) {
       expect(r.status).toBe(404);
-      expect(r.body).toContain("<h1>Session not found</h1>");
+      expect(r.body).toContain("<h1>Identity not found</h1>");
       expect(r.body).toContain("What to do next");
       expect(r.body).toContain('href="/sessions"');
     }
@@ -198,11 +199,15 @@ describe("serve --ui: what a session page says", () => {
     }
   });
 
-  it("forgets a session its client ended", async () => {
+  it("keeps an identity and its handles when its client ends its session, with no connection left open", async () => {
+    const connections = (body: string) => /<td class="num">(\d+)<\/td>\s*<\/tr>/.exec(body)?.[1];
+    expect(connections((await get("/sessions", TOKENS.bob)).body)).toBe("1");
     await bob.transport.terminateSession();
-    expect(labelsIn((await get("/sessions", TOKENS.owner)).body)).toEqual([owner.label, ada.label].sort());
-    expect((await get(`/sessions/${bob.label}`, TOKENS.owner)).status).toBe(404);
-    expect((await get("/sessions", TOKENS.bob)).body).toContain("No live session of identity <strong>bob</strong>");
+    expect(labelsIn((await get("/sessions", TOKENS.owner)).body)).toEqual([owner.label, ada.label, bob.label].sort());
+    const forBob = await get("/sessions", TOKENS.bob);
+    expect(labelsIn(forBob.body)).toEqual([bob.label]);
+    expect(connections(forBob.body)).toBe("0");
+    expect((await get(`/sessions/${bob.label}`, TOKENS.owner)).status).toBe(200);
   });
 });
 
@@ -217,12 +222,12 @@ describe("cairn ui alone", () => {
   const getAlone = (path: string) =>
     rawRequest(alone.port, "GET", path, { Host: `127.0.0.1:${alone.port}`, Authorization: `Bearer ${TOKENS.owner}` });
 
-  it("lists Sessions in the navigation and says sessions are shown by serve --transport http --ui", async () => {
+  it("lists Identities in the navigation and says identities are shown by serve --transport http --ui", async () => {
     const r = await getAlone("/sessions");
     expect(r.status).toBe(200);
-    expect(r.body).toContain('<a href="/sessions" aria-current="page">Sessions</a>');
+    expect(r.body).toContain('<a href="/sessions" aria-current="page">Identities</a>');
     expect(r.body).toContain("<code>cairn serve --transport http --ui</code>");
-    expect((await getAlone("/")).body).toContain('<a href="/sessions">Sessions</a>');
+    expect((await getAlone("/")).body).toContain('<a href="/sessions">Identities</a>');
   });
 
   it("answers a session's page with a 404 that says the same", async () => {

@@ -1,4 +1,5 @@
-// The session result store, artifact store and spill, against their caps, TTLs and file rules.
+// The identity's result store, artifact store and spill, against their caps (least recently used evicted first,
+// evicted handles answering HANDLE_EVICTED), TTLs and file rules.
 import { existsSync, lstatSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/schema.js";
@@ -34,24 +35,64 @@ describe("ResultStore", () => {
     expect(store.save('"é"', "ü").bytes).toBe(4 + 2);
   });
 
-  it("refuses a save past max_entries and names the limit", () => {
+  it("evicts the least recently used value past max_entries, and the evicted handle says so", () => {
     const store = new ResultStore({ ...defaults.results, max_entries: 2 });
-    store.save("1");
-    store.save("2");
-    expect(() => store.save("3")).toThrow(
-      expect.objectContaining({ code: "STORE_FULL", message: expect.stringContaining("max_entries = 2") }),
+    const a = store.save("1").handle;
+    const b = store.save("2").handle;
+    store.loadJson(a); // a is now the most recently used: b goes first
+    const c = store.save("3").handle;
+    expect(store.loadJson(a)).toBe("1");
+    expect(store.loadJson(c)).toBe("3");
+    expect(() => store.loadJson(b)).toThrow(
+      expect.objectContaining({
+        code: "HANDLE_EVICTED",
+        name: "ResultStoreError",
+        message: expect.stringMatching(/evicted at .*max_entries = 2/),
+      }),
     );
+    expect(store.usage().entries).toBe(2);
   });
 
-  it("refuses a save past max_total_bytes and suggests a projection", () => {
+  it("evicts as many values as a save past max_total_bytes needs, oldest first", () => {
     const store = new ResultStore({ ...defaults.results, max_total_bytes: 1024 });
-    store.save(JSON.stringify("x".repeat(900)));
-    expect(() => store.save(JSON.stringify("y".repeat(200)))).toThrow(
+    const small = [1, 2, 3].map((i) => store.save(JSON.stringify("x".repeat(300 + i))).handle);
+    const big = store.save(JSON.stringify("y".repeat(700))).handle;
+    expect(store.loadJson(big)).toContain("y");
+    const evicted = small.filter((h) => {
+      try {
+        store.loadJson(h);
+        return false;
+      } catch (error) {
+        expect(error).toMatchObject({ code: "HANDLE_EVICTED", message: expect.stringContaining("max_total_bytes") });
+        return true;
+      }
+    });
+    expect(evicted).toEqual(small.slice(0, 2));
+    expect(store.usage().bytes).toBeLessThanOrEqual(1024);
+  });
+
+  it("refuses a value that cannot fit even alone, and evicts nothing for it", () => {
+    const store = new ResultStore({ ...defaults.results, max_total_bytes: 1024, max_entry_bytes: 4096 });
+    const kept = store.save("1").handle;
+    expect(() => store.save(JSON.stringify("z".repeat(2000)))).toThrow(
       expect.objectContaining({
         code: "STORE_FULL",
         message: expect.stringMatching(/max_total_bytes = 1024.*projection/),
       }),
     );
+    // Eviction ran for it: what was there is gone, and says so; the store still saves what fits.
+    expect(() => store.loadJson(kept)).toThrow(expect.objectContaining({ code: "HANDLE_EVICTED" }));
+    expect(store.save("2").bytes).toBe(1);
+  });
+
+  it("keeps a bounded set of tombstones: past it an evicted handle is simply unknown", () => {
+    const store = new ResultStore({ ...defaults.results, max_entries: 1, max_total_bytes: 1024 * 1024 });
+    const first = store.save("0").handle;
+    for (let i = 1; i <= 1100; i++) store.save(String(i));
+    expect(() => store.loadJson(first)).toThrow(expect.objectContaining({ code: "HANDLE_NOT_FOUND" }));
+    const recent = store.save("x").handle;
+    store.save("y");
+    expect(() => store.loadJson(recent)).toThrow(expect.objectContaining({ code: "HANDLE_EVICTED" }));
   });
 
   it("refuses an entry past max_entry_bytes with ENTRY_TOO_LARGE", () => {
@@ -117,19 +158,32 @@ describe("ArtifactStore", () => {
     await expect(store.read(info.handle)).rejects.toThrow(/ELOOP|symbolic/i);
   });
 
-  it("enforces entries, total and per-entry caps loudly", async () => {
+  it("refuses an entry past max_entry_bytes and evicts the least recently used past the entries and total caps", async () => {
     const store = artifactStore({ max_entries: 2, max_total_bytes: 2048, max_entry_bytes: 1500 });
     await expect(store.save(Buffer.alloc(1600))).rejects.toMatchObject({ code: "ENTRY_TOO_LARGE" });
-    await store.save(Buffer.alloc(1000));
-    await expect(store.save(Buffer.alloc(1100))).rejects.toMatchObject({
-      code: "STORE_FULL",
-      message: expect.stringContaining("max_total_bytes"),
-    });
-    await store.save(Buffer.alloc(10));
-    await expect(store.save(Buffer.alloc(1))).rejects.toMatchObject({
-      code: "STORE_FULL",
+    const a = await store.save(Buffer.alloc(1000));
+    const b = await store.save(Buffer.alloc(1100));
+    expect(() => store.info(a.handle)).toThrow(
+      expect.objectContaining({ code: "HANDLE_EVICTED", message: expect.stringContaining("max_total_bytes") }),
+    );
+    expect(existsSync(a.path)).toBe(false);
+    const c = await store.save(Buffer.alloc(10));
+    await store.read(b.handle); // b most recently used: c goes next
+    await store.save(Buffer.alloc(1));
+    await expect(store.read(c.handle)).rejects.toMatchObject({
+      code: "HANDLE_EVICTED",
       message: expect.stringContaining("max_entries = 2"),
     });
+    expect((await store.read(b.handle)).length).toBe(1100);
+    expect(store.usage().artifact.entries).toBe(2);
+  });
+
+  it("never evicts a spilled copy to make room for an artifact", async () => {
+    const store = artifactStore({ max_entries: 1 });
+    const spilled = await store.saveSpill("kept", "text/plain");
+    await store.save(Buffer.from("a"));
+    await store.save(Buffer.from("b"));
+    expect((await store.read(spilled.handle, { allowDisabled: true })).toString()).toBe("kept");
   });
 
   it("deletes the bytes when the TTL passes", async () => {

@@ -2,7 +2,7 @@
 // reply; image and audio pass inline within output.binary_budget_bytes, and larger ones are saved and replaced by
 // their handle. For a single small lookup this can cost fewer tokens than a snippet. A tool its server's policy marks
 // for approval is asked about exactly as a snippet's call is (decision 0240).
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { OutputConfig } from "../../config/schema.js";
 import type { Capability } from "../../registry/capability.js";

@@ -1,10 +1,11 @@
-// The MCP sessions of one HTTP server, by id: each has its own SDK transport, SDK server and Cairn Session, and ends
-// on DELETE, when its transport closes, after its idle timeout or at shutdown, freeing its stores. Each identity holds
-// at most its share of sessions and of runs (fair-shares.ts); a refusal says what to free.
+// The 2025-era MCP sessions of one HTTP server (the legacy lane, decision 0260), by id: each has its own SDK transport
+// and SDK server over the Session of the identity that opened it, and ends on DELETE, when its transport closes, after
+// its idle timeout or at shutdown. Ending a session frees its connection, not its identity's handles (decision 0261).
+// Each identity holds at most its share of sessions and of runs (fair-shares.ts); a refusal says what to free.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
+import type { Server } from "@modelcontextprotocol/server";
 import { CairnError, ErrorCode } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { Session } from "../../session/session.js";
@@ -15,8 +16,8 @@ import type { FairShares } from "./fair-shares.js";
 interface HttpSessionsOptions {
   /** The dependencies of every session's MCP server. */
   deps: ServerDeps;
-  /** A Session acting as the identity of the token (its index) that opened it. */
-  newSession(id: string, token: number): Session;
+  /** The Session of the identity of the token (its index) that opened it. */
+  identitySession(token: number): Session;
   logger: Logger;
   /** A session with no request in flight for this long is ended. */
   idleTimeoutMs: number;
@@ -47,19 +48,19 @@ interface Entry {
   token: number;
   session: Session;
   server: Server;
-  transport: StreamableHTTPServerTransport;
+  transport: NodeStreamableHTTPServerTransport;
   inflight: number;
   idleTimer: NodeJS.Timeout | undefined;
   /** When the idle timer started (ms since the epoch), for Retry-After. */
   idleSince: number | undefined;
-  /** Gives the identity's session share back. */
+  /** Gives the identity's session share back and counts the connection closed. */
   release: () => void;
   ended: Promise<void> | undefined;
 }
 
 /**
  * The session table. `open` answers an initialize request with a new session, `forward` hands any later request to
- * its session, and `close` ends them all; ending a session closes its transport, its server and its Session.
+ * its session, and `close` ends them all; ending a session closes its transport and its server.
  */
 export class HttpSessions {
   private readonly entries = new Map<string, Entry>();
@@ -97,7 +98,7 @@ export class HttpSessions {
     body: unknown,
     token: number,
   ): Promise<SessionRefusal | undefined> {
-    const release = this.options.shares.take(token, "sessions");
+    let release = this.options.shares.take(token, "sessions");
     if (release === undefined) return this.sessionRefusal(token);
     if (this.live >= this.options.maxSessions) {
       release();
@@ -110,24 +111,30 @@ export class HttpSessions {
     const id = randomUUID();
     let session: Session;
     try {
-      session = this.options.newSession(id, token);
+      session = this.options.identitySession(token);
     } catch (error) {
       release();
       throw error;
     }
     this.live++;
+    const closed = session.activity.connectionOpened();
+    const share = release;
+    release = () => {
+      share();
+      closed();
+    };
     const server = createMcpServer(this.options.deps, session, { admitRun: (tool) => this.admitRun(token, tool) });
     const entry: Entry = {
       id,
       token,
       session,
       server,
-      transport: new StreamableHTTPServerTransport({
+      transport: new NodeStreamableHTTPServerTransport({
         sessionIdGenerator: () => id,
         onsessioninitialized: () => {
           this.entries.set(id, entry);
         },
-        // Awaited before DELETE is answered, so a client that sees 200 knows the session's files are gone.
+        // Awaited before DELETE is answered, so a client that sees 200 knows the session is gone.
         onsessionclosed: () => this.end(entry, "deleted by the client"),
       }),
       inflight: 0,
@@ -166,14 +173,16 @@ export class HttpSessions {
       this.entries.delete(entry.id);
       await entry.transport.close().catch(() => {});
       await entry.server.close().catch(() => {});
-      await entry.session.close();
       this.options.logger.info("session ended", { session: entry.id, reason });
     });
     return entry.ended;
   }
 
-  /** A run share for one tools/call of `token`'s identity: read-only tools hold no worker and need none. */
-  private admitRun(token: number, tool: ToolDefinition): (() => void) | CairnError {
+  /**
+   * A run share for one tools/call of `token`'s identity, over a legacy session or a 2026-07-28 request alike:
+   * read-only tools hold no worker and need none.
+   */
+  admitRun(token: number, tool: ToolDefinition): (() => void) | CairnError {
     if (tool.annotations.readOnlyHint) return () => {};
     const release = this.options.shares.take(token, "runs");
     if (release !== undefined) return release;

@@ -1,9 +1,21 @@
-// Serves MCP over Streamable HTTP at /mcp: bearer tokens (each an identity), loopback-only Host and Origin, one Cairn
-// session per MCP session, bound to the identity that opened it, each identity within its share of sessions and runs. Plain node:http rather than Express: every check runs in a fixed order before a byte of the body is read.
+// Serves MCP over Streamable HTTP at /mcp, both eras on one endpoint (decision 0260): bearer tokens (each an identity),
+// loopback-only Host and Origin, then a 2026-07-28 request (its `_meta` envelope) is answered on its own by a fresh
+// server from the SDK's createMcpHandler, and a 2025 client gets a session (the legacy lane), bound to the identity
+// that opened it. Either way the request acts on its identity's handles (decision 0261), within the identity's share
+// of runs; legacy sessions also count against its share of sessions. Plain node:http rather than Express: every
+// check runs in a fixed order before a byte of the body is read.
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { toNodeHandler, toWebRequest } from "@modelcontextprotocol/node";
+import {
+  type AuthInfo,
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  type McpHttpHandler,
+} from "@modelcontextprotocol/server";
 import { CairnError, ErrorCode } from "../../errors.js";
+import { createMcpServer } from "../create-server.js";
 import type { ToolDefinition } from "../tool.js";
 import { FairShares, shareLimits } from "./fair-shares.js";
 import {
@@ -33,11 +45,14 @@ interface HttpServeOptions {
   tokens: readonly HttpToken[];
   /** Allows a non-loopback bind address and any Host header (the token is then the only gate). @default false */
   allowRemote?: boolean;
-  /** A session with no request in flight for this long is ended and its stores freed. @default 1800000 (30 min) */
+  /**
+   * A 2025 session with no request in flight for this long is ended; its identity keeps its handles.
+   * @default 1800000 (30 min)
+   */
   idleTimeoutMs?: number;
   /**
-   * Live sessions allowed at once, divided among the identities (429 past an identity's share). Each holds up to the [results] and [artifacts] caps,
-   * so this bounds what clients that never send DELETE can pin until their sessions go idle. @default 100
+   * Live 2025 sessions allowed at once, divided among the identities (429 past an identity's share). Handles are the
+   * identities' (their [results] and [artifacts] caps bound them), so this bounds connections only. @default 100
    */
   maxSessions?: number;
   /**
@@ -62,7 +77,7 @@ interface HttpServeOptions {
 /** A handler of whole requests: it writes the response itself and never rejects. */
 export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
-/** A listening server. `close()` ends every session (their stores are freed) and stops listening. */
+/** A listening server. `close()` ends every 2025 session and every 2026-07-28 exchange, and stops listening. */
 export interface RunningHttpServer {
   readonly url: string;
   readonly port: number;
@@ -73,6 +88,8 @@ export interface RunningHttpServer {
 interface Routes {
   access: AccessRules;
   sessions: HttpSessions;
+  /** Answers a 2026-07-28 request; the caller's token index rides in `req.auth.clientId`. */
+  modern: (req: IncomingMessage & { auth?: AuthInfo }, res: ServerResponse, body: unknown) => Promise<void>;
   ui: HttpHandler | undefined;
 }
 
@@ -96,9 +113,11 @@ export async function serveHttp(
     runsPerIdentity: options.runsPerIdentity,
   });
   const logger = host.logger.child("http");
+  const deps = host.serverDeps(tools);
+  const identitySession = (token: number) => host.identitySession(tokens[token]?.actor ?? host.actor);
   const sessions = new HttpSessions({
-    deps: host.serverDeps(tools),
-    newSession: (id, token) => host.newSession(id, tokens[token]?.actor),
+    deps,
+    identitySession,
     logger,
     idleTimeoutMs,
     maxSessions,
@@ -106,7 +125,30 @@ export async function serveHttp(
     identities: tokens.map((t) => t.actor?.name ?? host.actor.name),
     maxWorkers,
   });
-  const routes: Routes = { access: { tokens, allowRemote }, sessions, ui: options.ui };
+  // A fresh server per 2026-07-28 request, over the caller's identity: nothing of the connection is kept.
+  const handler: McpHttpHandler = createMcpHandler(
+    (ctx) => {
+      const token = Number(ctx.authInfo?.clientId);
+      return createMcpServer(deps, identitySession(token), {
+        admitRun: (tool) => sessions.admitRun(token, tool),
+        announceToolChanges: false,
+      });
+    },
+    {
+      legacy: "reject",
+      maxRequestBodySize: MAX_BODY_BYTES,
+      onerror: (error) => logger.debug("2026-07-28 request refused", { error: error.message }),
+    },
+  );
+  // Upstream tools that come and go reach every open subscriptions/listen stream.
+  const unsubscribe = deps.onToolsChanged?.(() => handler.notify.toolsChanged());
+  const modernNode = toNodeHandler(handler, { maxRequestBodySize: MAX_BODY_BYTES });
+  const routes: Routes = {
+    access: { tokens, allowRemote },
+    sessions,
+    modern: (req, res, body) => modernNode(req, res, body),
+    ui: options.ui,
+  };
 
   const http: NodeHttpServer = createServer((req, res) => {
     route(req, res, routes).catch((error: unknown) => {
@@ -132,7 +174,8 @@ export async function serveHttp(
     async close() {
       if (sessions.closing) return;
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-      await sessions.close();
+      unsubscribe?.();
+      await Promise.allSettled([sessions.close(), handler.close()]);
       // Open SSE streams and idle keep-alive sockets would hold close() forever.
       http.closeAllConnections();
       await stopped;
@@ -184,8 +227,8 @@ function checkedOptions(
 
 /**
  * Answers one request, in order: a path other than /mcp goes to the `ui` handler when there is one; then Host,
- * Origin and token; the path; shutdown; a request of an existing session; else an initialize POST, which opens a
- * session when there is room.
+ * Origin and token; the path; shutdown; a request of an existing legacy session; else a POST, which is a 2026-07-28
+ * request (answered at once) or a 2025 initialize, which opens a session when there is room.
  */
 async function route(req: IncomingMessage, res: ServerResponse, routes: Routes): Promise<void> {
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
@@ -216,11 +259,15 @@ async function route(req: IncomingMessage, res: ServerResponse, routes: Routes):
     res.setHeader("Allow", "GET, POST, DELETE");
     return sendRpcError(res, 405, -32000, "Method not allowed.");
   }
-  await initialize(req, res, routes, verdict.token);
+  await post(req, res, routes, verdict.token);
 }
 
-/** A POST without a session id: it must hold an initialize request, and a session must be free for it. */
-async function initialize(req: IncomingMessage, res: ServerResponse, routes: Routes, token: number): Promise<void> {
+/**
+ * A POST without a session id: a 2026-07-28 request goes to the SDK's per-request handler (which checks its envelope
+ * and the Mcp-Method and Mcp-Name headers against the body); a 2025 one must be an initialize, and a session must be
+ * free for it.
+ */
+async function post(req: IncomingMessage, res: ServerResponse, routes: Routes, token: number): Promise<void> {
   const body = await readBody(req, MAX_BODY_BYTES);
   if (body === "too-large") {
     return sendRpcError(res, 413, -32000, `Payload Too Large: a request body may hold ${MAX_BODY_BYTES} bytes`);
@@ -230,6 +277,10 @@ async function initialize(req: IncomingMessage, res: ServerResponse, routes: Rou
     parsed = JSON.parse(body.toString("utf8"));
   } catch {
     return sendRpcError(res, 400, -32700, "Parse error: Invalid JSON");
+  }
+  if (!(await isLegacyRequest(await toWebRequest(req, parsed), parsed))) {
+    const auth: AuthInfo = { token: "bearer", clientId: String(token), scopes: [] };
+    return routes.modern(Object.assign(req, { auth }), res, parsed);
   }
   const messages = Array.isArray(parsed) ? parsed : [parsed];
   if (!messages.some((m) => isInitializeRequest(m))) {

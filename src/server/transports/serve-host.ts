@@ -1,5 +1,5 @@
-// What a transport needs from the process it serves: a logger, the server's dependencies for the chosen tools and a
-// new Session per MCP session. The app satisfies it as it is; the transports never import the app.
+// What a transport needs from the process it serves: a logger, the server's dependencies for the chosen tools and the
+// Session of each identity it serves. The app satisfies it as it is; the transports never import the app.
 import type { Actor } from "../../config/identity.js";
 import type { Logger } from "../../log.js";
 import type { Session } from "../../session/session.js";
@@ -13,6 +13,9 @@ export interface ServeHost {
   readonly actor: Actor;
   /** The dependencies of every MCP server the transport creates, for `tools`. */
   serverDeps(tools: readonly ToolDefinition[]): ServerDeps;
-  /** A new Session for the MCP session `id`, acting as `actor` (default: the process's configured identity). */
-  newSession(id: string, actor?: Actor): Session;
+  /**
+   * The Session of the identity `actor` (default: the process's configured identity): the same object for every
+   * request and connection of that identity, so a handle one request minted is usable by the next (decision 0261).
+   */
+  identitySession(actor?: Actor): Session;
 }

@@ -1,9 +1,9 @@
 // The stdio transport of `cairn serve`: newline-delimited JSON-RPC on stdin and stdout, each message at most
 // MAX_STDIO_MESSAGE_BYTES. A line that is too long, not JSON or not JSON-RPC is answered with a JSON-RPC error and the
-// session goes on; the SDK's own StdioServerTransport closed the connection instead (and Cairn then exited 0, silently).
+// connection goes on; the SDK's own StdioServerTransport closes the connection instead (and Cairn then exited 0,
+// silently). The SDK's serveStdio takes it as its transport, so both eras are read through it (decision 0252).
 import type { Readable, Writable } from "node:stream";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, parseJSONRPCMessage, type Transport } from "@modelcontextprotocol/server";
 import type { Logger } from "../../log.js";
 import { LineReader, type MessageId } from "./stdio-lines.js";
 
@@ -107,9 +107,14 @@ export class StdioTransport implements Transport {
       );
       return;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (parsed.success) {
-      this.onmessage?.(parsed.data);
+    let message: JSONRPCMessage | undefined;
+    try {
+      message = parseJSONRPCMessage(value);
+    } catch {
+      message = undefined;
+    }
+    if (message !== undefined) {
+      this.onmessage?.(message);
       return;
     }
     const object =

@@ -1,5 +1,9 @@
-// Serves one MCP session over stdio: the process is the session. Stdout carries only MCP messages; every abnormal end
-// (a broken stdin or stdout, an uncaught exception, an unhandled rejection) leaves one line on stderr and exit code 1.
+// Serves MCP over stdio, both eras: the SDK's serveStdio reads the opening message (a 2026-07-28 `server/discover` or
+// request, or a 2025 `initialize`) and pins one server for the connection; Cairn's bounded line reader is its transport.
+// The process is the identity: every request acts as the configured one and shares its handles. Stdout carries only
+// MCP messages; every abnormal end (a broken stdin or stdout, an uncaught exception, an unhandled rejection) leaves
+// one line on stderr and exit code 1.
+import { serveStdio as serveBothEras } from "@modelcontextprotocol/server/stdio";
 import { createMcpServer } from "../create-server.js";
 import type { ToolDefinition } from "../tool.js";
 import type { ServeHost } from "./serve-host.js";
@@ -12,17 +16,24 @@ import { type StdioEnd, StdioTransport } from "./stdio-transport.js";
  */
 export async function serveStdio(host: ServeHost, tools: readonly ToolDefinition[]): Promise<void> {
   const uninstall = exitLoudlyOnCrash();
-  const session = host.newSession("stdio");
-  const server = createMcpServer(host.serverDeps(tools), session);
+  const session = host.identitySession();
+  const connectionClosed = session.activity.connectionOpened();
+  const deps = host.serverDeps(tools);
   let ended: (end: StdioEnd) => void = () => {};
   const end = new Promise<StdioEnd>((resolve) => {
     ended = resolve;
   });
-  const transport = new StdioTransport({ logger: host.logger.child("stdio"), onEnd: (e) => ended(e) });
-  await server.connect(transport);
+  const logger = host.logger.child("stdio");
+  const transport = new StdioTransport({ logger, onEnd: (e) => ended(e) });
+  // The factory runs for the connection's server and once more for a discarded `server/discover` probe.
+  const handle = serveBothEras(() => createMcpServer(deps, session), {
+    transport,
+    onerror: (error) => logger.warn("stdio serving error", { error: error.message }),
+  });
   host.logger.info("serving MCP over stdio", { tools: tools.map((t) => t.name) });
   const outcome = await end;
-  await server.close().catch(() => {});
+  await handle.close().catch(() => {});
+  connectionClosed();
   uninstall();
   if (!outcome.normal) {
     process.stderr.write(`cairn serve: ${outcome.reason}; exiting\n`);

@@ -1,6 +1,6 @@
-// One live session of `cairn serve --transport http --ui`, by its label: who opened it, its activity, its stores'
-// usage against their limits, and its handles a page at a time. Handles are private to their session: the page
-// shows what each is (kind, size, label, times), never what it holds.
+// One identity of `cairn serve --transport http --ui`, by its label: who it is, its activity, live requests and open
+// connections, its stores' usage against their limits, and its handles a page at a time. Handles are private to their
+// identity: the page shows what each is (kind, size, label, times), never what it holds.
 import type { HandleSummary, SessionSummary } from "../../session/session-summary.js";
 import { formatBytes, formatCount, plural } from "../format.js";
 import { html, type SafeHtml } from "../html.js";
@@ -19,27 +19,27 @@ export const sessionPage: UiRoute = {
   async handle(request: UiRequest): Promise<UiReply> {
     const label = request.params.label ?? "";
     const visible = await visibleSessions(request);
-    if (visible === undefined)
-      return { type: "page", status: 404, title: "No live sessions here", body: notServedHere() };
-    // Another identity's session is answered as one that does not exist: the page does not tell which it is.
+    if (visible === undefined) return { type: "page", status: 404, title: "No identities here", body: notServedHere() };
+    // Another identity is answered as one that does not exist: the page does not tell which it is.
     const session = LABEL.test(label) ? visible.sessions.find((s) => s.label === label) : undefined;
     if (session === undefined) return sessionNotFound(label);
     const offset = nonNegative(request.query("offset")) ?? 0;
     const now = Date.now();
     return {
       type: "page",
-      title: `Session ${session.label}`,
-      body: html`<nav class="crumbs" aria-label="Sessions"><ol>
-<li><a href="${sessionsHref()}">sessions</a></li>
+      title: `Identity ${session.label}`,
+      body: html`<nav class="crumbs" aria-label="Identities"><ol>
+<li><a href="${sessionsHref()}">identities</a></li>
 <li><span aria-current="page">${session.label}</span></li>
 </ol></nav>
-<h1>Session <code>${session.label}</code></h1>
+<h1>Identity <code>${session.label}</code></h1>
 <dl class="meta">
 <dt>Identity</dt><dd>${identityOf(session)}</dd>
 <dt>Client</dt><dd>${clientOf(session)}</dd>
-<dt>Started</dt><dd>${when(session.started_at, now)}</dd>
+<dt>First active</dt><dd>${when(session.started_at, now)}</dd>
 <dt>Last active</dt><dd>${when(session.last_active_at, now)}</dd>
 <dt>Tool calls</dt><dd>${formatCount(session.calls)}${session.running > 0 ? `, ${formatCount(session.running)} running now` : ""}</dd>
+<dt>Connections</dt><dd>${formatCount(session.connections)} open <span class="muted">(2025 sessions and stdio; a 2026-07-28 request holds none)</span></dd>
 </dl>
 ${usageSection(session)}
 ${handlesSection(session, offset, now)}`,
@@ -53,7 +53,7 @@ function usageSection(s: SessionSummary): SafeHtml {
 <dt>Result store</dt><dd>${storeCell(s.results, "results")} <span class="muted">(results.max_total_bytes, results.max_entries)</span></dd>
 <dt>Artifact store</dt><dd>${storeCell(s.artifacts, "artifacts")} <span class="muted">(artifacts.max_total_bytes, artifacts.max_entries)</span></dd>
 <dt>Spilled copies</dt><dd>${plural(s.spills.entries, "copy", "copies")} of replies too long to send whole, ${formatBytes(s.spills.bytes)} <span class="muted">(each at most ${formatBytes(s.spills.max_file_bytes)}, output.max_file_bytes)</span></dd>
-<dt>Spilled, all sessions</dt><dd>${usage(s.spills.process_bytes, s.spills.max_total_bytes, "bytes", "spill-total")} <span class="muted">(output.max_total_bytes, shared by every session of this server)</span></dd>
+<dt>Spilled, all identities</dt><dd>${usage(s.spills.process_bytes, s.spills.max_total_bytes, "bytes", "spill-total")} <span class="muted">(output.max_total_bytes, shared by every identity of this server)</span></dd>
 </dl></section>`;
 }
 
@@ -67,9 +67,9 @@ function handlesSection(s: SessionSummary, offset: number, now: number): SafeHtm
   const total = s.handles.length;
   const shown = s.handles.slice(offset, offset + HANDLES_PAGE);
   const heading = html`<h2 id="handles-heading">Handles</h2>
-<p>Handles are private to this session: only its own client can read them (<code>load_result</code>, <code>load_artifact</code>, <code>read_output</code>). This page shows what they are, never what they hold.</p>`;
+<p>Handles are private to this identity: only its own requests can read them (<code>load_result</code>, <code>load_artifact</code>, <code>read_output</code>), on any connection. This page shows what they are, never what they hold.</p>`;
   if (total === 0) {
-    return html`<section aria-labelledby="handles-heading">${heading}<p>This session holds no handle now.</p></section>`;
+    return html`<section aria-labelledby="handles-heading">${heading}<p>This identity holds no handle now.</p></section>`;
   }
   if (shown.length === 0) {
     return html`<section aria-labelledby="handles-heading">${heading}<p>No handles from ${formatCount(offset + 1)} on: it holds ${plural(total, "handle")}. <a href="${sessionHref(s.label)}">See the first ones</a>.</p></section>`;
@@ -116,12 +116,12 @@ ${last >= total ? html`<span class="muted">Last handles</span>` : html`<a href="
 function sessionNotFound(label: string): UiReply {
   return errorPage(
     404,
-    "Session not found",
-    `No live session ${LABEL.test(label) ? label : "with this label"} that you may see.`,
+    "Identity not found",
+    `No identity ${LABEL.test(label) ? label : "with this label"} that you may see.`,
     html`<ul>
-<li>It may have ended: its client closed it, it was idle past the server's <code>--idle-timeout</code>, or the server restarted. Its handles ended with it.</li>
-<li>A session of another identity is shown only to that identity's token and to the server's own.</li>
-<li>See <a href="${sessionsHref()}">the live sessions</a> and open one from the list.</li>
+<li>An identity is listed from its first request until the server restarts; a restart ends its handles.</li>
+<li>Another identity is shown only to its own token and to the server's own.</li>
+<li>See <a href="${sessionsHref()}">the identities</a> and open one from the list.</li>
 </ul>`,
   );
 }

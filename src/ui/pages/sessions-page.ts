@@ -1,14 +1,14 @@
-// The live MCP sessions of `cairn serve --transport http --ui`: who opened each, its client, when it started and was
-// last active, its tool calls, and its stores' usage against their limits (bars that also say the numbers). A reader
-// sees the sessions of its own token's identity; the server's own token sees all (decision 0233). Under `cairn ui`
-// alone there are none: the page says where they are shown.
+// The identities `cairn serve --transport http --ui` serves (decisions 0233, 0261): each identity's client, when it
+// was first and last active, its tool calls and live requests, its open connections, and its stores' usage against
+// their limits (bars that also say the numbers); its handles are on its own page. A reader sees its own token's
+// identity; the server's own token sees all. Under `cairn ui` alone there are none: the page says where they are shown.
 import type { SessionSummary, StoreUsage } from "../../session/session-summary.js";
 import { formatBytes, formatCount, formatTime, plural } from "../format.js";
 import { html, type SafeHtml } from "../html.js";
 import { sessionHref, sessionsHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 
-/** The sessions `request`'s reader may see, newest activity first, and whose they are; undefined under `cairn ui`. */
+/** The identities `request`'s reader may see, newest activity first, and whose; undefined under `cairn ui`. */
 export async function visibleSessions(
   request: UiRequest,
 ): Promise<{ sessions: SessionSummary[]; identity: string | undefined } | undefined> {
@@ -22,20 +22,20 @@ export async function visibleSessions(
 
 export const sessionsPage: UiRoute = {
   path: /^\/sessions\/?$/,
-  nav: { label: "Sessions", href: sessionsHref() },
+  nav: { label: "Identities", href: sessionsHref() },
   async handle(request: UiRequest): Promise<UiReply> {
     const visible = await visibleSessions(request);
-    if (visible === undefined) return { type: "page", title: "Live sessions", body: notServedHere() };
+    if (visible === undefined) return { type: "page", title: "Identities", body: notServedHere() };
     const { sessions, identity } = visible;
     const now = Date.now();
     const spills = sessions[0]?.spills;
     return {
       type: "page",
-      title: "Live sessions",
-      body: html`<h1>Live sessions</h1>
+      title: "Identities",
+      body: html`<h1>Identities</h1>
 <p>${scopeNote(identity)}</p>
-<p>${sessions.length === 0 ? "No live session" : plural(sessions.length, "live session")}${identity === undefined ? "" : html` of identity <strong>${identity}</strong>`}. A session ends when its client closes it, after its idle timeout, or when the server stops; its handles end with it.</p>
-${spills === undefined ? "" : html`<p>Spilled copies of all sessions of this server: ${usage(spills.process_bytes, spills.max_total_bytes, "bytes", "spill-total")} <span class="muted">(output.max_total_bytes)</span></p>`}
+<p>${sessions.length === 0 ? "No identity has called yet" : plural(sessions.length, "identity", "identities")}${identity === undefined ? "" : html` (identity <strong>${identity}</strong>)`}. Handles belong to the identity that saved them, not to a connection: any later request of that identity, on any connection, may use them until their TTL, until the identity's store evicts them (least recently used first), or until the server stops.</p>
+${spills === undefined ? "" : html`<p>Spilled copies of all identities of this server: ${usage(spills.process_bytes, spills.max_total_bytes, "bytes", "spill-total")} <span class="muted">(output.max_total_bytes)</span></p>`}
 ${sessions.length === 0 ? emptyNote() : sessionTable(sessions, now)}`,
     };
   },
@@ -43,18 +43,18 @@ ${sessions.length === 0 ? emptyNote() : sessionTable(sessions, now)}`,
 
 function scopeNote(identity: string | undefined): SafeHtml {
   return identity === undefined
-    ? html`You signed in with the server's own token, so every identity's sessions are listed.`
-    : html`You signed in with the token of identity <strong>${identity}</strong>: only its sessions are listed. The server's own token sees every identity's.`;
+    ? html`You signed in with the server's own token, so every identity is listed.`
+    : html`You signed in with the token of identity <strong>${identity}</strong>: only it is listed. The server's own token sees every identity.`;
 }
 
 function emptyNote(): SafeHtml {
-  return html`<p>Connect an MCP client to <code>/mcp</code> of this server with <code>Authorization: Bearer &lt;token&gt;</code>; its session appears here once it has initialized. Reload to see new sessions.</p>`;
+  return html`<p>Connect an MCP client to <code>/mcp</code> of this server with <code>Authorization: Bearer &lt;token&gt;</code>; its identity appears here with its first request. Reload to see new ones.</p>`;
 }
 
 function sessionTable(sessions: readonly SessionSummary[], now: number): SafeHtml {
   return html`<div class="table-wrap"><table class="sessions">
-<caption>Live sessions, most recently active first</caption>
-<thead><tr><th scope="col">Session</th><th scope="col">Identity</th><th scope="col">Client</th><th scope="col">Started</th><th scope="col">Last active</th><th scope="col" class="num">Tool calls</th><th scope="col">Result store</th><th scope="col">Artifact store</th><th scope="col">Spilled copies</th></tr></thead>
+<caption>Identities, most recently active first</caption>
+<thead><tr><th scope="col">Label</th><th scope="col">Identity</th><th scope="col">Client</th><th scope="col">First active</th><th scope="col">Last active</th><th scope="col" class="num">Tool calls</th><th scope="col">Result store</th><th scope="col">Artifact store</th><th scope="col">Spilled copies</th><th scope="col" class="num">Connections</th></tr></thead>
 <tbody>
 ${sessions.map(
   (s) => html`<tr>
@@ -67,6 +67,7 @@ ${sessions.map(
 <td>${storeCell(s.results, `${s.label}-results`)}</td>
 <td>${storeCell(s.artifacts, `${s.label}-artifacts`)}</td>
 <td>${plural(s.spills.entries, "copy", "copies")}, ${formatBytes(s.spills.bytes)}</td>
+<td class="num">${formatCount(s.connections)}</td>
 </tr>`,
 )}
 </tbody></table></div>`;
@@ -79,7 +80,7 @@ export function identityOf(s: SessionSummary): SafeHtml {
     : html`${s.identity.name} <span class="muted">(${s.identity.role})</span>`;
 }
 
-/** The client's name and version as it gave them, or a note until it has. */
+/** The name and version the identity's latest client gave, or a note until one has. */
 export function clientOf(s: SessionSummary): SafeHtml {
   if (s.client === undefined) return html`<span class="muted">not initialized yet</span>`;
   return html`${s.client.name || "(no name)"} <span class="muted">${s.client.version}</span>`;
@@ -126,8 +127,8 @@ export function usage(used: number, limit: number, unit: "bytes" | "entries", id
 
 /** What `cairn ui` alone answers: it serves no MCP, so it has no sessions; where they are shown. */
 export function notServedHere(): SafeHtml {
-  return html`<h1>Live sessions</h1>
-<p>This web view was started by <code>cairn ui</code>, which serves no MCP clients, so it has no live sessions to show.</p>
-<div class="next-step"><h2>Where sessions are shown</h2>
-<p>Live sessions, with their handles and their stores' usage, are shown when the view is served by <code>cairn serve --transport http --ui</code>, beside the <code>/mcp</code> endpoint the clients use: open <code>/sessions</code> of that server.</p></div>`;
+  return html`<h1>Identities</h1>
+<p>This web view was started by <code>cairn ui</code>, which serves no MCP clients, so it has no identities with live requests or handles to show.</p>
+<div class="next-step"><h2>Where identities are shown</h2>
+<p>Identities, with their live requests, their handles and their stores' usage, are shown when the view is served by <code>cairn serve --transport http --ui</code>, beside the <code>/mcp</code> endpoint the clients use: open <code>/sessions</code> of that server.</p></div>`;
 }

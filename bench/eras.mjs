@@ -1,0 +1,111 @@
+// The `execute_code` round trip per protocol era, on stdio and HTTP: a v2 client pinned to MCP 2026-07-28 against a
+// v1 client on 2025-11-25 (the legacy lane), one client at a time, median of 50 calls after 5 warm-up calls each.
+// Connecting (a stdio process, a 2025 initialize, a 2026 server/discover) is not counted. Reproduce:
+// `npm run bench -- eras`.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttp } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { measure, ms, progress, QUICK, ROOT, summary, table } from "./lib.mjs";
+
+const RUNS = QUICK ? 20 : 50;
+const WARMUP = 5;
+const TOKEN = "cairn-bench-token-eras-4f1a9c";
+const SNIPPET = "return 1 + 1";
+const ERAS = ["2026-07-28", "2025-11-25"];
+const MAIN = join(ROOT, "dist", "main.js");
+
+/** @param {string} era */
+function newClient(era) {
+  const info = { name: "cairn-bench-eras", version: "1.0.0" };
+  return era === "2026-07-28"
+    ? new ModernClient(info, { versionNegotiation: { mode: { pin: "2026-07-28" } } })
+    : new Client(info);
+}
+
+/** Starts the built HTTP server on a free loopback port. */
+async function startHttp() {
+  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-eras-"));
+  const child = spawn(
+    process.execPath,
+    [MAIN, "serve", "--transport", "http", "--port", "0", "--workspace", join(dir, "ws")],
+    { cwd: dir, env: { ...process.env, CAIRN_TOKEN: TOKEN, CAIRN_LOG: "error" }, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  const url = await new Promise((resolve, reject) => {
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk.toString();
+      const m = /at (http:\/\/\S+)/.exec(stderr);
+      if (m) resolve(m[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`cairn serve --transport http exited ${code}: ${stderr}`)));
+  });
+  const stop = async () => {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { url: /** @type {string} */ (url), stop };
+}
+
+/**
+ * @param {string} era
+ * @param {"stdio" | "http"} transport
+ * @param {string} url
+ */
+async function connect(era, transport, url) {
+  const client = newClient(era);
+  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-eras-stdio-"));
+  const stdio = { command: process.execPath, args: [MAIN, "serve", "--workspace", join(dir, "ws")], stderr: "pipe" };
+  const requestInit = { headers: { Authorization: `Bearer ${TOKEN}` } };
+  const t =
+    transport === "stdio"
+      ? era === "2026-07-28"
+        ? new ModernStdio(stdio)
+        : new StdioClientTransport(/** @type {never} */ (stdio))
+      : era === "2026-07-28"
+        ? new ModernHttp(new URL(url), { requestInit })
+        : new StreamableHTTPClientTransport(new URL(url), { requestInit });
+  await /** @type {{ connect(t: unknown): Promise<void> }} */ (/** @type {unknown} */ (client)).connect(t);
+  const call = async () => {
+    const params = { name: "execute_code", arguments: { code: SNIPPET } };
+    const r = /** @type {{ content: { type: string, text?: string }[] }} */ (await client.callTool(params));
+    const json = JSON.parse(r.content.map((c) => c.text ?? "").join(""));
+    if (json.value !== 2) throw new Error(`unexpected reply over ${transport} ${era}: ${JSON.stringify(json)}`);
+  };
+  const close = async () => {
+    await client.close().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { call, close };
+}
+
+export default async function run() {
+  const http = await startHttp();
+  /** @type {Record<string, unknown>[]} */
+  const rows = [];
+  try {
+    for (const transport of /** @type {const} */ (["stdio", "http"])) {
+      for (const era of ERAS) {
+        progress(`eras: ${transport} ${era}`);
+        const peer = await connect(era, transport, http.url);
+        try {
+          const s = summary(await measure(peer.call, { warmup: WARMUP, runs: RUNS }));
+          rows.push({ transport, era, calls: s.n, median_ms: ms(s.median), p95_ms: ms(s.p95), min_ms: ms(s.min) });
+        } finally {
+          await peer.close();
+        }
+      }
+    }
+  } finally {
+    await http.stop();
+  }
+  const text = table(rows);
+  return { snippet: SNIPPET, runs: RUNS, warmup: WARMUP, rows, table: text };
+}
