@@ -1,7 +1,7 @@
 // One upstream call as a snippet makes it: wait for a server still starting, resolve the name (canonical or alias),
 // check the arguments, call, map the result. The order of checks fixes which error a caller sees first: a server
 // that is down, then an unknown name, then bad arguments, then the upstream's own answer.
-import type { Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { Progress } from "@modelcontextprotocol/client";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { splitCanonicalName } from "../registry/capability.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
