@@ -213,6 +213,8 @@ export class CairnOAuthProvider implements OAuthClientProvider {
     await insideOwnAuth.run(true, () =>
       auth(this, {
         serverUrl: this.options.config.url,
+        // RFC 8414 §3.3 is the guards' (saveDiscoveryState), with their one multi-tenant tolerance.
+        skipIssuerMetadataValidation: true,
         authorizationCode: code,
         // Checked above; the SDK checks it again (RFC 9207) before it redeems the code.
         ...(iss === undefined ? {} : { iss }),
@@ -437,6 +439,7 @@ export class CairnOAuthProvider implements OAuthClientProvider {
       await insideOwnAuth.run(true, () =>
         auth(this, {
           serverUrl: this.options.config.url,
+          skipIssuerMetadataValidation: true,
           fetchFn: createRefreshSharingFetch(this.oauthFetch(this.options.fetch ?? fetch), (sent, send) =>
             this.coordinatedRefresh(sent, send),
           ),

@@ -453,6 +453,9 @@ export class UpstreamConnection {
         requestInit: { headers: config.headers },
         fetch: this.oauth.transportFetch(fetch),
         authProvider: this.oauth,
+        // The metadata's issuer is checked by the provider's guard (saveDiscoveryState, decision 0253), with the
+        // one tolerance of multi-tenant layouts that the SDK's own stricter check would refuse.
+        skipIssuerMetadataValidation: true,
       });
     }
     const transport = new sdk.BoundedStdioClientTransport(
