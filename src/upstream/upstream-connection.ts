@@ -30,7 +30,7 @@ import { CairnOAuthProvider } from "./oauth-provider.js";
 import { FileOAuthStore, oauthDir } from "./oauth-store.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-limit.js";
 import { type TraceContext, traceMeta } from "./trace-context.js";
-import { callError, describeConnectError, inputRequiredRefusal } from "./upstream-errors.js";
+import { callError, describeConnectError, inputRequiredRefusal, type UpstreamQuestion } from "./upstream-errors.js";
 
 const CLIENT_INFO = { name: "cairn", version: "0.1.0" };
 /** `startup_timeout_ms` of a server that does not set it. */
@@ -214,9 +214,16 @@ export class UpstreamConnection {
                 // The listed definition: structured replies are checked against its outputSchema (the SDK would
                 // otherwise look in a list cache of its own that Cairn's paged listing does not fill).
                 ...(definition === undefined ? {} : { toolDefinition: definition }),
+                // Handed back rather than thrown, so that the refusal can say what the server asked.
+                allowInputRequired: true,
               },
             )
-            .then((result) => this.oauth?.redactReply(result) ?? result);
+            .then((result) => {
+              if (isInputRequired(result)) {
+                throw inputRequiredRefusal(result, { server: this.name, tool }, questionsOf(result));
+              }
+              return this.oauth?.redactReply(result) ?? result;
+            });
         const saves = this.oauth?.saves ?? 0;
         try {
           return await send(client);
@@ -682,4 +689,25 @@ async function listPage(client: Client, cursor: string | undefined, timeoutMs: n
   }
   sdk._excludeInvalidXMcpHeaderTools(page);
   return page;
+}
+
+/** True for a 2026-07-28 `input_required` answer (the SDK hands it back with `allowInputRequired`). */
+function isInputRequired(result: unknown): boolean {
+  return (result as { resultType?: unknown } | null)?.resultType === "input_required";
+}
+
+/** What an input_required answer asks: each input request's method and message, at most 20 of them. */
+function questionsOf(result: unknown): UpstreamQuestion[] {
+  const requests = (result as { inputRequests?: unknown }).inputRequests;
+  if (typeof requests !== "object" || requests === null) return [{ method: "input" }];
+  return Object.values(requests)
+    .slice(0, 20)
+    .map((request) => {
+      const { method, params } = (request ?? {}) as { method?: unknown; params?: { message?: unknown } };
+      const message = params?.message;
+      return {
+        method: typeof method === "string" ? method.slice(0, 100) : "input",
+        ...(typeof message === "string" ? { message } : {}),
+      };
+    });
 }

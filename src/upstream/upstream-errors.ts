@@ -92,7 +92,7 @@ export function inputRequiredRefusal(
 ): CairnError | undefined {
   const { server, tool } = call;
   const name = `${server}.${tool}`;
-  const asked =
+  const found =
     questions !== undefined
       ? questions
       : error instanceof ProtocolError && error.code === MISSING_CLIENT_CAPABILITY
@@ -102,11 +102,14 @@ export function inputRequiredRefusal(
             (error.data as { resultType?: unknown } | undefined)?.resultType === "input_required"
           ? [{ method: "input" }]
           : undefined;
-  if (asked === undefined) return undefined;
+  if (found === undefined) return undefined;
+  // A server's words, shown to the agent: cut, and without any secret Cairn knows.
+  const asked = found.map(({ method, message }) => ({
+    method,
+    ...(message === undefined ? {} : { message: redactSecrets(cutText(message)) }),
+  }));
   const shown = asked
-    .map(({ method, message }) =>
-      message === undefined ? method : `${method}: ${JSON.stringify(redactSecrets(cutText(message)))}`,
-    )
+    .map(({ method, message }) => (message === undefined ? method : `${method}: ${JSON.stringify(message)}`))
     .join("; ");
   return new CairnError(
     ErrorCode.TOOL_FAILED,
@@ -115,7 +118,7 @@ export function inputRequiredRefusal(
       "question, or use the server from a client that can answer it",
     {
       cause: error,
-      data: { server, tool, input_required: asked.map(({ method, message }) => ({ method, message })) },
+      data: { server, tool, input_required: asked },
     },
   );
 }

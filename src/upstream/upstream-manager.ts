@@ -75,6 +75,11 @@ export interface UpstreamManager {
   /** Whether `server` is configured. */
   has(server: string): boolean;
   list(): UpstreamStatus[];
+  /**
+   * The MCP version `server` speaks on its live connection: 2026-07-28 when it offered it through server/discover,
+   * else the 2025 version of its initialize. Undefined while it is not connected (or not configured).
+   */
+  protocolVersion(server: string): string | undefined;
   callTool(
     server: string,
     tool: string,
@@ -127,6 +132,10 @@ export function createUpstreamManager(
     },
 
     has: (server) => connections.has(server),
+
+    protocolVersion(server) {
+      return connections.get(server)?.protocolVersion();
+    },
 
     list() {
       return [...connections.values()].map((conn) => {
