@@ -342,3 +342,31 @@ describe("trace context", () => {
     expect(readTraceContext((bare.structuredContent as { meta: unknown }).meta)).toBeUndefined();
   });
 });
+
+describe("a 2025 upstream strict about the handshake", () => {
+  it("that exits on the probe is started once more with initialize alone, and stays so at reconnections", async () => {
+    const strict = counted([fixture("strict-legacy.mjs"), "--exit"], {});
+    started = strict;
+    manager = createUpstreamManager({ strict: strict.config }, { logger: quiet() });
+    await manager.start();
+    expect(manager.list()[0]?.status).toBe("ready");
+    expect(manager.protocolVersion("strict")).toMatch(/^2025-/);
+    expect(strict.starts()).toHaveLength(2);
+    const pid = Number(textOf(await manager.callTool("strict", "pid", {})));
+    process.kill(pid, "SIGKILL");
+    while (manager.list()[0]?.status === "ready") await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(Number(textOf(await manager.callTool("strict", "pid", {})))).not.toBe(pid);
+    // The era was remembered: the reconnection sent no probe, so the server did not exit on it.
+    expect(strict.starts()).toHaveLength(3);
+  });
+
+  it("that never answers the probe gets initialize on the same process after the probe's deadline", async () => {
+    const strict = counted([fixture("strict-legacy.mjs"), "--silent"], { startup_timeout_ms: 2000 });
+    started = strict;
+    manager = createUpstreamManager({ strict: strict.config }, { logger: quiet() });
+    await manager.start();
+    expect(manager.list()[0]?.status).toBe("ready");
+    expect(manager.protocolVersion("strict")).toMatch(/^2025-/);
+    expect(strict.starts()).toHaveLength(1);
+  });
+});
