@@ -370,3 +370,34 @@ describe("a 2025 upstream strict about the handshake", () => {
     expect(strict.starts()).toHaveLength(1);
   });
 });
+
+describe("list changes of a 2026-07-28 upstream", () => {
+  it.each(["stdio", "http"])(
+    "arrive on its subscriptions/listen stream over %s and end the list's ttlMs",
+    async (kind) => {
+      let config: ServerConfig;
+      if (kind === "stdio") {
+        config = counted([fixture("modern.mjs"), "--ttl-ms", "60000"], {}).config;
+      } else {
+        const port = await freePort();
+        await spawnHttp([fixture("modern.mjs"), "--http", "--port", String(port), "--ttl-ms", "60000"], {});
+        config = http(`http://127.0.0.1:${port}/mcp`, {});
+      }
+      manager = createUpstreamManager({ up: config }, { logger: quiet() });
+      await manager.start();
+      const up = manager;
+      const grown = new Promise<void>((resolve) => {
+        up.onChange(() => {
+          if (up.list()[0]?.tools.some((tool) => tool.name === "grown")) resolve();
+        });
+      });
+      await manager.callTool("up", "grow", {});
+      await grown;
+      expect(textOf(await manager.callTool("up", "grown", {}))).toBe("grown");
+      const counts = (await manager.callTool("up", "counts", {})).structuredContent as Record<string, number>;
+      expect(counts["subscriptions/listen"]).toBe(1);
+      // Listed at the connection and once on the change, the ttlMs of the first listing notwithstanding.
+      expect(counts["tools/list"]).toBe(2);
+    },
+  );
+});
