@@ -401,3 +401,39 @@ describe("list changes of a 2026-07-28 upstream", () => {
     },
   );
 });
+
+describe("a 2026-07-28 upstream's ttlMs", () => {
+  it.each([
+    ["60000", true],
+    ["8640000000000", true],
+    ["0", false],
+  ])("of %s keeps the list fresh: %s (at most 24 h)", async (ttl, fresh) => {
+    manager = createUpstreamManager(
+      { raw: counted([fixture("raw-modern.mjs"), "--ttl", ttl], {}).config },
+      { logger: quiet() },
+    );
+    for (let i = 0; i < 3; i++) {
+      expect((await caught(manager.callTool("raw", `missing_${i}`, {}))).code).toBe("TOOL_NOT_FOUND");
+    }
+    expect(textOf(await manager.callTool("raw", "lists", {}))).toBe(fresh ? "1" : "4");
+  });
+
+  it.each(["-5", '"60000"', "null", "1.5", "1e300"])(
+    "of %s is an invalid list: the server is unavailable, naming the field, and its neighbour is not",
+    async (ttl) => {
+      manager = createUpstreamManager(
+        {
+          raw: counted([fixture("raw-modern.mjs"), "--ttl", ttl], {}).config,
+          modern: counted([fixture("modern.mjs")], {}).config,
+        },
+        { logger: quiet() },
+      );
+      await manager.start();
+      const [raw, modern] = manager.list();
+      expect(raw?.status).toBe("unavailable");
+      expect(raw?.cause).toContain("ttlMs");
+      expect(modern?.status).toBe("ready");
+      expect((await caught(manager.callTool("raw", "lists", {}))).code).toBe("UPSTREAM_UNAVAILABLE");
+    },
+  );
+});
