@@ -158,7 +158,8 @@ function connectErrorText(error: unknown, server: ServerConfig | undefined): str
   }
   if (code === "EACCES") return "the command is not executable: check its path and permissions (chmod +x)";
   const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/^MCP error -?\d+: /, "");
+  // One line: the SDK quotes a failed result check as indented JSON.
+  return message.replace(/^MCP error -?\d+: /, "").replace(/\s*\n\s*/g, " ");
 }
 
 /** Why `dir` cannot be a working directory, or undefined when it can. */
