@@ -13,6 +13,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { measure, ms, progress, QUICK, ROOT, summary, table } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
+/** @param {string} path under dist/ */
 const dist = (path) => import(pathToFileURL(join(ROOT, "dist", path)).href);
 const modern = join(ROOT, "test/fixtures/servers/modern.mjs");
 const everything = require.resolve("@modelcontextprotocol/server-everything/dist/index.js");
@@ -29,13 +30,19 @@ export default async function run() {
     { name: "server-everything (SDK v1)", args: [everything, "stdio"] },
     { name: "server-memory (SDK v1)", args: [memory] },
   ];
+  /** @param {string[]} args @returns {import("@modelcontextprotocol/client/stdio").StdioServerParameters} */
   const params = (args) => ({
     command: process.execPath,
     args,
-    stderr: "pipe",
+    stderr: /** @type {const} */ ("pipe"),
     env: { ...process.env, MEMORY_FILE_PATH: join(memoryDir, "memory.jsonl") },
   });
-  /** Connects, lists, closes; the era is checked so that a figure never belongs to another one. */
+  /**
+   * Connects, lists, closes; the era is checked so that a figure never belongs to another one.
+   * @param {import("@modelcontextprotocol/client").Transport} transport
+   * @param {import("@modelcontextprotocol/client").ClientOptions} options
+   * @param {import("@modelcontextprotocol/client").ConnectOptions} [connectOptions]
+   */
   const connect = async (transport, options, connectOptions = {}) => {
     const client = new Client({ name: "cairn-bench", version: "1.0.0" }, options);
     await client.connect(transport, connectOptions);
@@ -45,13 +52,19 @@ export default async function run() {
     await client.close();
     return { era, discover };
   };
+  /** @type {Record<string, unknown>[]} */
   const rows = [];
+  /** @type {Record<string, Record<string, unknown>>} */
   const results = {};
   for (const server of servers) {
     progress(server.name);
     const cairnTransport = () => new BoundedStdioClientTransport(params(server.args), { maxMessageBytes: 10 << 20 });
     const learnt = await connect(cairnTransport(), { versionNegotiation: { mode: "auto" } });
-    const prior = learnt.era === "modern" ? { kind: "modern", discover: learnt.discover } : { kind: "legacy" };
+    /** @type {import("@modelcontextprotocol/client").PriorDiscovery} */
+    const prior =
+      learnt.era === "modern" && learnt.discover !== undefined
+        ? { kind: "modern", discover: learnt.discover }
+        : { kind: "legacy" };
     const ways = {
       "2025 handshake only": () => connect(new StdioClientTransport(params(server.args)), {}),
       "auto, SDK transport (second process)": () =>
@@ -60,16 +73,19 @@ export default async function run() {
       "era remembered (reconnection)": () =>
         connect(cairnTransport(), { versionNegotiation: { mode: "auto" } }, { prior }),
     };
-    results[server.name] = { era: learnt.era };
+    /** @type {Record<string, { median_ms: number, p95_ms: number, runs: number }>} */
+    const byWay = {};
     for (const [way, fn] of Object.entries(ways)) {
       const s = summary(await measure(fn, { warmup: 1, runs }));
-      results[server.name][way] = { median_ms: ms(s.median), p95_ms: ms(s.p95), runs: s.n };
+      byWay[way] = { median_ms: ms(s.median), p95_ms: ms(s.p95), runs: s.n };
       rows.push({ server: server.name, era: learnt.era, way, median_ms: ms(s.median), p95_ms: ms(s.p95) });
     }
+    results[server.name] = { era: learnt.era, ...byWay };
   }
   table(rows);
 
   progress("20-call session");
+  /** @param {number} ttlMs @returns {Promise<Record<string, number>>} */
   const session = async (ttlMs) => {
     const manager = createUpstreamManager(
       {
@@ -89,7 +105,7 @@ export default async function run() {
         if (i % 4 === 3) await manager.callTool("up", `missing_${i}`, {}).catch(() => {});
         else await manager.callTool("up", "echo", { text: String(i) });
       }
-      return (await manager.callTool("up", "counts", {})).structuredContent;
+      return /** @type {Record<string, number>} */ ((await manager.callTool("up", "counts", {})).structuredContent);
     } finally {
       await manager.close();
     }
@@ -101,12 +117,14 @@ export default async function run() {
     { ttlMs: 60000, "tools/list": withTtl["tools/list"], "tools/call": withTtl["tools/call"] },
     { ttlMs: 0, "tools/list": withoutTtl["tools/list"], "tools/call": withoutTtl["tools/call"] },
   ]);
-  const m = results[servers[1].name];
+  const m = /** @type {Record<string, { median_ms: number }>} */ (results["server-everything (SDK v1)"]);
+  /** @param {string} way */
+  const median = (way) => m[way]?.median_ms;
   return {
     summary:
-      `connect+list on stdio, median of ${runs}: server-everything ${m["auto, SDK transport (second process)"].median_ms} ms ` +
-      `with the SDK's probe process, ${m["auto, Cairn transport (in place)"].median_ms} ms in place, ` +
-      `${m["era remembered (reconnection)"].median_ms} ms remembered; tools/list in a 20-call session ${lists.ttl_0} -> ${lists.ttl_60000} with ttlMs`,
+      `connect+list on stdio, median of ${runs}: server-everything ${median("auto, SDK transport (second process)")} ms ` +
+      `with the SDK's probe process, ${median("auto, Cairn transport (in place)")} ms in place, ` +
+      `${median("era remembered (reconnection)")} ms remembered; tools/list in a 20-call session ${lists.ttl_0} -> ${lists.ttl_60000} with ttlMs`,
     connect: results,
     session_tools_list: lists,
   };
