@@ -1,8 +1,9 @@
 // Starts one host entry exactly as written (command, args, the SDK's default environment plus the entry's env) and
-// checks a real MCP exchange: initialize, tools/list, a snippet, the workspace, and each upstream server's state.
+// checks a real MCP exchange: the handshake (server/discover for MCP 2026-07-28, else initialize), tools/list, a
+// snippet, the workspace, and each upstream server's state.
 // It starts the server in the filesystem root, not here: a host starts servers in a directory of its own choosing.
 import { parse } from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import type { ServerEntry } from "../hosts/hosts.js";
 import { VERSION } from "../version.js";
 
@@ -43,17 +44,24 @@ export async function probeEntry(entry: ServerEntry, fixStart: string): Promise<
   const steps: DoctorStep[] = [];
   let stderr = "";
   // The MCP client loads when a check runs, not with every command's start-up.
-  const [{ Client }, { getDefaultEnvironment, StdioClientTransport }] = await Promise.all([
-    import("@modelcontextprotocol/sdk/client/index.js"),
-    import("@modelcontextprotocol/sdk/client/stdio.js"),
-  ]);
-  const transport = new StdioClientTransport({
-    command: entry.command,
-    args: entry.args,
-    env: { ...getDefaultEnvironment(), ...(entry.env ?? {}) },
-    cwd: parse(process.cwd()).root,
-    stderr: "pipe",
-  });
+  const [{ Client }, { getDefaultEnvironment }, { BoundedStdioClientTransport }, { DEFAULT_MAX_REPLY_BYTES }] =
+    await Promise.all([
+      import("@modelcontextprotocol/client"),
+      import("@modelcontextprotocol/client/stdio"),
+      import("../upstream/bounded-stdio-transport.js"),
+      import("../upstream/reply-limit.js"),
+    ]);
+  // Cairn's stdio transport (a subclass of the SDK's): the era probe runs on this process, not on a second one.
+  const transport = new BoundedStdioClientTransport(
+    {
+      command: entry.command,
+      args: entry.args,
+      env: { ...getDefaultEnvironment(), ...(entry.env ?? {}) },
+      cwd: parse(process.cwd()).root,
+      stderr: "pipe",
+    },
+    { maxMessageBytes: DEFAULT_MAX_REPLY_BYTES },
+  );
   transport.stderr?.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
@@ -66,14 +74,19 @@ export async function probeEntry(entry: ServerEntry, fixStart: string): Promise<
       }
     }
   };
-  const client = new Client({ name: "cairn-doctor", version: VERSION });
+  const client = new Client({ name: "cairn-doctor", version: VERSION }, { versionNegotiation: { mode: "auto" } });
   const commandLine = [entry.command, ...entry.args].join(" ");
 
   try {
     try {
       await client.connect(transport, { timeout: STEP_TIMEOUT_MS });
       const info = client.getServerVersion();
-      steps.push({ step: "initialize", status: "ok", detail: `${info?.name ?? "?"} ${info?.version ?? "?"} answered` });
+      const protocol = client.getNegotiatedProtocolVersion() ?? "?";
+      steps.push({
+        step: "initialize",
+        status: "ok",
+        detail: `${info?.name ?? "?"} ${info?.version ?? "?"} answered (MCP ${protocol})`,
+      });
     } catch (error) {
       steps.push({
         step: "initialize",
@@ -161,7 +174,7 @@ async function readNamespace(client: Client): Promise<{ upstreams?: UpstreamStat
 }
 
 async function callJson(client: Client, name: string, args: Record<string, unknown>) {
-  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: STEP_TIMEOUT_MS });
+  const result = await client.callTool({ name, arguments: args }, { timeout: STEP_TIMEOUT_MS });
   const text = ((result.content ?? []) as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
   let json: { value?: unknown; stats?: { ms?: number } } | undefined;
   try {

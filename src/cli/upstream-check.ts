@@ -23,6 +23,8 @@ interface CheckReport {
   url: string;
   auth: string;
   status: string;
+  /** The MCP version the upstream speaks to Cairn (2026-07-28, or the 2025 one it fell back to). */
+  protocol?: string;
   signed_in?: boolean;
   tools?: string[];
   called?: { tool: string; is_error: boolean; text: string };
@@ -49,7 +51,7 @@ export function registerUpstream(program: Command): void {
     .option("--client-metadata-url <url>", "an HTTPS client metadata document URL to use as client id")
     .option("--scopes <list>", "space-separated scopes to ask for when the server names none")
     .option("--timeout <seconds>", "deadline of the connection (a sign-in included) and of the call", "60")
-    .option("--json", "print {target, url, auth, status, signed_in, tools, called, error}")
+    .option("--json", "print {target, url, auth, status, protocol, signed_in, tools, called, error}")
     .addHelpText(
       "after",
       "\nA URL is checked with a sign-in kept in memory for this run only; a configured NAME uses its cairn.toml" +
@@ -138,6 +140,8 @@ async function check(command: Command, target: string, options: CheckOptions): P
       report.error = connection.unavailable().toJSON();
       return report;
     }
+    const protocol = connection.protocolVersion();
+    if (protocol !== undefined) report.protocol = protocol;
     report.tools = state.tools.map((tool) => tool.name);
     const tool = options.tool ?? state.tools.find((t) => t.annotations?.readOnlyHint === true)?.name;
     if (tool === undefined) return report;
@@ -225,7 +229,8 @@ function parseArgs(text: string): Record<string, unknown> {
 }
 
 function describe(report: CheckReport): string {
-  const lines = [`${report.target}: ${report.status}${report.signed_in ? " (signed in)" : ""}`];
+  const speaks = report.protocol === undefined ? "" : `, MCP ${report.protocol}`;
+  const lines = [`${report.target}: ${report.status}${speaks}${report.signed_in ? " (signed in)" : ""}`];
   if (report.tools) lines.push(`tools (${report.tools.length}): ${report.tools.join(", ") || "none"}`);
   if (report.called) {
     lines.push(`called ${report.called.tool}: ${report.called.is_error ? "error result" : "ok"}`);

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The example upstream MCP server of `cairn demo`: real US flights and airports (vega-datasets) behind tools shaped like
 // a real API's (paged lists, get by id, search). Replies are compact JSON text; it keeps everything in memory.
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { McpServer } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 import { type Airport, DEFAULT_FLIGHTS, type Flight, loadAirports, loadFlights, MAX_FLIGHTS } from "./flights-data.js";
 
@@ -85,111 +85,117 @@ const limit = (fallback: number) =>
   z.number().int().min(1).max(MAX_PAGE).optional().describe(`Page size, 1 to ${MAX_PAGE} (default ${fallback}).`);
 const cursor = z.string().optional().describe("next_cursor from the previous page; omit for the first page.");
 
-const server = new McpServer({ name: "flights", version: "1.0.0" });
-const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+/** One server of the example: serveStdio builds one for each connection (2025) or request (2026-07-28). */
+function build(): McpServer {
+  const server = new McpServer({ name: "flights", version: "1.0.0" });
+  const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
-server.registerTool(
-  "list_flights",
-  {
-    description: `List US domestic flights of 2001 in departure order, optionally only those from an origin and/or to a destination airport (IATA codes). Paged: up to ${MAX_PAGE} flights per call (default ${DEFAULT_PAGE}); pass next_cursor back to get the next page; next_cursor is null on the last page. Each flight: {id, date ("YYYY-MM-DD HH:MM"), delay (minutes of arrival delay, negative if early), distance (miles), origin, destination}.`,
-    inputSchema: {
-      origin: iata.optional().describe("Only flights departing from this airport, e.g. SFO."),
-      destination: iata.optional().describe("Only flights arriving at this airport, e.g. JFK."),
-      cursor,
-      limit: limit(DEFAULT_PAGE),
+  server.registerTool(
+    "list_flights",
+    {
+      description: `List US domestic flights of 2001 in departure order, optionally only those from an origin and/or to a destination airport (IATA codes). Paged: up to ${MAX_PAGE} flights per call (default ${DEFAULT_PAGE}); pass next_cursor back to get the next page; next_cursor is null on the last page. Each flight: {id, date ("YYYY-MM-DD HH:MM"), delay (minutes of arrival delay, negative if early), distance (miles), origin, destination}.`,
+      inputSchema: z.object({
+        origin: iata.optional().describe("Only flights departing from this airport, e.g. SFO."),
+        destination: iata.optional().describe("Only flights arriving at this airport, e.g. JFK."),
+        cursor,
+        limit: limit(DEFAULT_PAGE),
+      }),
+      annotations: readOnly,
     },
-    annotations: readOnly,
-  },
-  async (args) => {
-    const { key, flights: list } = await flightsMatching(args.origin, args.destination);
-    const result = page(list, args.cursor, args.limit ?? DEFAULT_PAGE, key);
-    if (typeof result === "string") return failure(result);
-    return json({ flights: result.slice, next_cursor: result.next });
-  },
-);
-
-server.registerTool(
-  "get_flight",
-  {
-    description: 'Get one flight by its id (e.g. "FL0000042"), as list_flights returns it.',
-    inputSchema: { id: z.string().describe("The flight's id.") },
-    annotations: readOnly,
-  },
-  async ({ id }) => {
-    const all = await flights;
-    const match = /^FL(\d{7})$/.exec(id);
-    const flight = match ? all[Number(match[1]) - 1] : undefined;
-    return flight ? json(flight) : failure(`no flight with id "${id}"`);
-  },
-);
-
-server.registerTool(
-  "search_airports",
-  {
-    description:
-      "Search US airports by IATA code, name or city (case-insensitive; an exact code first, then names and cities that start with the text, then those that contain it). Returns {airports: [{iata, name, city, state, country, latitude, longitude}]}, at most limit (default 10, max 50).",
-    inputSchema: {
-      query: z.string().min(1).describe("Code, name or city, e.g. 'san francisco'."),
-      limit: z.number().int().min(1).max(50).optional().describe("Most results (default 10)."),
+    async (args) => {
+      const { key, flights: list } = await flightsMatching(args.origin, args.destination);
+      const result = page(list, args.cursor, args.limit ?? DEFAULT_PAGE, key);
+      if (typeof result === "string") return failure(result);
+      return json({ flights: result.slice, next_cursor: result.next });
     },
-    annotations: readOnly,
-  },
-  async ({ query, limit: most }) => {
-    const q = query.trim().toLowerCase();
-    const rank = (a: Airport) => {
-      if (a.iata.toLowerCase() === q) return 0;
-      const name = a.name.toLowerCase();
-      const city = a.city.toLowerCase();
-      if (name.startsWith(q) || city.startsWith(q)) return 1;
-      if (name.includes(q) || city.includes(q)) return 2;
-      return 3;
-    };
-    const hits = airports
-      .map((a) => ({ a, r: rank(a) }))
-      .filter((h) => h.r < 3)
-      .sort((x, y) => x.r - y.r || x.a.iata.localeCompare(y.a.iata))
-      .slice(0, most ?? 10)
-      .map((h) => h.a);
-    return json({ airports: hits });
-  },
-);
+  );
 
-server.registerTool(
-  "get_airport",
-  {
-    description:
-      "Get one US airport by its IATA code (e.g. SFO): {iata, name, city, state (two letters), country, latitude, longitude}.",
-    inputSchema: { iata: iata.describe("The airport's IATA code.") },
-    annotations: readOnly,
-  },
-  async ({ iata: code }) => {
-    const airport = airportByIata.get(code);
-    return airport ? json(airport) : failure(`no airport with IATA code "${code}"`);
-  },
-);
-
-server.registerTool(
-  "list_airports",
-  {
-    description: `List US airports in IATA order, optionally only those of one state (two letters, e.g. CA). Paged: up to ${MAX_PAGE} per call (default ${DEFAULT_PAGE}); pass next_cursor back for the next page (null on the last). Each airport: {iata, name, city, state, country, latitude, longitude}.`,
-    inputSchema: {
-      state: z
-        .string()
-        .regex(/^[A-Za-z]{2}$/)
-        .transform((s) => s.toUpperCase())
-        .optional()
-        .describe("Only airports of this state."),
-      cursor,
-      limit: limit(DEFAULT_PAGE),
+  server.registerTool(
+    "get_flight",
+    {
+      description: 'Get one flight by its id (e.g. "FL0000042"), as list_flights returns it.',
+      inputSchema: z.object({ id: z.string().describe("The flight's id.") }),
+      annotations: readOnly,
     },
-    annotations: readOnly,
-  },
-  async (args) => {
-    const list = args.state === undefined ? airports : airports.filter((a) => a.state === args.state);
-    const result = page(list, args.cursor, args.limit ?? DEFAULT_PAGE, args.state ?? "");
-    if (typeof result === "string") return failure(result);
-    return json({ airports: result.slice, next_cursor: result.next });
-  },
-);
+    async ({ id }) => {
+      const all = await flights;
+      const match = /^FL(\d{7})$/.exec(id);
+      const flight = match ? all[Number(match[1]) - 1] : undefined;
+      return flight ? json(flight) : failure(`no flight with id "${id}"`);
+    },
+  );
 
-await server.connect(new StdioServerTransport());
+  server.registerTool(
+    "search_airports",
+    {
+      description:
+        "Search US airports by IATA code, name or city (case-insensitive; an exact code first, then names and cities that start with the text, then those that contain it). Returns {airports: [{iata, name, city, state, country, latitude, longitude}]}, at most limit (default 10, max 50).",
+      inputSchema: z.object({
+        query: z.string().min(1).describe("Code, name or city, e.g. 'san francisco'."),
+        limit: z.number().int().min(1).max(50).optional().describe("Most results (default 10)."),
+      }),
+      annotations: readOnly,
+    },
+    async ({ query, limit: most }) => {
+      const q = query.trim().toLowerCase();
+      const rank = (a: Airport) => {
+        if (a.iata.toLowerCase() === q) return 0;
+        const name = a.name.toLowerCase();
+        const city = a.city.toLowerCase();
+        if (name.startsWith(q) || city.startsWith(q)) return 1;
+        if (name.includes(q) || city.includes(q)) return 2;
+        return 3;
+      };
+      const hits = airports
+        .map((a) => ({ a, r: rank(a) }))
+        .filter((h) => h.r < 3)
+        .sort((x, y) => x.r - y.r || x.a.iata.localeCompare(y.a.iata))
+        .slice(0, most ?? 10)
+        .map((h) => h.a);
+      return json({ airports: hits });
+    },
+  );
+
+  server.registerTool(
+    "get_airport",
+    {
+      description:
+        "Get one US airport by its IATA code (e.g. SFO): {iata, name, city, state (two letters), country, latitude, longitude}.",
+      inputSchema: z.object({ iata: iata.describe("The airport's IATA code.") }),
+      annotations: readOnly,
+    },
+    async ({ iata: code }) => {
+      const airport = airportByIata.get(code);
+      return airport ? json(airport) : failure(`no airport with IATA code "${code}"`);
+    },
+  );
+
+  server.registerTool(
+    "list_airports",
+    {
+      description: `List US airports in IATA order, optionally only those of one state (two letters, e.g. CA). Paged: up to ${MAX_PAGE} per call (default ${DEFAULT_PAGE}); pass next_cursor back for the next page (null on the last). Each airport: {iata, name, city, state, country, latitude, longitude}.`,
+      inputSchema: z.object({
+        state: z
+          .string()
+          .regex(/^[A-Za-z]{2}$/)
+          .transform((s) => s.toUpperCase())
+          .optional()
+          .describe("Only airports of this state."),
+        cursor,
+        limit: limit(DEFAULT_PAGE),
+      }),
+      annotations: readOnly,
+    },
+    async (args) => {
+      const list = args.state === undefined ? airports : airports.filter((a) => a.state === args.state);
+      const result = page(list, args.cursor, args.limit ?? DEFAULT_PAGE, args.state ?? "");
+      if (typeof result === "string") return failure(result);
+      return json({ airports: result.slice, next_cursor: result.next });
+    },
+  );
+
+  return server;
+}
+
+// Both eras on stdio: MCP 2026-07-28 through server/discover, 2025 through initialize.
+serveStdio(build);

@@ -1,8 +1,9 @@
 // An MCP client that meters what a model would read and write through it: the tool definitions a host loads, every
 // request (tool name + arguments JSON) and every reply text, in o200k_base tokens. It speaks to real servers over stdio.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
 import { countTokens, requestTokens, toolListTokens } from "../tokens/count.js";
+import { BoundedStdioClientTransport } from "../upstream/bounded-stdio-transport.js";
+import { DEFAULT_MAX_REPLY_BYTES } from "../upstream/reply-limit.js";
 
 // A whole-table scan at the largest sizes can take minutes; the SDK's 60 s default would end it as a false failure.
 const REQUEST_TIMEOUT_MS = 10 * 60 * 1000;
@@ -54,7 +55,7 @@ export class MeteredClient {
 
   private constructor(
     private readonly client: Client,
-    transport: StdioClientTransport,
+    transport: BoundedStdioClientTransport,
     readonly name: string,
   ) {
     transport.stderr?.on("data", (chunk: Buffer) => {
@@ -63,14 +64,19 @@ export class MeteredClient {
   }
 
   static async start(options: StartOptions): Promise<MeteredClient> {
-    const transport = new StdioClientTransport({
-      command: options.command,
-      args: options.args,
-      cwd: options.cwd,
-      env: { ...(process.env as Record<string, string>), ...options.env },
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "cairn-demo-agent", version: "1.0.0" });
+    // Cairn's stdio transport: the era probe runs on the server's own process, so no second one starts for it.
+    const transport = new BoundedStdioClientTransport(
+      {
+        command: options.command,
+        args: options.args,
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        env: { ...(process.env as Record<string, string>), ...options.env },
+        stderr: "pipe",
+      },
+      { maxMessageBytes: DEFAULT_MAX_REPLY_BYTES },
+    );
+    // The protocol the server offers: 2026-07-28 when it answers server/discover, else 2025-11-25.
+    const client = new Client({ name: "cairn-demo-agent", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
     const metered = new MeteredClient(client, transport, options.name);
     await client.connect(transport);
     return metered;
@@ -86,7 +92,7 @@ export class MeteredClient {
   async call(tool: string, args: Record<string, unknown>): Promise<Reply> {
     let result: Awaited<ReturnType<Client["callTool"]>>;
     try {
-      result = await this.client.callTool({ name: tool, arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS });
+      result = await this.client.callTool({ name: tool, arguments: args }, { timeout: REQUEST_TIMEOUT_MS });
     } catch (error) {
       const tail = this.stderr.trim() ? `; ${this.name} stderr: ${this.stderr.trim().slice(-800)}` : "";
       throw new Error(`${this.name}: ${tool} failed: ${(error as Error).message}${tail}`);

@@ -1,7 +1,6 @@
 // max_reply_bytes for Streamable HTTP upstreams: the fetch the SDK transport uses, with response bodies bounded. The
 // SDK reads a JSON body whole and an SSE stream without any limit, so without this a server could fill Cairn's memory.
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { FetchLike, RequestId } from "@modelcontextprotocol/client";
 import { isServerMessage, replyTooLargeResponse } from "./reply-limit.js";
 
 /** A JSON response body passed the limit: the request fails with this (mapped to TOO_LARGE); the session stays. */

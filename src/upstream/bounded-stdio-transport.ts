@@ -1,6 +1,6 @@
 // The SDK's stdio client transport with a bounded line reader: a message over max_reply_bytes fails its own call
 // with TOO_LARGE instead of making the SDK kill the server (its ReadBuffer throws past 10 MiB and the transport closes).
-import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/client/stdio";
 import { BoundedLineReader } from "./reply-limit.js";
 
 export interface BoundedStdioOptions {

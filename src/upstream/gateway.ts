@@ -1,7 +1,7 @@
 // One upstream call as a snippet makes it: wait for a server still starting, resolve the name (canonical or alias),
 // check the arguments, call, map the result. The order of checks fixes which error a caller sees first: a server
 // that is down, then an unknown name, then bad arguments, then the upstream's own answer.
-import type { Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { Progress } from "@modelcontextprotocol/client";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { splitCanonicalName } from "../registry/capability.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
@@ -10,6 +10,7 @@ import type { ArgsValidator } from "../registry/validate-args.js";
 import type { ApprovalGate, CallApproval } from "./approval-gate.js";
 import { followSignal, untilAborted } from "./call-signal.js";
 import { type MapToolResultOptions, mapToolResult } from "./map-result.js";
+import type { TraceContext } from "./trace-context.js";
 import type { UpstreamManager } from "./upstream-manager.js";
 
 export interface GatewayCallOptions {
@@ -24,6 +25,8 @@ export interface GatewayCallOptions {
    * deadline hold, the caller. `"replay"`: an approver already approved exactly this call by its handle.
    */
   approval?: CallApproval | "replay" | undefined;
+  /** The run's trace (trace-context.ts): each upstream call is sent as a child span of it. */
+  trace?: TraceContext | undefined;
 }
 
 /**
@@ -71,6 +74,7 @@ export function createGateway({ manager, registry, validator, approvals }: Gatew
         result = await manager.callTool(target.server, target.tool, args, {
           ...(options.signal === undefined ? {} : { signal: options.signal }),
           ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+          ...(options.trace === undefined ? {} : { trace: options.trace }),
         });
       } catch (error) {
         const missing = isCairnError(error) && error.code === ErrorCode.TOOL_NOT_FOUND && !error.data?.hidden;

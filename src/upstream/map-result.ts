@@ -1,7 +1,7 @@
 // Turns an upstream CallToolResult into the plain value a snippet receives (SPEC "Code-mode tools").
 // Binary content is never inlined: it goes through `saveBinary` and the snippet gets a handle.
 import { posix } from "node:path";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { CairnError, ErrorCode } from "../errors.js";
 
 /** A binary block as a snippet sees it. `uri` is set for resource blocks. */

@@ -6,7 +6,7 @@
 // and sign the user out (the race reported against @ai-sdk/mcp, vercel/ai#15465). Across processes, the provider's
 // `coordinate` sends it under the token file's lock (oauth-provider.ts).
 import { createHash } from "node:crypto";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike } from "@modelcontextprotocol/client";
 import type { CairnError } from "../errors.js";
 import { ReplyTooLargeError } from "./bounded-fetch.js";
 import type { ConnectionCredentials } from "./oauth-credentials.js";

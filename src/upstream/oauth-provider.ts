@@ -6,19 +6,32 @@
 // oauth-guards.ts, before anything is sent (decision 0253).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, randomBytes } from "node:crypto";
-import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import {
+  AuthorizationServerMismatchError,
+  auth,
+  type FetchLike,
+  InsecureTokenEndpointError,
+  IssuerMismatchError,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
   type OAuthTokens,
-  OAuthTokensSchema,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+} from "@modelcontextprotocol/client";
+import { OAuthTokensSchema } from "@modelcontextprotocol/core";
 import type { HttpServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { ConnectionCredentials } from "./oauth-credentials.js";
 import { type Answer, createOAuthFetch, createRefreshSharingFetch } from "./oauth-fetch.js";
-import { checkDiscovery, checkEndpoint, checkResponseIssuer, type Guard, refusal } from "./oauth-guards.js";
+import {
+  checkDiscovery,
+  checkEndpoint,
+  checkIssuer,
+  checkResponseIssuer,
+  type Guard,
+  refusal,
+  shownAddress,
+} from "./oauth-guards.js";
 import type { OAuthRecord, OAuthStore } from "./oauth-store.js";
 
 /** A token is refreshed this long before it expires, or at half its lifetime when that is shorter. */
@@ -200,7 +213,11 @@ export class CairnOAuthProvider implements OAuthClientProvider {
     await insideOwnAuth.run(true, () =>
       auth(this, {
         serverUrl: this.options.config.url,
+        // RFC 8414 §3.3 is the guards' (saveDiscoveryState), with their one multi-tenant tolerance.
+        skipIssuerMetadataValidation: true,
         authorizationCode: code,
+        // Checked above; the SDK checks it again (RFC 9207) before it redeems the code.
+        ...(iss === undefined ? {} : { iss }),
         fetchFn: this.oauthFetch(this.options.fetch ?? fetch),
       }),
     );
@@ -273,6 +290,31 @@ export class CairnOAuthProvider implements OAuthClientProvider {
   /** `result` (a reply of this server) without any encoding of this server's credentials. */
   redactReply<T>(result: T): T {
     return this.credentials.redactValue(result);
+  }
+
+  /**
+   * AUTH_REQUIRED in Cairn's words for a refusal the SDK made itself before the guards saw anything (it checks the
+   * metadata's issuer, RFC 8414 §3.3, the authorization response's iss, RFC 9207, and the token endpoint's scheme
+   * too); undefined for any other error. Remembered as the last refusal, as the guards' own are.
+   */
+  sdkRefusal(error: unknown): CairnError | undefined {
+    let reason: string | undefined;
+    if (error instanceof IssuerMismatchError) {
+      reason =
+        error.kind === "metadata"
+          ? guardReason(checkIssuer(error.expected ?? "", error.received))
+          : `the authorization response came from the issuer ${shown(error.received)}, not ${shown(error.expected)} ` +
+            "that the sign-in was started with (RFC 9207: a mix-up attack), so its code was not redeemed";
+    } else if (error instanceof AuthorizationServerMismatchError) {
+      reason =
+        `its authorization server is now ${shown(error.currentIssuer)}, not ${shown(error.recordedIssuer)} that ` +
+        "issued the stored credentials, so they were not sent to it";
+    } else if (error instanceof InsecureTokenEndpointError) {
+      reason = `its token endpoint ${shown(error.tokenEndpoint)} is not https, so no code or token was sent to it`;
+    }
+    if (reason === undefined) return undefined;
+    this.lastRefusal = refusal(this.server, reason);
+    return this.lastRefusal;
   }
 
   /** AUTH_REQUIRED for this server, saying why and what to run (what was refused, when something was). */
@@ -397,6 +439,7 @@ export class CairnOAuthProvider implements OAuthClientProvider {
       await insideOwnAuth.run(true, () =>
         auth(this, {
           serverUrl: this.options.config.url,
+          skipIssuerMetadataValidation: true,
           fetchFn: createRefreshSharingFetch(this.oauthFetch(this.options.fetch ?? fetch), (sent, send) =>
             this.coordinatedRefresh(sent, send),
           ),
@@ -406,6 +449,14 @@ export class CairnOAuthProvider implements OAuthClientProvider {
       // Reported by the request that follows, with the server's own answer.
     }
   }
+}
+
+function shown(url: string | undefined): string {
+  return url === undefined ? "none" : shownAddress(url);
+}
+
+function guardReason(guard: Guard): string {
+  return guard.ok ? "its metadata names another issuer (RFC 8414 §3.3)" : guard.reason;
 }
 
 function shownBare(url: URL): string {

@@ -1,8 +1,9 @@
 // One upstream message may be at most `max_reply_bytes` (decision 0147). A bigger one is discarded as it streams (its
 // bytes are never held) and the request it answers gets a JSON-RPC error that Cairn maps to TOO_LARGE; the connection
 // stays up. The request is found by the message's own id, read cheaply from the first or last bytes of the message.
-import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { JSONRPCErrorResponse, JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+
+import type { JSONRPCErrorResponse, JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import { deserializeMessage } from "@modelcontextprotocol/client";
 
 /** `max_reply_bytes` of a server that sets none: the MCP SDK's own stdio limit, 10 MiB. */
 export const DEFAULT_MAX_REPLY_BYTES = 10 * 1024 * 1024;

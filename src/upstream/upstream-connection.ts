@@ -1,20 +1,22 @@
-// The lifecycle of one upstream MCP server: spawn or reach it, initialize and list its tools under one deadline
+// The lifecycle of one upstream MCP server: spawn or reach it, settle the protocol era (MCP 2026-07-28 when the server
+// offers it through server/discover, else the 2025 initialize handshake) and list its tools under one deadline
 // (startup_timeout_ms), follow list_changed, call its tools at most max_concurrency at once, close it. A failure
-// leaves it "unavailable"; the next call connects again.
+// leaves it "unavailable"; the next call connects again, with the era it learnt (decision 0262).
 
-import type { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type {
+  CallToolResult,
+  Client,
+  ListToolsResult,
+  PriorDiscovery,
+  Progress,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import {
-  type CallToolResult,
-  type Progress,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
-import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+  Tool,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
+import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv";
 import { type HttpServerConfig, isStdioServer, type ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -27,7 +29,8 @@ import { followSignal, untilAborted } from "./call-signal.js";
 import { CairnOAuthProvider } from "./oauth-provider.js";
 import { FileOAuthStore, oauthDir } from "./oauth-store.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-limit.js";
-import { callError, describeConnectError } from "./upstream-errors.js";
+import { type TraceContext, traceMeta } from "./trace-context.js";
+import { callError, describeConnectError, inputRequiredRefusal, type UpstreamQuestion } from "./upstream-errors.js";
 
 const CLIENT_INFO = { name: "cairn", version: "0.1.0" };
 /** `startup_timeout_ms` of a server that does not set it. */
@@ -40,6 +43,13 @@ export const DEFAULT_MAX_CONCURRENCY = 4;
  */
 export const MAX_LISTED_TOOLS = 10_000;
 const MAX_LIST_PAGES = 1000;
+/**
+ * How long a stdio server may stay silent on the server/discover probe before it is taken for a 2025 server (some
+ * never answer a request they do not know before initialize); at most half its startup deadline.
+ */
+export const STDIO_PROBE_TIMEOUT_MS = 5000;
+/** The longest ttlMs of a tools/list that Cairn honours (the SDK's own bound, 24 h): a server cannot pin a list. */
+export const MAX_LIST_TTL_MS = 86_400_000;
 const STDERR_TAIL_LINES = 20;
 const MAX_STDERR_LINE = 8192;
 
@@ -77,8 +87,11 @@ export class UpstreamConnection {
   private cause: string | undefined = "not started";
   private tools: Tool[] = [];
   private connecting: Promise<void> | undefined;
-  /** The client of the connection attempt running, which close() ends rather than wait for its deadline. */
-  private attempt: Client | undefined;
+  /**
+   * The client and transport of the connection attempt running, which close() ends rather than wait for its
+   * deadline (during the server/discover probe the transport is not yet the client's to close).
+   */
+  private attempt: { client: Client; transport: { close(): Promise<void> } } | undefined;
   private refreshing: Promise<void> | undefined;
   /** A refresh arrived while one was running: list again when it ends. */
   private refreshAgain = false;
@@ -90,6 +103,15 @@ export class UpstreamConnection {
   private oauth: CairnOAuthProvider | undefined;
   /** The error behind the cause, when it is the user's to act on (AUTH_REQUIRED): calls fail with it as is. */
   private causeError: CairnError | undefined;
+  /**
+   * The era the server spoke at its last connection: the next connection starts with it (no server/discover probe;
+   * a modern one sends nothing before its first request). Forgotten when a connection with it fails.
+   */
+  private prior: PriorDiscovery | undefined;
+  /** The protocol version of the live connection (2026-07-28, 2025-11-25, ...). */
+  private protocol: string | undefined;
+  /** Until when (ms since the epoch) the tool list is fresh by the server's ttlMs: unknown names are not listed again. */
+  private listFreshUntil = 0;
 
   constructor(
     readonly name: string,
@@ -111,6 +133,11 @@ export class UpstreamConnection {
   /** The status, its cause, and the tools after `allow`/`deny` (the last known list while unavailable). */
   state(): { status: UpstreamState; cause: string | undefined; tools: Tool[] } {
     return { status: this.status, cause: this.cause, tools: this.tools.filter((tool) => this.allows(tool.name)) };
+  }
+
+  /** The protocol version the server speaks on the live connection, undefined while there is none. */
+  protocolVersion(): string | undefined {
+    return this.client ? this.protocol : undefined;
   }
 
   /** Resolves when no connection attempt is running (at once when none is); never rejects. */
@@ -150,6 +177,7 @@ export class UpstreamConnection {
     timeoutMs: number,
     signal: AbortSignal | undefined,
     onProgress?: (progress: Progress) => void,
+    trace?: TraceContext,
   ): Promise<CallToolResult> {
     // The call's own signal: the SDK leaves a listener on it, which must not pile up on the caller's (call-signal.ts).
     const call = followSignal(signal);
@@ -157,8 +185,9 @@ export class UpstreamConnection {
       if (!this.client) await this.waitFor(this.connect(), tool, call.signal);
       let client = this.client;
       if (!client) throw this.unavailable();
-      // A server that never sends list_changed may have gained the tool since: list again once before refusing.
-      if (!this.offers(tool)) await this.waitFor(this.refreshTools(client), tool, call.signal);
+      // A server that never sends list_changed may have gained the tool since: list again once before refusing,
+      // unless the server said its list is still fresh (ttlMs).
+      if (!this.offers(tool) && !this.listFresh()) await this.waitFor(this.refreshTools(client), tool, call.signal);
       if (!this.offers(tool)) {
         throw new CairnError(
           ErrorCode.TOOL_NOT_FOUND,
@@ -171,15 +200,30 @@ export class UpstreamConnection {
         // The connection may have died (or been replaced) while the call waited for its turn.
         client = this.client;
         if (!client) throw this.unavailable();
+        const definition = this.tools.find((t) => t.name === tool);
+        const meta = traceMeta(trace);
         const send = (to: Client) =>
           to
-            .callTool({ name: tool, arguments: args }, undefined, {
-              timeout: timeoutMs,
-              signal: call.signal,
-              // The SDK sends a progress token only with a listener: a call nobody watches asks for no progress.
-              ...(onProgress === undefined ? {} : { onprogress: onProgress }),
-            })
-            .then((result) => this.oauth?.redactReply(result) ?? result) as Promise<CallToolResult>;
+            .callTool(
+              { name: tool, arguments: args, ...(meta === undefined ? {} : { _meta: meta }) },
+              {
+                timeout: timeoutMs,
+                signal: call.signal,
+                // The SDK sends a progress token only with a listener: a call nobody watches asks for no progress.
+                ...(onProgress === undefined ? {} : { onprogress: onProgress }),
+                // The listed definition: structured replies are checked against its outputSchema (the SDK would
+                // otherwise look in a list cache of its own that Cairn's paged listing does not fill).
+                ...(definition === undefined ? {} : { toolDefinition: definition }),
+                // Handed back rather than thrown, so that the refusal can say what the server asked.
+                allowInputRequired: true,
+              },
+            )
+            .then((result) => {
+              if (isInputRequired(result)) {
+                throw inputRequiredRefusal(result, { server: this.name, tool }, questionsOf(result));
+              }
+              return this.oauth?.redactReply(result) ?? result;
+            });
         const saves = this.oauth?.saves ?? 0;
         try {
           return await send(client);
@@ -236,7 +280,9 @@ export class UpstreamConnection {
   /** Ends a running connection attempt, then the session (HTTP) and the client; never rejects. */
   async close(): Promise<void> {
     // A server still starting may take its whole startup_timeout_ms (an hour, say): its child is ended now.
-    await this.attempt?.close().catch(() => {});
+    const attempt = this.attempt;
+    await attempt?.client.close().catch(() => {});
+    await attempt?.transport.close().catch(() => {});
     await this.connecting;
     const client = this.client;
     this.client = undefined;
@@ -244,10 +290,10 @@ export class UpstreamConnection {
     this.cause = "Cairn closed the connection";
     this.causeError = undefined;
     if (!client) return;
-    // A client exists, so the client side is loaded.
+    // A client exists, so the client side is loaded. A 2026-07-28 connection has no session to end.
     const { StreamableHTTPClientTransport: HttpTransport } = await loadClientSide();
     const transport = client.transport;
-    if (transport instanceof HttpTransport) {
+    if (transport instanceof HttpTransport && transport.sessionId !== undefined) {
       await transport.terminateSession().catch(() => {});
     }
     await client.close().catch((error: unknown) => {
@@ -257,13 +303,30 @@ export class UpstreamConnection {
 
   private async connectOnce(): Promise<void> {
     const saves = this.oauth?.saves ?? 0;
+    const prior = this.prior;
     try {
       await this.connectAttempt();
     } catch (error) {
+      // The era learnt before may be stale (the server was upgraded or downgraded): the next attempt probes again.
+      if (prior !== undefined) this.prior = undefined;
+      // A stdio server that exits on the probe (some SDKs end on any request before initialize) is a 2025 server:
+      // started once more with the handshake alone.
+      if (prior === undefined && isStdioServer(this.config) && this.diedOnProbe(error)) {
+        this.prior = { kind: "legacy" };
+        await this.connectAttempt();
+        return;
+      }
       // A sign-in completed during initialize (`cairn auth login`, `upstream check`): the token is there now.
       if (!this.oauth || this.oauth.saves === saves || !this.refusedByAuth(error)) throw error;
       await this.connectAttempt();
     }
+  }
+
+  /** The SDK's "the connection closed during the server/discover probe". */
+  private diedOnProbe(error: unknown): boolean {
+    const sdk = loadedClientSide;
+    if (sdk === undefined || !(error instanceof sdk.SdkError)) return false;
+    return error.code === sdk.SdkErrorCode.EraNegotiationFailed && /closed/i.test(error.message);
   }
 
   private async connectAttempt(): Promise<void> {
@@ -271,15 +334,25 @@ export class UpstreamConnection {
     const connectTimeoutMs = this.startupTimeoutMs;
     const sdk = await loadClientSide();
     if (this.context.closed()) throw new Error("the server is shutting down");
+    const stdio = isStdioServer(this.config);
     const client = new sdk.Client(CLIENT_INFO, {
+      // No elicitation, sampling or roots: an upstream that needs input mid-call is refused (decision 0262).
       capabilities: {},
       // Structured replies are checked against the tool's outputSchema with patterns in linear time.
       jsonSchemaValidator: new sdk.AjvJsonSchemaValidator(
         createForeignSchemaAjv("draft-07", { validateSchema: false }),
       ),
+      // server/discover first: 2026-07-28 when offered, else the 2025 handshake. The stdio transport is a subclass
+      // of the SDK's, so the probe runs on the server's own process (no second process is started for it).
+      versionNegotiation: {
+        mode: "auto",
+        ...(stdio ? { probe: { timeoutMs: Math.min(STDIO_PROBE_TIMEOUT_MS, connectTimeoutMs / 2) } } : {}),
+      },
+      // An input_required answer is never fulfilled for the person: the call fails with what the server asked.
+      inputRequired: { autoFulfill: false },
     });
     const transport = this.openTransport(sdk);
-    this.attempt = client;
+    this.attempt = { client, transport };
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -296,13 +369,17 @@ export class UpstreamConnection {
     try {
       tools = await Promise.race([
         (async () => {
-          await client.connect(transport, { timeout: connectTimeoutMs });
+          await client.connect(transport, {
+            timeout: connectTimeoutMs,
+            ...(this.prior === undefined ? {} : { prior: this.prior }),
+          });
           return this.listAllTools(client);
         })(),
         deadline,
       ]);
     } catch (error) {
       await client.close().catch(() => {});
+      await transport.close().catch(() => {});
       throw error;
     } finally {
       clearTimeout(timer);
@@ -316,7 +393,8 @@ export class UpstreamConnection {
       log.warn(`server "${this.name}" closed its connection`, { stderr_tail: this.stderrTail.slice(-5) });
       this.markUnavailable("the server closed its connection or exited (its stderr is in Cairn's log)");
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler("notifications/tools/list_changed", () => {
+      this.listFreshUntil = 0;
       void this.refreshTools(client);
     });
     if (this.context.closed()) {
@@ -328,8 +406,36 @@ export class UpstreamConnection {
     this.status = "ready";
     this.cause = undefined;
     this.causeError = undefined;
-    log.info(`server "${this.name}" ready`, { tools: tools.length });
+    this.protocol = client.getNegotiatedProtocolVersion();
+    const discover = client.getDiscoverResult();
+    this.prior =
+      client.getProtocolEra() === "modern" && discover !== undefined
+        ? { kind: "modern", discover }
+        : { kind: "legacy" };
+    log.info(`server "${this.name}" ready`, { tools: tools.length, protocol: this.protocol });
+    if (client.getProtocolEra() === "modern") void this.listenForChanges(client);
     this.context.changed(this.name);
+  }
+
+  /**
+   * A 2026-07-28 server tells of list changes only on a subscriptions/listen stream: opened when it offers them.
+   * Never rejects: without the stream, the list is fetched again when the server's ttlMs has passed.
+   */
+  private async listenForChanges(client: Client): Promise<void> {
+    if (client.getServerCapabilities()?.tools?.listChanged !== true) return;
+    try {
+      await client.listen({ toolsListChanged: true }, { timeout: this.startupTimeoutMs });
+    } catch (error) {
+      if (this.client !== client || this.context.closed()) return;
+      this.context.log.warn(`server "${this.name}": no subscriptions/listen stream for list changes`, {
+        error: describeConnectError(error, this.config),
+      });
+    }
+  }
+
+  /** True while the server's last tools/list is within its ttlMs. */
+  private listFresh(): boolean {
+    return Date.now() < this.listFreshUntil;
   }
 
   /** A stdio child (its stderr to the log) or a Streamable HTTP client, both bounded by `max_reply_bytes`. */
@@ -354,6 +460,9 @@ export class UpstreamConnection {
         requestInit: { headers: config.headers },
         fetch: this.oauth.transportFetch(fetch),
         authProvider: this.oauth,
+        // The metadata's issuer is checked by the provider's guard (saveDiscoveryState, decision 0253), with the
+        // one tolerance of multi-tenant layouts that the SDK's own stricter check would refuse.
+        skipIssuerMetadataValidation: true,
       });
     }
     const transport = new sdk.BoundedStdioClientTransport(
@@ -398,10 +507,12 @@ export class UpstreamConnection {
     const maxBytes = this.config.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES;
     let bytes = 0;
     let cursor: string | undefined;
+    const listedAt = Date.now();
     for (let pages = 0; pages < MAX_LIST_PAGES; pages++) {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: this.startupTimeoutMs,
-      });
+      // Page by page (each one bounded by max_reply_bytes), never the SDK's walk that holds every page at once.
+      const page = await listPage(client, cursor, this.startupTimeoutMs);
+      // The first page's ttlMs (2026-07-28) says how long the whole list stays fresh; 2025 lists carry none.
+      if (pages === 0) this.listFreshUntil = listedAt + listTtl(page);
       for (const tool of page.tools) {
         bytes += JSON.stringify(tool).length;
         if (tools.length >= MAX_LISTED_TOOLS || bytes > maxBytes) return this.cutList(tools);
@@ -432,6 +543,8 @@ export class UpstreamConnection {
         this.refreshAgain = false;
         try {
           const tools = await this.listAllTools(client);
+          // A list_changed arrived while this listing ran: its ttlMs does not hold.
+          if (this.refreshAgain) this.listFreshUntil = 0;
           if (this.client !== client) return;
           // A listing is asked for on every unknown name: only a real change re-indexes and notifies the clients.
           if (JSON.stringify(tools) === JSON.stringify(this.tools)) continue;
@@ -479,14 +592,14 @@ export class UpstreamConnection {
   private authError(error: unknown): CairnError | undefined {
     if (!this.oauth) return undefined;
     if (error instanceof CairnError) return error.code === ErrorCode.AUTH_REQUIRED ? error : undefined;
-    return this.refusedByAuth(error) ? this.oauth.authRequired() : undefined;
+    return this.oauth.sdkRefusal(error) ?? (this.refusedByAuth(error) ? this.oauth.authRequired() : undefined);
   }
 
   /** The SDK's UnauthorizedError (a sign-in was started), or a 401/403 it gave up on after refreshing. */
   private refusedByAuth(error: unknown): boolean {
     if (loadedClientSide === undefined) return false;
     if (error instanceof loadedClientSide.UnauthorizedError) return true;
-    return error instanceof loadedClientSide.StreamableHTTPError && (error.code === 401 || error.code === 403);
+    return error instanceof loadedClientSide.SdkHttpError && (error.status === 401 || error.status === 403);
   }
 
   private callFailed(
@@ -496,7 +609,8 @@ export class UpstreamConnection {
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): CairnError {
-    const mapped = callError(error, { server: this.name, tool, timeoutMs, signal }) ?? this.authError(error);
+    const call = { server: this.name, tool, timeoutMs, signal };
+    const mapped = inputRequiredRefusal(error, call) ?? callError(error, call) ?? this.authError(error);
     if (mapped) return mapped;
     // Connection closed, or a transport failure (process gone, HTTP endpoint unreachable): the connection is dead.
     if (this.client === client) {
@@ -514,7 +628,9 @@ interface ClientSide {
   StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
   BoundedStdioClientTransport: typeof BoundedStdioClientTransport;
   UnauthorizedError: typeof UnauthorizedError;
-  StreamableHTTPError: typeof StreamableHTTPError;
+  SdkError: typeof SdkError;
+  SdkErrorCode: typeof SdkErrorCode;
+  SdkHttpError: typeof SdkHttpError;
   AjvJsonSchemaValidator: typeof AjvJsonSchemaValidator;
 }
 let clientSide: Promise<ClientSide> | undefined;
@@ -522,18 +638,18 @@ let clientSide: Promise<ClientSide> | undefined;
 let loadedClientSide: ClientSide | undefined;
 function loadClientSide(): Promise<ClientSide> {
   clientSide ??= Promise.all([
-    import("@modelcontextprotocol/sdk/client/index.js"),
-    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
-    import("@modelcontextprotocol/sdk/client/auth.js"),
+    import("@modelcontextprotocol/client"),
     import("./bounded-stdio-transport.js"),
-    import("@modelcontextprotocol/sdk/validation/ajv"),
-  ]).then(([client, http, auth, stdio, validation]) => {
+    import("@modelcontextprotocol/client/validators/ajv"),
+  ]).then(([client, stdio, validation]) => {
     loadedClientSide = {
       Client: client.Client,
-      StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+      StreamableHTTPClientTransport: client.StreamableHTTPClientTransport,
       BoundedStdioClientTransport: stdio.BoundedStdioClientTransport,
-      UnauthorizedError: auth.UnauthorizedError,
-      StreamableHTTPError: http.StreamableHTTPError,
+      UnauthorizedError: client.UnauthorizedError,
+      SdkError: client.SdkError,
+      SdkErrorCode: client.SdkErrorCode,
+      SdkHttpError: client.SdkHttpError,
       AjvJsonSchemaValidator: validation.AjvJsonSchemaValidator,
     };
     return loadedClientSide;
@@ -547,4 +663,51 @@ function loadClientSide(): Promise<ClientSide> {
 /** The OAuth client of a server whose context names none: its token file, no interaction. */
 function defaultOAuthProvider(server: string, config: HttpServerConfig): CairnOAuthProvider {
   return new CairnOAuthProvider({ server, config, store: new FileOAuthStore(oauthDir(), server, config.url) });
+}
+
+/** The freshness a tools/list page claims (ttlMs, bounded by MAX_LIST_TTL_MS); 0 when it claims none. */
+function listTtl(page: unknown): number {
+  const ttl = (page as { ttlMs?: unknown }).ttlMs;
+  if (typeof ttl !== "number" || !Number.isFinite(ttl) || ttl <= 0) return 0;
+  return Math.min(ttl, MAX_LIST_TTL_MS);
+}
+
+/**
+ * One page of tools/list. The SDK's listTools() without a cursor walks every page itself and holds them all (a server
+ * that pages forever makes it throw): the first page is asked for as a plain request, and gets the SDK's check of
+ * its tools (SEP-2243: a tool with an invalid x-mcp-header declaration is dropped) as later pages do. That check is
+ * private in the SDK: its absence fails the first listing (and the tests), never silently (decision 0262).
+ */
+async function listPage(client: Client, cursor: string | undefined, timeoutMs: number): Promise<ListToolsResult> {
+  // As the SDK's listTools(): a server that declares no tools has none (and is not asked).
+  if (client.getServerCapabilities()?.tools === undefined) return { tools: [] };
+  if (cursor !== undefined) return client.listTools({ cursor }, { timeout: timeoutMs });
+  const page = await client.request({ method: "tools/list", params: {} }, { timeout: timeoutMs });
+  const sdk = client as unknown as { _excludeInvalidXMcpHeaderTools?: (page: ListToolsResult) => void };
+  if (typeof sdk._excludeInvalidXMcpHeaderTools !== "function") {
+    throw new Error("the MCP SDK's client changed (no _excludeInvalidXMcpHeaderTools): update listPage");
+  }
+  sdk._excludeInvalidXMcpHeaderTools(page);
+  return page;
+}
+
+/** True for a 2026-07-28 `input_required` answer (the SDK hands it back with `allowInputRequired`). */
+function isInputRequired(result: unknown): boolean {
+  return (result as { resultType?: unknown } | null)?.resultType === "input_required";
+}
+
+/** What an input_required answer asks: each input request's method and message, at most 20 of them. */
+function questionsOf(result: unknown): UpstreamQuestion[] {
+  const requests = (result as { inputRequests?: unknown }).inputRequests;
+  if (typeof requests !== "object" || requests === null) return [{ method: "input" }];
+  return Object.values(requests)
+    .slice(0, 20)
+    .map((request) => {
+      const { method, params } = (request ?? {}) as { method?: unknown; params?: { message?: unknown } };
+      const message = params?.message;
+      return {
+        method: typeof method === "string" ? method.slice(0, 100) : "input",
+        ...(typeof message === "string" ? { message } : {}),
+      };
+    });
 }

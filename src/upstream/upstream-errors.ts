@@ -1,7 +1,7 @@
 // How failures of upstream connections and calls become Cairn's words and error codes. Pure: deciding that a
 // connection is dead, and acting on it, is the connection's job.
 import { statSync } from "node:fs";
-import { McpError, ErrorCode as McpErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { isStdioServer, type ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode, isCairnError } from "../errors.js";
 import { redactSecrets } from "../log.js";
@@ -28,7 +28,7 @@ export function callError(error: unknown, call: FailedCall): CairnError | undefi
   if (call.signal?.aborted) {
     return new CairnError(ErrorCode.CANCELLED, `call to ${name} was cancelled`, { cause: error });
   }
-  if (error instanceof McpError && error.code === McpErrorCode.RequestTimeout) {
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
     return new CairnError(
       ErrorCode.TOOL_TIMEOUT,
       `${name} did not answer within ${timeoutMs} ms and was cancelled: ask for less, or raise timeout_ms of ` +
@@ -45,13 +45,86 @@ export function callError(error: unknown, call: FailedCall): CairnError | undefi
       { name: "ToolCallError", cause: error, data: { server, tool, limit } },
     );
   }
-  if (error instanceof McpError && error.code !== McpErrorCode.ConnectionClosed) {
+  if (error instanceof ProtocolError) {
+    return new CairnError(ErrorCode.TOOL_FAILED, `${name} failed: ${redactSecrets(error.message)}`, {
+      cause: error,
+      data: { server, tool },
+    });
+  }
+  // The SDK refused the reply itself (a result that fails its schema, an era's unknown method): the connection lives.
+  if (error instanceof SdkError && SDK_CALL_FAILURES.has(error.code)) {
     return new CairnError(ErrorCode.TOOL_FAILED, `${name} failed: ${redactSecrets(error.message)}`, {
       cause: error,
       data: { server, tool },
     });
   }
   return undefined;
+}
+
+/** SDK errors of one call that leave the connection as it was. */
+const SDK_CALL_FAILURES: ReadonlySet<string> = new Set([
+  SdkErrorCode.InvalidResult,
+  SdkErrorCode.UnsupportedResultType,
+  SdkErrorCode.MethodNotSupportedByProtocolVersion,
+  SdkErrorCode.CapabilityNotSupported,
+]);
+
+/** JSON-RPC code of "the request's client capabilities do not declare the required capability" (2026-07-28). */
+const MISSING_CLIENT_CAPABILITY = -32_021;
+/** Characters of one question of an upstream shown in the refusal. */
+const SHOWN_QUESTION_CHARS = 200;
+
+/** What an upstream asks in one input request of an input_required answer: its method and message. */
+export interface UpstreamQuestion {
+  method: string;
+  message?: string;
+}
+
+/**
+ * TOOL_FAILED for an upstream that needs input from the person mid-call (MCP 2026-07-28 `input_required`, or its
+ * refusal to go on because Cairn declared no elicitation): Cairn relays no upstream's questions (decision 0262). The
+ * message names the server, the tool and what it asked. Undefined for any other failure.
+ */
+export function inputRequiredRefusal(
+  error: unknown,
+  call: Pick<FailedCall, "server" | "tool">,
+  questions?: readonly UpstreamQuestion[],
+): CairnError | undefined {
+  const { server, tool } = call;
+  const name = `${server}.${tool}`;
+  const found =
+    questions !== undefined
+      ? questions
+      : error instanceof ProtocolError && error.code === MISSING_CLIENT_CAPABILITY
+        ? [{ method: "input", message: error.message }]
+        : error instanceof SdkError &&
+            error.code === SdkErrorCode.UnsupportedResultType &&
+            (error.data as { resultType?: unknown } | undefined)?.resultType === "input_required"
+          ? [{ method: "input" }]
+          : undefined;
+  if (found === undefined) return undefined;
+  // A server's words, shown to the agent: cut, and without any secret Cairn knows.
+  const asked = found.map(({ method, message }) => ({
+    method,
+    ...(message === undefined ? {} : { message: redactSecrets(cutText(message)) }),
+  }));
+  const shown = asked
+    .map(({ method, message }) => (message === undefined ? method : `${method}: ${JSON.stringify(message)}`))
+    .join("; ");
+  return new CairnError(
+    ErrorCode.TOOL_FAILED,
+    `${name} asked for input in the middle of the call (${shown}). Cairn does not pass an upstream server's ` +
+      "questions on to the person and never answers them itself: call the tool with arguments that need no " +
+      "question, or use the server from a client that can answer it",
+    {
+      cause: error,
+      data: { server, tool, input_required: asked },
+    },
+  );
+}
+
+function cutText(text: string): string {
+  return text.length <= SHOWN_QUESTION_CHARS ? text : `${text.slice(0, SHOWN_QUESTION_CHARS)}…`;
 }
 
 /**
@@ -63,7 +136,7 @@ export function describeConnectError(error: unknown, server?: ServerConfig): str
 }
 
 function connectErrorText(error: unknown, server: ServerConfig | undefined): string {
-  if (error instanceof McpError && error.code === McpErrorCode.ConnectionClosed) {
+  if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) {
     return "the server closed its connection or exited (its stderr is in Cairn's log)";
   }
   const limit = overLimit(error);
@@ -85,7 +158,8 @@ function connectErrorText(error: unknown, server: ServerConfig | undefined): str
   }
   if (code === "EACCES") return "the command is not executable: check its path and permissions (chmod +x)";
   const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/^MCP error -?\d+: /, "");
+  // One line: the SDK quotes a failed result check as indented JSON.
+  return message.replace(/^MCP error -?\d+: /, "").replace(/\s*\n\s*/g, " ");
 }
 
 /** Why `dir` cannot be a working directory, or undefined when it can. */
@@ -99,6 +173,6 @@ function directoryProblem(dir: string): string | undefined {
 
 /** The max_reply_bytes a failed call's reply passed, when that is why it failed. */
 function overLimit(error: unknown): number | undefined {
-  if (error instanceof McpError) return replyTooLargeLimit(error.code, error.data);
+  if (error instanceof ProtocolError) return replyTooLargeLimit(error.code, error.data);
   return error instanceof ReplyTooLargeError ? error.limit : undefined;
 }

@@ -1,10 +1,11 @@
 // The user's upstream MCP servers (stdio children or Streamable HTTP) as one manager: start, list, route calls, tell
 // listeners what changed. A broken or slow server never stops the others: it is reported "connecting" or
 // "unavailable", and each later call waits for it or retries it once (upstream-connection.ts: one server's lifecycle).
-import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
+import type { TraceContext } from "./trace-context.js";
 import {
   type ConnectionContext,
   DEFAULT_STARTUP_TIMEOUT_MS,
@@ -34,7 +35,20 @@ interface CallToolOptions {
    * extend the deadline.
    */
   onProgress?: (progress: Progress) => void;
+  /**
+   * The trace the call belongs to (the run's: passed on from the request that started it, or minted for it): the
+   * upstream receives a child span of it as `traceparent` (and `tracestate`) in the call's `_meta`.
+   */
+  trace?: TraceContext | undefined;
 }
+
+/**
+ * An upstream's reply as the SDK gives it. `structuredContent` keeps the 2025 object type the server layer reads;
+ * 2026-07-28 allows any JSON value there (SEP-2106), which map-result.ts and the server's reply take as they come.
+ */
+export type UpstreamCallResult = CallToolResult & {
+  structuredContent?: { [key: string]: unknown };
+};
 
 interface UpstreamManagerOptions {
   /** Deadline for spawning (or reaching), initializing and listing a server whose config sets no startup_timeout_ms. @default 30000 */
@@ -61,12 +75,17 @@ export interface UpstreamManager {
   /** Whether `server` is configured. */
   has(server: string): boolean;
   list(): UpstreamStatus[];
+  /**
+   * The MCP version `server` speaks on its live connection: 2026-07-28 when it offered it through server/discover,
+   * else the 2025 version of its initialize. Undefined while it is not connected (or not configured).
+   */
+  protocolVersion(server: string): string | undefined;
   callTool(
     server: string,
     tool: string,
     args: Record<string, unknown>,
     options?: CallToolOptions,
-  ): Promise<CallToolResult>;
+  ): Promise<UpstreamCallResult>;
   /** Calls `listener(server)` whenever a server's status or tool list changes. Returns an unsubscribe function. */
   onChange(listener: (server: string) => void): () => void;
   close(): Promise<void>;
@@ -114,6 +133,10 @@ export function createUpstreamManager(
 
     has: (server) => connections.has(server),
 
+    protocolVersion(server) {
+      return connections.get(server)?.protocolVersion();
+    },
+
     list() {
       return [...connections.values()].map((conn) => {
         const { status, cause, tools } = conn.state();
@@ -142,7 +165,8 @@ export function createUpstreamManager(
         callOptions.timeoutMs ?? conn.config.timeout_ms,
         callOptions.signal,
         callOptions.onProgress,
-      );
+        callOptions.trace,
+      ) as Promise<UpstreamCallResult>;
     },
 
     onChange(listener) {
