@@ -62,7 +62,11 @@ async function startHttp() {
 async function connect(era, transport, url) {
   const client = newClient(era);
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-eras-stdio-"));
-  const stdio = { command: process.execPath, args: [MAIN, "serve", "--workspace", join(dir, "ws")], stderr: "pipe" };
+  const stdio = {
+    command: process.execPath,
+    args: [MAIN, "serve", "--workspace", join(dir, "ws")],
+    stderr: /** @type {const} */ ("pipe"),
+  };
   const requestInit = { headers: { Authorization: `Bearer ${TOKEN}` } };
   const t =
     transport === "stdio"
