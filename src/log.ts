@@ -28,11 +28,10 @@ const credentials = new Set<string>();
  */
 export function registerSecret(value: string): void {
   if (value.length < MIN_SECRET_CHARS) return;
-  // A value with line breaks also comes back with them folded to spaces (fetch's Headers quote a header value so in
-  // their error), or one line at a time (a log line per line): each of those forms is the secret too.
-  const lines = /[\r\n]/.test(value) ? value.split(/\r\n|\r|\n/).map((line) => line.trim()) : [];
+  // A value with line breaks also comes back with them folded to spaces: fetch's Headers quote a header value so in
+  // their error. (Its lines alone are not registered: a short line is an ordinary word, and would blank it out.)
   const forms = new Set(
-    [value, JSON.stringify(value).slice(1, -1), value.trim(), value.replace(/\s+/g, " ").trim(), ...lines].filter(
+    [value, JSON.stringify(value).slice(1, -1), value.trim(), value.replace(/\s+/g, " ").trim()].filter(
       (v) => v.length >= MIN_SECRET_CHARS,
     ),
   );

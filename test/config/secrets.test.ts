@@ -147,13 +147,12 @@ describe("redactSecrets", () => {
     expect(redactSecrets("x token-long-one y")).toBe("x [redacted] y");
   });
 
-  it("replaces a value with line breaks also folded to spaces and line by line (issue 27)", () => {
+  it("replaces a value with line breaks also folded to spaces (issue 27)", () => {
     // fetch's Headers quote an invalid header value with its line break folded: "Bearer s3cr3t Injected: 1".
     registerSecret("Bearer folded-secret-42\nInjected: 1");
     expect(redactSecrets('"Bearer folded-secret-42 Injected: 1" is an invalid header value')).toBe(
       '"[redacted]" is an invalid header value',
     );
-    expect(redactSecrets("line one: Bearer folded-secret-42")).toBe("line one: [redacted]");
   });
 
   it("applies to every log line, message and fields", () => {
