@@ -40,8 +40,19 @@ export interface RunContext {
   askPerson?: AskPerson | undefined;
   /** Stops this call's run deadline until the returned function is called (a person deciding); the executor bounds it. */
   holdDeadline?: (() => () => void) | undefined;
+  /** The trace of the request that started the run (or one minted for it); absent outside a served request. */
+  trace?: RunTrace | undefined;
   /** Saved snippets the run's run_saved calls loaded (saved-bindings.ts), listed in its reply. */
   savedRuns?: { name: string; artifact_id: string; version: number }[] | undefined;
+}
+
+/**
+ * The W3C trace a run belongs to (restated from upstream/trace-context.ts: codemode imports no upstream): each
+ * upstream call of the run is sent as a child span of it (decision 0262).
+ */
+export interface RunTrace {
+  traceparent: string;
+  tracestate?: string | undefined;
 }
 
 /** A person's answer to an approval request (upstream/approval-gate.ts AskPerson, restated: codemode imports no upstream). */

@@ -5,7 +5,7 @@ import { CairnError, ErrorCode } from "../errors.js";
 import type { ExecutionError, ExecutionResult, Executor } from "../sandbox/executor.js";
 import type { ArtifactInfo } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
-import type { AskPerson, Bindings, RunContext, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
+import type { AskPerson, Bindings, RunContext, RunTrace, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
 import { encodeInputs } from "./inputs.js";
 import type { LoadedSnippet, SavedSnippetRun, SavedSnippets } from "./saved.js";
 import { mentionsRunSaved, withRunSaved } from "./saved-runtime.js";
@@ -66,6 +66,8 @@ const HOST_CALL_NAMES = 32;
 export interface RunExtras {
   /** Asks the person behind the host to approve an upstream call (MCP elicitation); absent when it cannot ask. */
   askPerson?: AskPerson | undefined;
+  /** The trace of the request that started the run; its upstream calls are sent as child spans of it. */
+  trace?: RunTrace | undefined;
 }
 
 export interface CodeRunner {
@@ -144,6 +146,7 @@ export function createCodeRunner(
         upstreamProgress: observer && ((capability, progress) => observer.upstreamProgress(capability, progress)),
         upstreamCalls: capturing && [],
         askPerson: extras?.askPerson,
+        trace: extras?.trace,
         savedRuns: [],
       };
       const hostCalls: Record<string, number> = Object.create(null);

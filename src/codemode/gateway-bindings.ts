@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { CairnError, ErrorCode } from "../errors.js";
 import type { Capability } from "../registry/capability.js";
-import type { AskPerson, Bindings, RunContext, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
+import type { AskPerson, Bindings, RunContext, RunTrace, UpstreamCallRecord, UpstreamProgress } from "./bindings.js";
 
 /** The calls the gateway offers (an interface, so codemode does not depend on how upstreams are reached). */
 export interface GatewayPort {
@@ -23,6 +23,8 @@ export interface GatewayPort {
         holdDeadline?: (() => () => void) | undefined;
         actor?: { name: string; role: string } | undefined;
       };
+      /** The run's trace: the call is sent as a child span of it. */
+      trace?: RunTrace | undefined;
     },
   ): Promise<unknown>;
 }
@@ -72,6 +74,7 @@ export function defineGatewayBindings(bindings: Bindings, options: GatewayBindin
         return { handle: info.handle };
       },
       approval: { ask: ctx.askPerson, holdDeadline: ctx.holdDeadline, actor: ctx.session.actor },
+      ...(ctx.trace === undefined ? {} : { trace: ctx.trace }),
     });
     return ctx.upstreamCalls === undefined ? call : recorded(call, name, args, ctx.upstreamCalls);
   };

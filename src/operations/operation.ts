@@ -2,7 +2,7 @@
 // where it is exposed) from which the MCP tool, the snippet function, the describe_tools entry, the namespace line,
 // the CLI command and the README row are all derived. Adding an operation is one module in operations/ and its tests.
 import type { z } from "zod";
-import type { AskPerson } from "../codemode/bindings.js";
+import type { AskPerson, RunTrace } from "../codemode/bindings.js";
 import type { CodeRunner, RunObserver } from "../codemode/execute-code.js";
 import type { Actor, Role } from "../config/identity.js";
 import type { Profile } from "../config/profiles.js";
@@ -86,6 +86,8 @@ export interface OperationContext {
    * absent when the surface cannot ask (a client without elicitation, the CLI).
    */
   askPerson?: AskPerson | undefined;
+  /** The W3C trace of the request (or one minted for it): upstream calls are sent as child spans of it. */
+  trace?: RunTrace | undefined;
   /**
    * The exact text this surface sends for an answer, which max_tokens counts (the tool: the CallToolResult JSON; the
    * CLI: what it prints); undefined when the answer would not be sent whole (a tool reply past view_chars is spilled).

@@ -17,6 +17,7 @@ import { toJsonSchema } from "../operations/json-schema.js";
 import { argumentProblems } from "../registry/arguments.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
+import { mintTraceContext, readTraceContext } from "../upstream/trace-context.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { approvalAsker } from "./approval-elicitation.js";
 import { ProgressReporter } from "./progress.js";
@@ -201,7 +202,9 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
       // approvals are multi round-trip requests (decision 0260).
       const askPerson =
         !isModern(ctx) && server.getClientCapabilities()?.elicitation?.form ? approvalAsker(ctx) : undefined;
-      const reply = await tool.handler(parsed.data, { session, signal: ctx.mcpReq.signal, progress, askPerson });
+      // The caller's trace (2026-07-28 puts it in _meta; a 2025 request may carry it there too), else a new one.
+      const trace = readTraceContext(request.params._meta ?? ctx.mcpReq._meta) ?? mintTraceContext();
+      const reply = await tool.handler(parsed.data, { session, signal: ctx.mcpReq.signal, progress, askPerson, trace });
       text = reply.text;
       isError = reply.isError ?? false;
       media = reply.media ?? [];

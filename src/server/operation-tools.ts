@@ -35,6 +35,7 @@ export function operationTools(
             surface: "tool",
             observer: ctx.progress,
             askPerson: ctx.askPerson,
+            trace: ctx.trace,
             replyText: (answer) => sentResult(jsonReply(answer).text, viewChars),
           });
         } catch (error) {

@@ -5,6 +5,7 @@ import type { AskPerson } from "../codemode/bindings.js";
 import type { RunObserver } from "../codemode/execute-code.js";
 import type { Role } from "../config/identity.js";
 import type { Session } from "../session/session.js";
+import type { TraceContext } from "../upstream/trace-context.js";
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -21,6 +22,8 @@ export interface ToolContext {
   progress?: RunObserver | undefined;
   /** Asks the person behind the host (MCP form elicitation); present only when the client declared it. */
   askPerson?: AskPerson | undefined;
+  /** The request's W3C trace context, or one minted for the call (decision 0262). */
+  trace?: TraceContext | undefined;
 }
 
 /** A handler's answer: the text the client reads (spilled by the server when too long) and whether it failed. */

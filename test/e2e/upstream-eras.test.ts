@@ -87,3 +87,44 @@ describe("cairn upstream check", () => {
     expect((await check("everything")).protocol).toMatch(/^2025-/);
   });
 });
+
+describe("trace context through cairn serve (decision 0262)", () => {
+  const INCOMING = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+  const SNIPPET = `
+    const a = await modern.echo({ text: "one" });
+    const b = await modern.echo({ text: "two" });
+    return [a.meta?.traceparent ?? null, b.meta?.traceparent ?? null, a.meta?.tracestate ?? null];
+  `;
+  const traced = async (meta?: Record<string, string>) => {
+    const result = (await c.client.callTool({
+      name: "execute_code",
+      arguments: { code: SNIPPET },
+      ...(meta ? { _meta: meta } : {}),
+    })) as { content: { type: string; text?: string }[] };
+    return JSON.parse(result.content[0]?.text ?? "{}").value as [string, string, string | null];
+  };
+
+  it("sends each upstream call of a run as a child span of the request's traceparent, tracestate kept", async () => {
+    const [first, second, state] = await traced({ traceparent: INCOMING, tracestate: "vendor=1" });
+    for (const sent of [first, second]) {
+      const [, trace, parent, flags] = TRACEPARENT.exec(sent) ?? [];
+      expect(trace).toBe("0af7651916cd43dd8448eb211c80319c");
+      expect(flags).toBe("01");
+      expect(parent).not.toBe("b7ad6b7169203331");
+    }
+    expect(first).not.toBe(second);
+    expect(state).toBe("vendor=1");
+  });
+
+  it("mints one trace per call without one, and ignores a malformed traceparent", async () => {
+    for (const meta of [undefined, { traceparent: "00-zz-b7ad6b7169203331-01" }]) {
+      const [first, second] = await traced(meta);
+      const [again] = await traced(meta);
+      const trace = (s: string) => TRACEPARENT.exec(s)?.[1];
+      expect(trace(first)).toBeDefined();
+      expect(trace(second)).toBe(trace(first));
+      expect(trace(again)).not.toBe(trace(first));
+    }
+  });
+});

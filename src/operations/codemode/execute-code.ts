@@ -41,6 +41,9 @@ export const executeCode: OperationFactory = (config) => {
     role: "reader",
     tool: { profiles: ["minimal", "agent", "runtime", "full"] },
     handler: async (args, ctx) =>
-      ctx.services.runner.run(ctx.session, args, ctx.signal, ctx.observer, { askPerson: ctx.askPerson }),
+      ctx.services.runner.run(ctx.session, args, ctx.signal, ctx.observer, {
+        askPerson: ctx.askPerson,
+        trace: ctx.trace,
+      }),
   });
 };

@@ -48,6 +48,7 @@ export function directTools(
           const result = await deps.manager.callTool(server, tool, args, {
             signal: ctx.signal,
             ...(progress ? { onProgress: (p) => progress.upstreamProgress(capability.name, p) } : {}),
+            trace: ctx.trace,
           });
           return toReply(result, deps.output, async (bytes, mediaType) => {
             const info = await ctx.session.artifacts.save(bytes, { media_type: mediaType });
