@@ -1,4 +1,4 @@
-// The seccomp program every sandboxed program runs under (decision 0250): no Unix-domain sockets, no io_uring. A
+// The seccomp program every sandboxed program runs under (decision 0250): no Unix-domain or vsock sockets, no io_uring. A
 // read-only bind mount does not stop connect() to a socket file, and io_uring's socket and connect operations pass
 // beside seccomp, so these two are the ways out of the sandbox's empty network that the mounts leave open.
 // Classic BPF, written out by hand for the two architectures bubblewrap is used on; any other gets no filter.
@@ -21,6 +21,8 @@ const ARG0_LOW = 16;
 const EACCES = 13;
 const ENOSYS = 38;
 const AF_UNIX = 1;
+/** Not namespaced: with an empty network namespace a program still reaches the hypervisor's and the host's services. */
+const AF_VSOCK = 40;
 const X32_SYSCALL_BIT = 0x40000000;
 
 interface Architecture {
@@ -41,7 +43,7 @@ type Instruction = [code: number, jt: number, jf: number, k: number];
 /**
  * The compiled filter for `arch` (default: this process's), or undefined where none is written. A system call of
  * another architecture (a 32-bit program on a 64-bit kernel) kills the program: its numbers mean other calls.
- * `socket(AF_UNIX, …)` and `io_uring_setup` fail with EACCES; `socketpair` and every other call are allowed.
+ * `socket(AF_UNIX, …)`, `socket(AF_VSOCK, …)` and `io_uring_setup` fail with EACCES; `socketpair` and every other call are allowed.
  */
 export function seccompFilter(arch: NodeJS.Architecture = process.arch): Buffer | undefined {
   const a = ARCHITECTURES[arch];
@@ -57,11 +59,12 @@ export function seccompFilter(arch: NodeJS.Architecture = process.arch): Buffer 
           [BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | ENOSYS],
         ] satisfies Instruction[])
       : []),
-    // io_uring_setup: jump to the refusal 3 ahead; socket: look at its domain; anything else: allow.
-    [BPF_JEQ_K, 3, 0, a.ioUringSetup],
-    [BPF_JEQ_K, 0, 3, a.socket],
+    // io_uring_setup: jump to the refusal 4 ahead; socket: look at its domain; anything else: allow.
+    [BPF_JEQ_K, 4, 0, a.ioUringSetup],
+    [BPF_JEQ_K, 0, 4, a.socket],
     [BPF_LD_W_ABS, 0, 0, ARG0_LOW],
-    [BPF_JEQ_K, 0, 1, AF_UNIX],
+    [BPF_JEQ_K, 1, 0, AF_UNIX],
+    [BPF_JEQ_K, 0, 1, AF_VSOCK],
     [BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | EACCES],
     [BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW],
   ];

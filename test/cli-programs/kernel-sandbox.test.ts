@@ -5,10 +5,12 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
+  closeSync,
   existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -310,6 +312,69 @@ describe.skipIf(!sandbox.ok || !sandbox.sandbox.filter)("issue 27: Unix sockets 
     });
     expect(body).toBe("hi");
     connections = 0;
+  });
+});
+
+describe.skipIf(!sandbox.ok)("issue 27: ways past the kernel sandbox found by attack", () => {
+  it("issue 27: a descriptor Cairn inherited open for writing is /dev/null to the program", () => {
+    // Whatever starts Cairn may leave a file open without close-on-exec (`cairn serve 100>>log`); Node hands such a
+    // descriptor to every child, and bwrap hands it into the sandbox, where /proc/self/fd/100 writes through it.
+    // (Node marks the lowest few close-on-exec at its start; one further up stays inherited.)
+    const outside = join(root, "inherited.log");
+    writeFileSync(outside, "canary\n");
+    const built = join(import.meta.dirname, "../../dist/cli-programs/cli-runner.js");
+    const script = `
+      const { createCliRunner } = await import(${JSON.stringify(built)});
+      const { ConfigSchema } = await import(${JSON.stringify(join(built, "../../config/schema.js"))});
+      const { createLogger } = await import(${JSON.stringify(join(built, "../../log.js"))});
+      const cli = ConfigSchema.parse({ cli: { mode: "allowlist", allow: ["sh"], programs: { sh: { allow_any_arguments: true } } } }).cli;
+      const runner = createCliRunner(cli, { cwd: ${JSON.stringify(CANARY)}, logger: createLogger("cli", () => {}) });
+      const result = await runner.run("sh", ["-c", "echo x > /proc/self/fd/100; readlink /proc/self/fd/100"]);
+      console.log(JSON.stringify(result));
+      await runner.close();`;
+    const fd = openSync(outside, "a");
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe", ...Array(97).fill("ignore"), fd],
+    });
+    closeSync(fd);
+    const result = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}");
+    expect(result.stdout).toBe("/dev/null\n");
+    expect(readFileSync(outside, "utf8")).toBe("canary\n");
+  });
+
+  it("issue 27: a workspace inside a working directory under /tmp stays hidden", async () => {
+    // The working directory under /tmp is re-bound over the scratch; the workspace in it must be hidden again after.
+    const project = mkdtempSync(join("/tmp", "cairn-project-"));
+    const workspace = join(project, ".cairn");
+    mkdirSync(workspace);
+    writeFileSync(join(workspace, "catalog.db"), "secret");
+    writeFileSync(join(project, "notes.txt"), "visible\n");
+    const runner = createCliRunner(config(true), { cwd: project, env, logger: quiet, hidden: [workspace] });
+    try {
+      expect(await runner.run("cat", ["notes.txt"])).toMatchObject({ exit_code: 0, stdout: "visible\n" });
+      const listing = await runner.run("sh", ["-c", "ls -A .cairn; cat .cairn/catalog.db"]);
+      expect(listing.stdout).toBe("");
+      expect(listing.exit_code).not.toBe(0);
+    } finally {
+      await runner.close();
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+
+  const perl = findOnPath("perl", process.env.PATH ?? "");
+  it.skipIf(perl === undefined)("issue 27: no vsock socket is made, with or without the network", async () => {
+    // vsock is not namespaced: from an empty network namespace it still reaches the hypervisor (CID 2) and the host.
+    const probe = 'socket(S, 40, 1, 0) ? print "made" : print "refused: $!"';
+    const granted = createCliRunner(config(true, ["sh"]), { cwd: CANARY, env, logger: quiet });
+    try {
+      for (const runner of [open, granted]) {
+        const result = await runner.run("sh", ["-c", `perl -e '${probe}'`]);
+        expect(result.stdout).toBe("refused: Permission denied");
+      }
+    } finally {
+      await granted.close();
+    }
   });
 });
 
