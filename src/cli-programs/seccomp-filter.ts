@@ -1,6 +1,7 @@
-// The seccomp program every sandboxed program runs under (decision 0250): no Unix-domain or vsock sockets, no io_uring. A
-// read-only bind mount does not stop connect() to a socket file, and io_uring's socket and connect operations pass
-// beside seccomp, so these two are the ways out of the sandbox's empty network that the mounts leave open.
+// The seccomp program every sandboxed program runs under (decision 0250): no Unix-domain or vsock sockets, no
+// io_uring, no change to the signal that ends the program with bwrap. A read-only bind mount does not stop connect()
+// to a socket file, vsock is not namespaced, and io_uring's socket and connect operations pass beside seccomp, so
+// these are the ways out of the sandbox's empty network that the mounts leave open.
 // Classic BPF, written out by hand for the two architectures bubblewrap is used on; any other gets no filter.
 
 /** The file descriptor bubblewrap reads the compiled filter from (`--seccomp FD`). */
@@ -18,24 +19,27 @@ const SECCOMP_RET_ALLOW = 0x7fff0000;
 const NR = 0;
 const ARCH = 4;
 const ARG0_LOW = 16;
+const EPERM = 1;
 const EACCES = 13;
 const ENOSYS = 38;
 const AF_UNIX = 1;
 /** Not namespaced: with an empty network namespace a program still reaches the hypervisor's and the host's services. */
 const AF_VSOCK = 40;
+const PR_SET_PDEATHSIG = 1;
 const X32_SYSCALL_BIT = 0x40000000;
 
 interface Architecture {
   audit: number;
   socket: number;
   ioUringSetup: number;
+  prctl: number;
   /** x86-64 also takes x32 system calls (numbers with X32_SYSCALL_BIT) under the same audit architecture. */
   x32: boolean;
 }
 
 const ARCHITECTURES: Partial<Record<NodeJS.Architecture, Architecture>> = {
-  x64: { audit: 0xc000003e, socket: 41, ioUringSetup: 425, x32: true },
-  arm64: { audit: 0xc00000b7, socket: 198, ioUringSetup: 425, x32: false },
+  x64: { audit: 0xc000003e, socket: 41, ioUringSetup: 425, prctl: 157, x32: true },
+  arm64: { audit: 0xc00000b7, socket: 198, ioUringSetup: 425, prctl: 167, x32: false },
 };
 
 type Instruction = [code: number, jt: number, jf: number, k: number];
@@ -43,7 +47,9 @@ type Instruction = [code: number, jt: number, jf: number, k: number];
 /**
  * The compiled filter for `arch` (default: this process's), or undefined where none is written. A system call of
  * another architecture (a 32-bit program on a 64-bit kernel) kills the program: its numbers mean other calls.
- * `socket(AF_UNIX, …)`, `socket(AF_VSOCK, …)` and `io_uring_setup` fail with EACCES; `socketpair` and every other call are allowed.
+ * `socket(AF_UNIX, …)`, `socket(AF_VSOCK, …)` and `io_uring_setup` fail with EACCES; `prctl(PR_SET_PDEATHSIG, …)`
+ * fails with EPERM (bubblewrap set it before the filter: the program dies with bwrap); `socketpair` and every other
+ * call are allowed.
  */
 export function seccompFilter(arch: NodeJS.Architecture = process.arch): Buffer | undefined {
   const a = ARCHITECTURES[arch];
@@ -59,12 +65,17 @@ export function seccompFilter(arch: NodeJS.Architecture = process.arch): Buffer 
           [BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | ENOSYS],
         ] satisfies Instruction[])
       : []),
-    // io_uring_setup: jump to the refusal 4 ahead; socket: look at its domain; anything else: allow.
-    [BPF_JEQ_K, 4, 0, a.ioUringSetup],
-    [BPF_JEQ_K, 0, 4, a.socket],
+    // io_uring_setup: jump to the EACCES refusal; prctl: look at its option; socket: look at its domain; else allow.
+    [BPF_JEQ_K, 8, 0, a.ioUringSetup],
+    [BPF_JEQ_K, 4, 0, a.prctl],
+    [BPF_JEQ_K, 0, 7, a.socket],
     [BPF_LD_W_ABS, 0, 0, ARG0_LOW],
-    [BPF_JEQ_K, 1, 0, AF_UNIX],
-    [BPF_JEQ_K, 0, 1, AF_VSOCK],
+    [BPF_JEQ_K, 4, 0, AF_UNIX],
+    [BPF_JEQ_K, 3, 4, AF_VSOCK],
+    // prctl(PR_SET_PDEATHSIG, …): the program, PID 1 of its namespace, would outlive a Cairn killed outright.
+    [BPF_LD_W_ABS, 0, 0, ARG0_LOW],
+    [BPF_JEQ_K, 0, 2, PR_SET_PDEATHSIG],
+    [BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | EPERM],
     [BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | EACCES],
     [BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW],
   ];

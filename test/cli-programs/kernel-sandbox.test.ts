@@ -2,7 +2,7 @@
 // any arguments, try to create, change or delete files outside their scratch /tmp, and to reach a listener on
 // loopback; a canary tree (the programs' working directory, HOME, a workspace) must come out byte for byte the same,
 // the listener must hear nothing unless the program is granted the network, and the runner must answer afterwards.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
   closeSync,
@@ -363,6 +363,43 @@ describe.skipIf(!sandbox.ok)("issue 27: ways past the kernel sandbox found by at
   });
 
   const perl = findOnPath("perl", process.env.PATH ?? "");
+  it.skipIf(perl === undefined)(
+    "issue 27: a program that clears its parent-death signal still dies with Cairn",
+    async () => {
+      // The program is PID 1 of its namespace and bwrap set PR_SET_PDEATHSIG on it: had it cleared the signal (prctl
+      // PR_SET_PDEATHSIG 0), a Cairn killed outright would leave it, and everything it started, running.
+      const t = `cairn-orphan-${randomBytes(4).toString("hex")}`;
+      const prctl = process.arch === "arm64" ? 167 : 157;
+      const built = join(import.meta.dirname, "../../dist/cli-programs/cli-runner.js");
+      const program = `exec perl -e 'syscall(${prctl}, 1, 0); $0 = q(${t}); sleep 120'`;
+      const script = `
+      const { createCliRunner } = await import(${JSON.stringify(built)});
+      const sh = { allow_any_arguments: true, deny_options: [], allow_options: [], env: [] };
+      const cli = createCliRunner({ mode: "allowlist", allow: ["sh"], timeout_ms: 60000, max_concurrent: 1, confinement: "kernel", scratch_mb: 1, programs: { sh } }, {});
+      await cli.run("sh", ["-c", ${JSON.stringify(program)}]);`;
+      const named = () =>
+        readdirSync("/proc")
+          .filter((pid) => /^\d+$/.test(pid))
+          .filter((pid) => {
+            try {
+              return readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith(t);
+            } catch {
+              return false;
+            }
+          });
+      const cairn = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "ignore" });
+      try {
+        while (named().length === 0) await new Promise((resolve) => setImmediate(resolve));
+        cairn.kill("SIGKILL");
+        while (named().some((pid) => !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "))) {
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } finally {
+        for (const pid of named()) process.kill(Number(pid), "SIGKILL");
+      }
+    },
+  );
+
   it.skipIf(perl === undefined)("issue 27: no vsock socket is made, with or without the network", async () => {
     // vsock is not namespaced: from an empty network namespace it still reaches the hypervisor (CID 2) and the host.
     const probe = 'socket(S, 40, 1, 0) ? print "made" : print "refused: $!"';
