@@ -362,6 +362,43 @@ describe.skipIf(!sandbox.ok)("issue 27: ways past the kernel sandbox found by at
     }
   });
 
+  const python = findOnPath("python3", process.env.PATH ?? "");
+  it.skipIf(python === undefined)(
+    "issue 27: a Unix datagram socketpair cannot sendto() a listener's socket file",
+    async () => {
+      // A read-only mount does not stop sendto() to a socket path, and socket(AF_UNIX) is refused but socketpair was
+      // not: its datagram sockets send to any path (a stream or seqpacket pair stays with its peer).
+      const { execFile } = await import("node:child_process");
+      const path = join(root, "dgram.sock");
+      // The listener prints the first datagram it gets: the program's, or the sentinel sent from outside after it.
+      const listener = new Promise<string>((resolve) => {
+        execFile(
+          python as string,
+          [
+            "-c",
+            `import socket,os\ns=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(${JSON.stringify(path)}); os.chmod(${JSON.stringify(path)}, 0o777)\nprint(s.recv(100).decode())`,
+          ],
+          (_error, stdout) => resolve(stdout),
+        );
+      });
+      while (!existsSync(path)) await new Promise((resolve) => setImmediate(resolve));
+      const send = `import socket\ntry:\n  a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.sendto(b"escaped", ${JSON.stringify(path)}); print("sent")\nexcept OSError as e: print(e.strerror)`;
+      const result = await open.run("sh", ["-c", `${python} -c '${send}'`]);
+      expect(result.stdout).toBe("Permission denied\n");
+      execFileSync(python as string, [
+        "-c",
+        `import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"sentinel", ${JSON.stringify(path)})`,
+      ]);
+      expect(await listener).toBe("sentinel\n");
+      // Stream pairs, which programs use between their own processes, still work.
+      const pair = await open.run("sh", [
+        "-c",
+        `${python} -c 'import socket; a, b = socket.socketpair(); a.send(b"ok"); print(b.recv(2).decode())'`,
+      ]);
+      expect(pair.stdout).toBe("ok\n");
+    },
+  );
+
   const perl = findOnPath("perl", process.env.PATH ?? "");
   it.skipIf(perl === undefined)(
     "issue 27: a program that clears its parent-death signal still dies with Cairn",
