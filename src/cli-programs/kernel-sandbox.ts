@@ -3,7 +3,7 @@
 // No Unix-domain socket can be made inside (seccomp), so services' sockets anywhere on the read-only tree stay out of
 // reach; /tmp and /run, where they mostly live, are hidden as well.
 import { type ChildProcess, spawn } from "node:child_process";
-import { lstatSync, realpathSync } from "node:fs";
+import { lstatSync, openSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
 import { SECCOMP_FD, seccompFilter } from "./seccomp-filter.js";
 
@@ -128,17 +128,21 @@ function createKernelSandbox(bwrapPath: string, version: string, settings: Sandb
         "/tmp",
       ];
       for (const dir of hidden) args.push("--tmpfs", dir, "--remount-ro", dir);
-      // Cairn's state: what a program could read there (blobs, the catalog, approvals, tokens) is Cairn's to give.
-      for (const dir of settings.hidden.map(realCwd)) {
-        if (!isRealDirectory(dir) || isUnder(realCwd(cwd), [dir]) || isUnder(dir, ["/tmp", ...hidden])) continue;
-        args.push("--tmpfs", dir, "--remount-ro", dir);
-      }
       // DNS for a program granted the network, when /etc/resolv.conf points into /run (systemd-resolved, resolvconf).
       if (network && resolver !== undefined) args.push("--ro-bind", resolver, resolver);
       // A working directory under a hidden one is shown again, read-only; /tmp itself stays the scratch.
       const inside = realCwd(cwd);
       const covered = ["/tmp", "/dev", ...hidden];
-      if (isUnder(inside, covered) && !covered.includes(inside)) args.push("--ro-bind", inside, inside);
+      const rebound = isUnder(inside, covered) && !covered.includes(inside);
+      if (rebound) args.push("--ro-bind", inside, inside);
+      // Cairn's state: what a program could read there (blobs, the catalog, approvals, tokens) is Cairn's to give.
+      // Mounted after the working directory, so one inside a re-bound working directory (a project under /tmp with
+      // its workspace in it) is hidden again; one elsewhere under a covered directory is not visible anyway.
+      for (const dir of settings.hidden.map(realCwd)) {
+        if (!isRealDirectory(dir) || isUnder(inside, [dir])) continue;
+        if (isUnder(dir, covered) && !(rebound && isUnder(dir, [inside]))) continue;
+        args.push("--tmpfs", dir, "--remount-ro", dir);
+      }
       args.push("--chdir", inside, "--");
       return args;
     },
@@ -178,8 +182,47 @@ function isUnder(path: string, dirs: readonly string[]): boolean {
  * The stdio of a bwrap child: fd 3 for `--info-fd` (piped, or ignored), fd SECCOMP_FD for the filter. Node numbers
  * extra pipes by their place in the array, so fd 4 needs fd 3 to exist.
  */
-export function sandboxStdio(infoFd: "pipe" | "ignore"): ("ignore" | "pipe")[] {
-  return ["ignore", "pipe", "pipe", infoFd, "pipe"];
+export function sandboxStdio(infoFd: "pipe" | "ignore"): ("ignore" | "pipe" | number)[] {
+  const stdio: ("ignore" | "pipe" | number)[] = ["ignore", "pipe", "pipe", infoFd, "pipe"];
+  // Node passes every descriptor Cairn inherited without close-on-exec on to its children, and bwrap passes it into
+  // the sandbox: a file opened for writing by whatever started Cairn (`cairn serve 5>>log`), or a socket, would be
+  // the program's to write or connect through. Each one is replaced by /dev/null in the child.
+  for (const fd of inheritedDescriptors()) {
+    if (fd < stdio.length) continue;
+    while (stdio.length < fd) stdio.push("ignore");
+    stdio.push(devNull());
+  }
+  return stdio;
+}
+
+/** Cairn's descriptors above stderr that a child would inherit (no close-on-exec: Node opens its own with it). */
+function inheritedDescriptors(): number[] {
+  const O_CLOEXEC = 0o2000000;
+  const found: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc/self/fdinfo");
+  } catch {
+    return found;
+  }
+  for (const entry of entries) {
+    const fd = Number(entry);
+    if (!Number.isInteger(fd) || fd <= 2) continue;
+    try {
+      const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))?.[1];
+      if (flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0) found.push(fd);
+    } catch {
+      // Closed between the listing and the read (the listing's own descriptor among them).
+    }
+  }
+  return found.sort((a, b) => a - b);
+}
+
+let devNullFd: number | undefined;
+/** One read-only /dev/null kept open (close-on-exec) for the lifetime of Cairn, dup'ed into children. */
+function devNull(): number {
+  devNullFd ??= openSync("/dev/null", "r");
+  return devNullFd;
 }
 
 /** Writes the sandbox's filter to a bwrap child started with `sandboxStdio` (a closed pipe when it has none). */

@@ -2,13 +2,15 @@
 // any arguments, try to create, change or delete files outside their scratch /tmp, and to reach a listener on
 // loopback; a canary tree (the programs' working directory, HOME, a workspace) must come out byte for byte the same,
 // the listener must hear nothing unless the program is granted the network, and the runner must answer afterwards.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
+  closeSync,
   existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -310,6 +312,143 @@ describe.skipIf(!sandbox.ok || !sandbox.sandbox.filter)("issue 27: Unix sockets 
     });
     expect(body).toBe("hi");
     connections = 0;
+  });
+});
+
+describe.skipIf(!sandbox.ok)("issue 27: ways past the kernel sandbox found by attack", () => {
+  it("issue 27: a descriptor Cairn inherited open for writing is /dev/null to the program", () => {
+    // Whatever starts Cairn may leave a file open without close-on-exec (`cairn serve 100>>log`); Node hands such a
+    // descriptor to every child, and bwrap hands it into the sandbox, where /proc/self/fd/100 writes through it.
+    // (Node marks the lowest few close-on-exec at its start; one further up stays inherited.)
+    const outside = join(root, "inherited.log");
+    writeFileSync(outside, "canary\n");
+    const built = join(import.meta.dirname, "../../dist/cli-programs/cli-runner.js");
+    const script = `
+      const { createCliRunner } = await import(${JSON.stringify(built)});
+      const { ConfigSchema } = await import(${JSON.stringify(join(built, "../../config/schema.js"))});
+      const { createLogger } = await import(${JSON.stringify(join(built, "../../log.js"))});
+      const cli = ConfigSchema.parse({ cli: { mode: "allowlist", allow: ["sh"], programs: { sh: { allow_any_arguments: true } } } }).cli;
+      const runner = createCliRunner(cli, { cwd: ${JSON.stringify(CANARY)}, logger: createLogger("cli", () => {}) });
+      const result = await runner.run("sh", ["-c", "echo x > /proc/self/fd/100; readlink /proc/self/fd/100"]);
+      console.log(JSON.stringify(result));
+      await runner.close();`;
+    const fd = openSync(outside, "a");
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe", ...Array(97).fill("ignore"), fd],
+    });
+    closeSync(fd);
+    const result = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}");
+    expect(result.stdout).toBe("/dev/null\n");
+    expect(readFileSync(outside, "utf8")).toBe("canary\n");
+  });
+
+  it("issue 27: a workspace inside a working directory under /tmp stays hidden", async () => {
+    // The working directory under /tmp is re-bound over the scratch; the workspace in it must be hidden again after.
+    const project = mkdtempSync(join("/tmp", "cairn-project-"));
+    const workspace = join(project, ".cairn");
+    mkdirSync(workspace);
+    writeFileSync(join(workspace, "catalog.db"), "secret");
+    writeFileSync(join(project, "notes.txt"), "visible\n");
+    const runner = createCliRunner(config(true), { cwd: project, env, logger: quiet, hidden: [workspace] });
+    try {
+      expect(await runner.run("cat", ["notes.txt"])).toMatchObject({ exit_code: 0, stdout: "visible\n" });
+      const listing = await runner.run("sh", ["-c", "ls -A .cairn; cat .cairn/catalog.db"]);
+      expect(listing.stdout).toBe("");
+      expect(listing.exit_code).not.toBe(0);
+    } finally {
+      await runner.close();
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+
+  const python = findOnPath("python3", process.env.PATH ?? "");
+  it.skipIf(python === undefined)(
+    "issue 27: a Unix datagram socketpair cannot sendto() a listener's socket file",
+    async () => {
+      // A read-only mount does not stop sendto() to a socket path, and socket(AF_UNIX) is refused but socketpair was
+      // not: its datagram sockets send to any path (a stream or seqpacket pair stays with its peer).
+      const { execFile } = await import("node:child_process");
+      const path = join(root, "dgram.sock");
+      // The listener prints the first datagram it gets: the program's, or the sentinel sent from outside after it.
+      const listener = new Promise<string>((resolve) => {
+        execFile(
+          python as string,
+          [
+            "-c",
+            `import socket,os\ns=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(${JSON.stringify(path)}); os.chmod(${JSON.stringify(path)}, 0o777)\nprint(s.recv(100).decode())`,
+          ],
+          (_error, stdout) => resolve(stdout),
+        );
+      });
+      while (!existsSync(path)) await new Promise((resolve) => setImmediate(resolve));
+      const send = `import socket\ntry:\n  a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.sendto(b"escaped", ${JSON.stringify(path)}); print("sent")\nexcept OSError as e: print(e.strerror)`;
+      const result = await open.run("sh", ["-c", `${python} -c '${send}'`]);
+      expect(result.stdout).toBe("Permission denied\n");
+      execFileSync(python as string, [
+        "-c",
+        `import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"sentinel", ${JSON.stringify(path)})`,
+      ]);
+      expect(await listener).toBe("sentinel\n");
+      // Stream pairs, which programs use between their own processes, still work.
+      const pair = await open.run("sh", [
+        "-c",
+        `${python} -c 'import socket; a, b = socket.socketpair(); a.send(b"ok"); print(b.recv(2).decode())'`,
+      ]);
+      expect(pair.stdout).toBe("ok\n");
+    },
+  );
+
+  const perl = findOnPath("perl", process.env.PATH ?? "");
+  it.skipIf(perl === undefined)(
+    "issue 27: a program that clears its parent-death signal still dies with Cairn",
+    async () => {
+      // The program is PID 1 of its namespace and bwrap set PR_SET_PDEATHSIG on it: had it cleared the signal (prctl
+      // PR_SET_PDEATHSIG 0), a Cairn killed outright would leave it, and everything it started, running.
+      const t = `cairn-orphan-${randomBytes(4).toString("hex")}`;
+      const prctl = process.arch === "arm64" ? 167 : 157;
+      const built = join(import.meta.dirname, "../../dist/cli-programs/cli-runner.js");
+      const program = `exec perl -e 'syscall(${prctl}, 1, 0); $0 = q(${t}); sleep 120'`;
+      const script = `
+      const { createCliRunner } = await import(${JSON.stringify(built)});
+      const sh = { allow_any_arguments: true, deny_options: [], allow_options: [], env: [] };
+      const cli = createCliRunner({ mode: "allowlist", allow: ["sh"], timeout_ms: 60000, max_concurrent: 1, confinement: "kernel", scratch_mb: 1, programs: { sh } }, {});
+      await cli.run("sh", ["-c", ${JSON.stringify(program)}]);`;
+      const named = () =>
+        readdirSync("/proc")
+          .filter((pid) => /^\d+$/.test(pid))
+          .filter((pid) => {
+            try {
+              return readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith(t);
+            } catch {
+              return false;
+            }
+          });
+      const cairn = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "ignore" });
+      try {
+        while (named().length === 0) await new Promise((resolve) => setImmediate(resolve));
+        cairn.kill("SIGKILL");
+        while (named().some((pid) => !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "))) {
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } finally {
+        for (const pid of named()) process.kill(Number(pid), "SIGKILL");
+      }
+    },
+  );
+
+  it.skipIf(perl === undefined)("issue 27: no vsock socket is made, with or without the network", async () => {
+    // vsock is not namespaced: from an empty network namespace it still reaches the hypervisor (CID 2) and the host.
+    const probe = 'socket(S, 40, 1, 0) ? print "made" : print "refused: $!"';
+    const granted = createCliRunner(config(true, ["sh"]), { cwd: CANARY, env, logger: quiet });
+    try {
+      for (const runner of [open, granted]) {
+        const result = await runner.run("sh", ["-c", `perl -e '${probe}'`]);
+        expect(result.stdout).toBe("refused: Permission denied");
+      }
+    } finally {
+      await granted.close();
+    }
   });
 });
 

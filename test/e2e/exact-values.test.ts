@@ -3,7 +3,7 @@
 // documented code at once, and the same server answers the next call.
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Connected, connect } from "../helpers/mcp-client.js";
+import { type Connected, connect, ERAS } from "../helpers/mcp-client.js";
 
 const fixture = resolve(import.meta.dirname, "../fixtures/servers/exact-values.mjs");
 
@@ -64,6 +64,34 @@ args = ["${fixture}"]
     const r = await cairn.run(`${REPORT} return report(inputs.v)`, { v: shape });
     expect(r.json.value).toEqual({ v: shape, bytes: false });
   });
+
+  it.each(ERAS)(
+    'issue 27: keeps a "__proto__" key of inputs as a key, from a %s client',
+    async (era) => {
+      // A zod record rebuilt inputs by assignment: the key became the copy's prototype and left the inputs.
+      const inputs = JSON.parse('{"__proto__":{"x":1},"a":{"__proto__":{"y":2}}}') as Record<string, unknown>;
+      const client = await connect("", [], era);
+      try {
+        const r = await client.run(
+          "return [Object.keys(inputs), JSON.stringify(inputs), String(inputs.x), String(Object.getPrototypeOf(inputs) === Object.prototype)]",
+          inputs,
+        );
+        expect(r.json.value).toEqual([
+          ["__proto__", "a"],
+          '{"__proto__":{"x":1},"a":{"__proto__":{"y":2}}}',
+          "undefined",
+          "true",
+        ]);
+        // Not an object is still refused before anything runs.
+        const refused = await client.call("execute_code", { code: "return 1", inputs: [1] });
+        expect(refused.isError).toBe(true);
+        expect(refused.text).toContain("inputs must be a JSON object");
+      } finally {
+        await client.close();
+      }
+    },
+    60_000,
+  );
 
   it("refuses bytes in save_result with NOT_JSON, instead of saving them as other JSON", async () => {
     const r = await cairn.run(

@@ -3,6 +3,17 @@ import { z } from "zod";
 import { groupDigits } from "../../digits.js";
 import { defineOperation, type OperationFactory } from "../operation.js";
 
+/**
+ * A JSON object passed through as it arrived: a zod record rebuilds the object by assignment, and a `"__proto__"` key
+ * then sets the copy's prototype and leaves the inputs (decision 0251: values cross every boundary exactly).
+ */
+const JsonObject = z
+  .unknown()
+  .refine((value) => typeof value === "object" && value !== null && !Array.isArray(value), {
+    message: "inputs must be a JSON object",
+  })
+  .meta({ type: "object", additionalProperties: {} }) as unknown as z.ZodType<Record<string, unknown>>;
+
 export const executeCode: OperationFactory = (config) => {
   const { sandbox, output, results } = config;
   const mayDestroy = Object.keys(config.servers).length > 0 || config.cli.mode !== "disabled";
@@ -19,7 +30,7 @@ export const executeCode: OperationFactory = (config) => {
     input: z.strictObject({
       code: z.string().min(1).optional().describe("The snippet."),
       saved: z.string().optional().describe("Instead of code: a saved snippet's name or ws_ id."),
-      inputs: z.record(z.string(), z.unknown()).optional().describe("JSON object: the global inputs."),
+      inputs: JsonObject.optional().describe("JSON object: the global inputs."),
       timeout_ms: z
         .number()
         .int()
