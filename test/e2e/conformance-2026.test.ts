@@ -75,6 +75,8 @@ const CLIENT: [scenario: string, version: string, flags: string][] = [
   ["tools_call", "2025-11-25", ADD],
   ["tools_call", "2026-07-28", ADD],
   ["json-schema-ref-no-deref", "2026-07-28", ""],
+  // one tool with a malformed x-mcp-header annotation is excluded, the valid one stays callable (SEP-2243)
+  ["http-invalid-tool-headers", "2026-07-28", "--tool valid_tool"],
   // OAuth at 2026-07-28: the scenarios new in 0.2.x (the rest run on 0.1.13 in conformance-auth.test.ts).
   ...[
     "auth/metadata-default",
