@@ -295,6 +295,7 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
     throw new ProtocolError(
       ProtocolErrorCode.InvalidParams,
       `unknown resource ${uri}: Cairn serves ${NAMESPACE_URI}, ${WORKSPACE_URI_TEMPLATE}, cairn://results/{handle} and cairn://artifacts/{handle}`,
+      { uri },
     );
   });
 
