@@ -3,8 +3,6 @@
 import { CairnError, ErrorCode } from "../errors.js";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "../sandbox/value-limits.js";
 
-export { nestedDeeperThan };
-
 /** Largest `inputs` accepted, as JSON text. Bigger data belongs in the workspace or behind a handle. */
 const MAX_INPUTS_BYTES = 8 * 1024 * 1024;
 

@@ -4,11 +4,12 @@ import type { Ajv } from "ajv";
 import { CairnError, ErrorCode } from "../errors.js";
 import { linearPattern } from "../registry/linear-regexp.js";
 import { createArgsValidator, createForeignSchemaAjv, type Dialect, dialectOf } from "../registry/validate-args.js";
+import { nestedDeeperThan } from "../sandbox/value-limits.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
 import type { SnippetDeclaration } from "../workspace/types.js";
 import { checkSnippetDeclaration, isSnippetDeclaration } from "../workspace/validate.js";
 import type { Workspace } from "../workspace/workspace.js";
-import { encodeInputs, nestedDeeperThan } from "./inputs.js";
+import { encodeInputs } from "./inputs.js";
 import { type TranspiledSnippet, transpileSnippet } from "./transpile.js";
 
 /** Capability names of saved snippets in search_tools and describe_tools: `saved:NAME`. */

@@ -3,8 +3,6 @@
 // code runs, so a snippet that replaces JSON.stringify or Array.prototype.join cannot change what crosses the boundary.
 import { MAX_JSON_DEPTH } from "./value-limits.js";
 
-export { MAX_JSON_DEPTH };
-
 /**
  * Evaluating the prelude only defines `__cairn_bind(native)` (so a context can be prepared, and the prelude compiled,
  * before a run arrives); the run calls it once, before the snippet, and it deletes itself. `native` holds:

@@ -3,11 +3,10 @@
 // (status, without recomputing) and approve exact versions.
 import { randomBytes } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
-import { nestedDeeperThan } from "../codemode/inputs.js";
 import type { Actor } from "../config/identity.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { QueryInput, QueryInputFormat } from "../query/query-engine.js";
-import { MAX_JSON_DEPTH } from "../sandbox/prelude.js";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "../sandbox/value-limits.js";
 import { isArtifactId, type NewVersion, type VersionRecord } from "../workspace/catalog/catalog.js";
 import type { FinishedRun, RunRecord, TaskLedger } from "../workspace/catalog/task-ledger.js";
 import type { ReplyBudget } from "../workspace/retrieval/budget.js";
