@@ -1,8 +1,3 @@
-// The `execute_code` round trip per protocol era, on stdio and HTTP: a v2 client pinned to MCP 2026-07-28 against a
-// v1 client on 2025-11-25 (the legacy lane), one client at a time, median of 50 calls after 5 warm-up calls each.
-// Connecting (a stdio process, a 2025 initialize, a 2026 server/discover) is not counted. Reproduce:
-// `npm run bench -- eras`.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +6,7 @@ import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/clien
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { measure, ms, progress, QUICK, ROOT, summary, table } from "./lib.mjs";
+import { measure, ms, progress, QUICK, ROOT, startHttp, summary, table } from "./lib.mjs";
 
 const RUNS = QUICK ? 20 : 50;
 const WARMUP = 5;
@@ -26,32 +21,6 @@ function newClient(era) {
   return era === "2026-07-28"
     ? new ModernClient(info, { versionNegotiation: { mode: { pin: "2026-07-28" } } })
     : new Client(info);
-}
-
-/** Starts the built HTTP server on a free loopback port. */
-async function startHttp() {
-  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-eras-"));
-  const child = spawn(
-    process.execPath,
-    [MAIN, "serve", "--transport", "http", "--port", "0", "--workspace", join(dir, "ws")],
-    { cwd: dir, env: { ...process.env, CAIRN_TOKEN: TOKEN, CAIRN_LOG: "error" }, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  const url = await new Promise((resolve, reject) => {
-    let stderr = "";
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk.toString();
-      const m = /at (http:\/\/\S+)/.exec(stderr);
-      if (m) resolve(m[1]);
-    });
-    child.once("exit", (code) => reject(new Error(`cairn serve --transport http exited ${code}: ${stderr}`)));
-  });
-  const stop = async () => {
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  return { url: /** @type {string} */ (url), stop };
 }
 
 /**
@@ -91,7 +60,7 @@ async function connect(era, transport, url) {
 }
 
 export default async function run() {
-  const http = await startHttp();
+  const http = await startHttp(TOKEN);
   /** @type {Record<string, unknown>[]} */
   const rows = [];
   try {

@@ -1,13 +1,7 @@
-// `execute_code` round trips from 1, 4 and 16 Streamable HTTP sessions on one server against 1 and 4 stdio processes.
-// The clients run in this process and compete with the servers for the same cores: figures are relative, not a cap.
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { expectValue, ms, progress, QUICK, ROOT, startCairn, summary, table } from "./lib.mjs";
+import { expectValue, ms, progress, QUICK, startCairn, startHttp, summary, table } from "./lib.mjs";
 
 /** @import { CallToolResult } from "@modelcontextprotocol/sdk/types.js" */
 /** @import { RunJson, RunReply } from "./lib.mjs" */
@@ -18,32 +12,6 @@ const CALLS_PER_CLIENT = QUICK ? 30 : 200;
 const WARMUP_PER_CLIENT = 5;
 const TOKEN = "cairn-bench-token-7d0c52e1b9";
 const SNIPPET = "return 1 + 1";
-
-/** Starts the built HTTP server on a free loopback port; resolves with its URL and a stop function. */
-async function startHttp() {
-  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-http-"));
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, "dist", "main.js"), "serve", "--transport", "http", "--port", "0", "--workspace", join(dir, "ws")],
-    { cwd: dir, env: { ...process.env, CAIRN_TOKEN: TOKEN, CAIRN_LOG: "error" }, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  const url = await new Promise((resolve, reject) => {
-    let stderr = "";
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk.toString();
-      const m = /at (http:\/\/\S+)/.exec(stderr);
-      if (m) resolve(m[1]);
-    });
-    child.once("exit", (code) => reject(new Error(`cairn serve --transport http exited ${code}: ${stderr}`)));
-  });
-  const stop = async () => {
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  return { url, stop };
-}
 
 /** @param {string} url */
 async function httpClient(url) {
@@ -108,7 +76,7 @@ async function drive(clients) {
 export default async function run() {
   /** @type {({ transport: string, sessions: number, processes: number } & Awaited<ReturnType<typeof drive>>)[]} */
   const rows = [];
-  const http = await startHttp();
+  const http = await startHttp(TOKEN);
   try {
     for (const sessions of [1, 4, 16]) {
       progress(`http: ${sessions} session(s)`);

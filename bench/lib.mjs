@@ -1,5 +1,6 @@
 // Shared pieces of Cairn's benchmarks: start a real server over stdio, time calls, summarise, print tables.
 // Everything is measured through the official MCP client on purpose: slower than calling internals, but it is what a host pays.
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -97,6 +98,36 @@ export async function startStdio({ command = process.execPath, args, cwd, name =
     await client.close().catch(() => {});
   };
   return { client, pid, call, close, stderrTail: () => stderr };
+}
+
+/**
+ * Starts the built HTTP server (`cairn serve --transport http` with `CAIRN_TOKEN` = `token`) on a free loopback
+ * port; resolves with its URL and a stop function.
+ * @param {string} token
+ */
+export async function startHttp(token) {
+  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-http-"));
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, "dist", "main.js"), "serve", "--transport", "http", "--port", "0", "--workspace", join(dir, "ws")],
+    { cwd: dir, env: { ...process.env, CAIRN_TOKEN: token, CAIRN_LOG: "error" }, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  const url = await new Promise((resolve, reject) => {
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk.toString();
+      const m = /at (http:\/\/\S+)/.exec(stderr);
+      if (m) resolve(m[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`cairn serve --transport http exited ${code}: ${stderr}`)));
+  });
+  const stop = async () => {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { url: /** @type {string} */ (url), stop };
 }
 
 /**
