@@ -30,6 +30,7 @@ import type { Executor } from "./sandbox/executor.js";
 import { NodeExecutor } from "./sandbox/node-executor.js";
 import { QuickJsExecutor } from "./sandbox/quickjs-executor.js";
 import type { ServerDeps } from "./server/create-server.js";
+import { HeldRuns } from "./server/held-runs.js";
 import { operationTools, trimListedFields } from "./server/operation-tools.js";
 import { type Profile, selectToolNames } from "./server/profiles.js";
 import type { ToolDefinition } from "./server/tool.js";
@@ -319,6 +320,10 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const identities = new Map<string, Session>();
   // output.max_total_bytes bounds the spilled copies of the whole process, however many sessions HTTP serves.
   const spillBudget = new SpillBudget(config.output.max_total_bytes);
+  const heldRuns = new HeldRuns({
+    timeoutMs: config.approvals.timeout_ms,
+    maxHeldPerIdentity: config.approvals.max_held,
+  });
 
   const namespace = () => ({
     server: "cairn",
@@ -432,6 +437,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       artifactsEnabled: config.artifacts.enabled,
       workspace,
       logger,
+      heldRuns,
     }),
     actor,
     newSession(id, as = actor) {
@@ -461,6 +467,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     },
     liveSessions: () => [...identities.values()].map((session) => summarizeSession(session, config, spillBudget)),
     async close() {
+      heldRuns.close();
       await Promise.allSettled([...sessions].map((s) => s.close()));
       await capture.flush();
       sessions.clear();

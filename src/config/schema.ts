@@ -392,6 +392,11 @@ const ApprovalsConfigSchema = z.strictObject({
     10_000,
     "approval handles waiting at once in this workspace; one more is refused (default 256)",
   ).default(256),
+  max_held: int(
+    1,
+    1000,
+    "runs of one identity that may wait at once between 2026-07-28 requests for a person's answer to an approval (multi round-trip requests); a run past it is told its call was declined (default 8)",
+  ).default(8),
 });
 
 const ServerConfigSchema = z.union([StdioServerConfigSchema, HttpServerConfigSchema]);

@@ -2,28 +2,20 @@
 // tools/call, the cairn:// resources and the prompts, for both eras. This is the one place where arguments are
 // validated, errors become tool results, and long text is spilled. The Session it is given belongs to the caller's
 // identity (decision 0261), so whatever a request saves outlives the request and the connection.
-import {
-  type CallToolResult,
-  ProtocolError,
-  ProtocolErrorCode,
-  Server,
-  type ServerContext,
-} from "@modelcontextprotocol/server";
+import { ProtocolError, ProtocolErrorCode, Server, type ServerContext } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import { roleAllows } from "../config/identity.js";
-import { CairnError, ErrorCode, toCairnError } from "../errors.js";
-import { type Logger, redactSecrets } from "../log.js";
+import { type CairnError, toCairnError } from "../errors.js";
+import type { Logger } from "../log.js";
 import { toJsonSchema } from "../operations/json-schema.js";
-import { argumentProblems } from "../registry/arguments.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
-import { mintTraceContext, readTraceContext } from "../upstream/trace-context.js";
 import type { Workspace } from "../workspace/workspace.js";
-import { approvalAsker } from "./approval-elicitation.js";
-import { ProgressReporter } from "./progress.js";
+import type { HeldRuns } from "./held-runs.js";
 import { getPrompt, PROMPTS } from "./prompts.js";
 import { orProtocolError } from "./protocol-error.js";
-import type { ToolDefinition, ToolReply } from "./tool.js";
+import type { ToolDefinition } from "./tool.js";
+import { callTool, isModern } from "./tool-call.js";
 import {
   isWorkspaceUri,
   listWorkspaceResources,
@@ -45,6 +37,8 @@ export interface ServerDeps {
   /** The durable workspace: cairn://workspace/{name} resources and the resume and handoff prompts. */
   workspace(): Promise<Workspace>;
   logger: Logger;
+  /** The runs of this process that wait between 2026-07-28 requests for a person's approval (decision 0264). */
+  heldRuns?: HeldRuns | undefined;
 }
 
 /** What a transport adds to one session's server. */
@@ -89,11 +83,6 @@ export const LIST_CACHE_HINTS = {
 
 /** `tools/list` when `[gateway] direct` lists upstream tools, which appear as upstreams start and change. */
 export const DYNAMIC_TOOLS_HINT = { ttlMs: 0, cacheScope: "private" } as const;
-
-/** Whether a request came as a 2026-07-28 one (its `_meta` envelope), not over a 2025 session. */
-function isModern(ctx: ServerContext): boolean {
-  return ctx.mcpReq.envelope !== undefined && Object.keys(ctx.mcpReq.envelope).length > 0;
-}
 
 /** The client's name and version a 2026-07-28 request carries in its envelope. */
 function envelopeClient(ctx: ServerContext): { name?: unknown; version?: unknown } | undefined {
@@ -145,84 +134,22 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
     })),
   }));
 
-  server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
+  server.setRequestHandler("tools/call", async (request, ctx) => {
     if (isModern(ctx)) session.activity.noteClient(envelopeClient(ctx));
-    const tool = findTool(request.params.name);
-    // A tool the role hides (a write operation, approve, a direct upstream tool) is named with the role it needs;
-    // only a name no tool has is TOOL_NOT_FOUND (decision 0211).
-    const hidden =
-      tool === undefined
-        ? [...deps.tools, ...(deps.dynamicTools?.() ?? [])].find((t) => t.name === request.params.name)
-        : undefined;
-    if (hidden !== undefined) {
-      const role = session.actor?.role ?? "writer";
-      return errorResult(
-        new CairnError(
-          ErrorCode.NOT_ALLOWED,
-          `${hidden.name} needs the ${hidden.role ?? "writer"} role and identity ${session.actor?.name ?? "(local)"} is a ${role}: ${role === "reader" ? "readers may only read; ask a writer to make this change" : `ask an ${hidden.role} to do it`}`,
-          { data: { operation: hidden.name, required_role: hidden.role ?? "writer", role } },
-        ),
-      );
-    }
-    if (!tool) {
-      const names = allTools().map((t) => t.name);
-      // Models often swap _ and - or change the case: name the tool they meant first.
-      const asked = request.params.name.toLowerCase().replaceAll("-", "_");
-      const meant = names.find((name) => name.toLowerCase() === asked);
-      return errorResult(
-        new CairnError(
-          ErrorCode.TOOL_NOT_FOUND,
-          `no tool named "${request.params.name}"${meant === undefined ? "" : ` (did you mean ${meant}?)`}: this server offers ${names.join(", ")}`,
-        ),
-      );
-    }
-    const parsed = tool.inputSchema.safeParse(request.params.arguments ?? {});
-    if (!parsed.success) return errorResult(invalidArguments(tool.name, parsed.error, tool.inputSchema));
-    let text: string;
-    let isError = false;
-    let media: NonNullable<ToolReply["media"]> = [];
-    // Progress only for a client that asked (a progress token), on this request's own channel, until it is answered.
-    const token = request.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
-    const progress =
-      token === undefined
-        ? undefined
-        : new ProgressReporter(token, (params) =>
-            ctx.mcpReq.notify({ method: "notifications/progress", params: { ...params } }),
-          );
-    if (progress) ctx.mcpReq.signal.addEventListener("abort", () => progress.close(), { once: true });
-    const admitted = options.admitRun?.(tool) ?? (() => {});
-    if (admitted instanceof CairnError) {
-      progress?.close();
-      return errorResult(admitted);
-    }
-    session.activity.callStarted();
-    try {
-      // A 2025 client that declared form elicitation can be asked to approve a call while this request is open. A
-      // 2026-07-28 request has no server-to-client channel: its gated calls take the approval handle path until
-      // approvals are multi round-trip requests (decision 0260).
-      const askPerson =
-        !isModern(ctx) && server.getClientCapabilities()?.elicitation?.form ? approvalAsker(ctx) : undefined;
-      // The caller's trace (2026-07-28 puts it in _meta; a 2025 request may carry it there too), else a new one.
-      const trace = readTraceContext(request.params._meta ?? ctx.mcpReq._meta) ?? mintTraceContext();
-      const reply = await tool.handler(parsed.data, { session, signal: ctx.mcpReq.signal, progress, askPerson, trace });
-      text = reply.text;
-      isError = reply.isError ?? false;
-      media = reply.media ?? [];
-    } catch (error) {
-      const cairnError = toCairnError(error);
-      if (cairnError.code === ErrorCode.INTERNAL) {
-        deps.logger.error(`tool ${tool.name} failed`, { error: String((error as Error)?.stack ?? error) });
-      }
-      return errorResult(cairnError);
-    } finally {
-      admitted();
-      progress?.close();
-      session.activity.callEnded();
-    }
-    // Never an error: a copy the caps refuse still sends the head and tail, with a note (decision 0010).
-    text = await session.spill(text);
-    const content: CallToolResult["content"] = [{ type: "text", text }, ...media];
-    return isError ? { content, isError: true } : { content };
+    return callTool(
+      {
+        find: findTool,
+        hidden: (name) => [...deps.tools, ...(deps.dynamicTools?.() ?? [])].find((t) => t.name === name),
+        names: () => allTools().map((t) => t.name),
+        heldRuns: deps.heldRuns,
+        logger: deps.logger,
+        legacyElicitation: () => server.getClientCapabilities()?.elicitation?.form !== undefined,
+        admitRun: options.admitRun,
+      },
+      session,
+      request,
+      ctx,
+    );
   });
 
   // cairn://namespace heads the first page; the workspace's current artifacts follow, paged by the catalog's cursor.
@@ -336,20 +263,6 @@ function readOrThrow<T>(read: () => T): T {
     const cairnError = toCairnError(error);
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${cairnError.code}: ${cairnError.message}`);
   }
-}
-
-function errorResult(error: CairnError): CallToolResult {
-  // A message may quote a path or a cause built from a `${VAR}` of cairn.toml: the secret never reaches the model.
-  return { content: [{ type: "text", text: redactSecrets(JSON.stringify({ error: error.toJSON() })) }], isError: true };
-}
-
-function invalidArguments(tool: string, error: z.ZodError, known: z.ZodType): CairnError {
-  const problems = argumentProblems(error, undefined, known);
-  // The message holds every problem; repeating them as data would double what the model reads.
-  return new CairnError(
-    ErrorCode.INVALID_ARGUMENT,
-    `invalid arguments for ${tool}: ${problems.join("; ")}. Correct ${problems.length === 1 ? "it" : "them"} as the tool's inputSchema says and call again`,
-  );
 }
 
 function toInputSchema(schema: z.ZodType): { type: "object"; [key: string]: unknown } {

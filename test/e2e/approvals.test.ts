@@ -1,17 +1,18 @@
 // Approvals of upstream calls through the built server (decision 0240): a real SDK client that declares form
 // elicitation and answers the approval form, one that does not (APPROVAL_REQUIRED and a handle), an approver in a
 // second `cairn serve` and on the command line replaying the handle once, against a real server-memory upstream.
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client as ModernClient } from "@modelcontextprotocol/client";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttp } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serveHttp } from "../helpers/http-server.js";
 import { MAIN } from "../helpers/mcp-client.js";
 
 const require = createRequire(import.meta.url);
@@ -396,22 +397,45 @@ describe("an approval handle past its handle_ttl_s", () => {
   }, 60_000);
 });
 
-/** A pinned 2026-07-28 v2 client over stdio that declares form elicitation and would approve anything it is asked. */
+type ModernAnswer = (
+  message: string,
+) => Promise<{ action: "accept" | "decline" | "cancel"; content?: { approve: boolean } }>;
+
+interface ModernCairn {
+  client: ModernClient;
+  call: Cairn["call"];
+  asked: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A pinned 2026-07-28 v2 client over stdio. With `answer` it declares form elicitation and answers the approval form
+ * the way the SDK does it (its input_required driver retries the call with the answer); `manual` leaves the rounds to
+ * the test (autoFulfill off, allowInputRequired per call).
+ */
 async function serveModern(
   dir: string,
   config: string,
-): Promise<{ call: Cairn["call"]; asked: string[]; close(): Promise<void> }> {
+  answer?: { current: ModernAnswer },
+  manual = false,
+): Promise<ModernCairn> {
   const file = join(dir, `cairn-${Math.random().toString(36).slice(2)}.toml`);
   writeFileSync(file, config);
   const client = new ModernClient(
     { name: "approvals-test-2026", version: "1.0.0" },
-    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    {
+      capabilities: answer || manual ? { elicitation: { form: {} } } : {},
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+      ...(manual ? { inputRequired: { autoFulfill: false } } : {}),
+    },
   );
   const asked: string[] = [];
-  client.setRequestHandler("elicitation/create", async (request) => {
-    asked.push(String(request.params.message));
-    return { action: "accept", content: { approve: true } };
-  });
+  if (answer) {
+    client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(String(request.params.message));
+      return answer.current(String(request.params.message));
+    });
+  }
   await client.connect(
     new ModernStdio({
       command: process.execPath,
@@ -422,18 +446,205 @@ async function serveModern(
   );
   const call = async (name: string, args: Record<string, unknown>) => {
     const result = await client.callTool({ name, arguments: args }, { timeout: 120_000 });
-    const text = ((result.content ?? []) as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {}
-    return { isError: result.isError === true, text, json };
+    return reply(result);
   };
-  return { call, asked, close: () => client.close() };
+  return { client, call, asked, close: () => client.close() };
 }
 
-describe("a 2026-07-28 host with elicitation, until approvals are multi round-trip requests", () => {
-  it("gets an approval handle, as a host without elicitation does: it is never asked, and an approver replays the call", async () => {
+// biome-ignore lint/suspicious/noExplicitAny: replies are free-form JSON in tests
+function reply(result: any): { isError: boolean; text: string; json: any } {
+  const text = ((result.content ?? []) as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { isError: result.isError === true, text, json };
+}
+
+/** One observation per run, unique to it: a snippet run twice would leave two. */
+const logRun = `await memory.add_observations({ observations: [{ entityName: "log", contents: ["run " + Math.random()] }] })`;
+const logCount = `(await memory.open_nodes({ names: ["log"] })).entities[0].observations.length`;
+
+describe("a 2026-07-28 host with elicitation: approvals as multi round-trip requests", () => {
+  let dir: string;
+  let agent: ModernCairn;
+  const answer: { current: ModernAnswer } = { current: async () => ({ action: "accept", content: { approve: true } }) };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "cairn-approvals-2026-"));
+    agent = await serveModern(dir, toml(dir, { name: "agent", role: "writer" }, "timeout_ms = 5000"), answer);
+  }, 60_000);
+  afterAll(async () => {
+    await agent?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("asks through input_required and the retry goes on from the gate: what ran before it ran once", async () => {
+    const created = await agent.call("execute_code", { code: entities(["log", "r1", "r2", "keep"]) });
+    expect(created.isError, created.text).toBe(false);
+    answer.current = async () => ({ action: "accept", content: { approve: true } });
+    const asked = agent.asked.length;
+    const done = await agent.call("execute_code", {
+      code: `${logRun}; await memory.delete_entities({ entityNames: ["r1"] }); return { names: ${namesInGraph}, logged: ${logCount} }`,
+    });
+    expect(done.json?.ok, done.text).toBe(true);
+    expect(done.json.value.names).not.toContain("r1");
+    expect(done.json.value.logged).toBe(1);
+    expect(agent.asked.length - asked).toBe(1);
+    const message = agent.asked.at(-1) ?? "";
+    expect(message).toContain('"delete_entities"');
+    expect(message).toContain('"r1"');
+    expect(message).toMatch(/Call digest: sha256:[0-9a-f]{16}/);
+  });
+
+  it("a decline reaches the snippet as APPROVAL_DECLINED and nothing is deleted", async () => {
+    answer.current = async () => ({ action: "decline" });
+    const done = await agent.call("execute_code", {
+      code: `try { await memory.delete_entities({ entityNames: ["r2"] }); return "deleted" } catch (e) { return { code: e.code, names: ${namesInGraph} } }`,
+    });
+    expect(done.json?.value?.code, done.text).toBe("APPROVAL_DECLINED");
+    expect(done.json.value.names).toContain("r2");
+    answer.current = async (message) => ({ action: "accept", content: { approve: !message.includes('"keep"') } });
+  });
+
+  it("asks the gated calls of one Promise.all one after another, one round each", async () => {
+    await agent.call("execute_code", { code: entities(["p1", "p2", "p3"]) });
+    answer.current = async () => ({ action: "accept", content: { approve: true } });
+    const asked = agent.asked.length;
+    const done = await agent.call("execute_code", {
+      code: `await Promise.all(["p1", "p2", "p3"].map((n) => memory.delete_entities({ entityNames: [n] }))); return ${namesInGraph}`,
+    });
+    expect(done.json?.ok, done.text).toBe(true);
+    expect(done.json.value).not.toEqual(expect.arrayContaining(["p1"]));
+    expect(done.json.value).not.toContain("p3");
+    expect(agent.asked.length - asked).toBe(3);
+  });
+
+  it("a direct upstream tool is asked the same way", async () => {
+    await agent.call("execute_code", { code: entities(["d1"]) });
+    answer.current = async () => ({ action: "accept", content: { approve: true } });
+    const done = await agent.call("memory__delete_entities", { entityNames: ["d1"] });
+    expect(done.isError, done.text).toBe(false);
+    expect((await agent.call("execute_code", { code: namesInGraph })).json.value).not.toContain("d1");
+  });
+});
+
+describe("a 2026-07-28 retry the server does not trust", () => {
+  let dir: string;
+  let agent: ModernCairn;
+  // biome-ignore lint/suspicious/noExplicitAny: the input_required shape is free-form JSON here
+  const manual = (params: Record<string, unknown>): Promise<any> =>
+    agent.client.callTool(params as { name: string }, { allowInputRequired: true, timeout: 60_000 });
+  const approve = { approval: { action: "accept", content: { approve: true } } };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "cairn-approvals-mrtr-"));
+    agent = await serveModern(
+      dir,
+      toml(dir, { name: "agent", role: "writer" }, "timeout_ms = 1500\nmax_held = 2"),
+      undefined,
+      true,
+    );
+    await agent.call("execute_code", { code: entities(["log", "x1", "x2", "x3", "x4", "x5"]) });
+  }, 60_000);
+  afterAll(async () => {
+    await agent?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const gated = (name: string) => ({
+    name: "execute_code",
+    arguments: {
+      code: `${logRun}; await memory.delete_entities({ entityNames: ["${name}"] }); return ${namesInGraph}`,
+    },
+  });
+
+  it("answers input_required with the form and a sealed state; the state resumes its run once", async () => {
+    const first = await manual(gated("x1"));
+    expect(first.resultType).toBe("input_required");
+    expect(first.inputRequests.approval.method).toBe("elicitation/create");
+    expect(first.inputRequests.approval.params.requestedSchema.required).toEqual(["approve"]);
+    expect(first.requestState).toMatch(/^c1\./);
+    const call = { ...gated("x1"), inputResponses: approve, requestState: first.requestState };
+    const [a, b] = await Promise.all([manual(call), manual(call)]);
+    const codes = [reply(a), reply(b)].map((r) => (r.json?.ok === true ? "ok" : r.json?.error?.code));
+    expect(codes.sort()).toEqual(["APPROVAL_USED", "ok"]);
+    const again = reply(await manual(call));
+    expect(again.json?.error?.code).toBe("APPROVAL_USED");
+    expect((await agent.call("execute_code", { code: `return ${logCount}` })).json.value).toBe(1);
+  });
+
+  it("refuses a state for other arguments, an altered state, and a state on a fresh call", async () => {
+    const first = await manual(gated("x2"));
+    const other = reply(await manual({ ...gated("x3"), inputResponses: approve, requestState: first.requestState }));
+    expect(other.json?.error?.code, other.text).toBe("APPROVAL_INVALID");
+    const [head, body, mac] = String(first.requestState).split(".");
+    const flipped = `${head}.${body}.${(mac as string).startsWith("A") ? "B" : "A"}${(mac as string).slice(1)}`;
+    const altered = reply(await manual({ ...gated("x2"), inputResponses: approve, requestState: flipped }));
+    expect(altered.json?.error?.code, altered.text).toBe("APPROVAL_INVALID");
+    const made = reply(await manual({ ...gated("x2"), requestState: "c1.e30.AAAA" }));
+    expect(made.json?.error?.code, made.text).toBe("APPROVAL_INVALID");
+    // The real state still resumes its run: the refused retries took nothing.
+    const done = reply(await manual({ ...gated("x2"), inputResponses: approve, requestState: first.requestState }));
+    expect(done.json?.value, done.text).not.toContain("x2");
+    expect(done.json.value).toContain("x3");
+  });
+
+  it("a retry without an answer is asked again with a new state", async () => {
+    const first = await manual(gated("x3"));
+    const second = await manual({ ...gated("x3"), requestState: first.requestState });
+    expect(second.resultType).toBe("input_required");
+    expect(second.requestState).not.toBe(first.requestState);
+    const done = reply(await manual({ ...gated("x3"), inputResponses: approve, requestState: second.requestState }));
+    expect(done.json?.value, done.text).not.toContain("x3");
+  });
+
+  it("a run past approvals.max_held is told its call was declined; its neighbours still wait", async () => {
+    const [one, two] = await Promise.all([manual(gated("x4")), manual(gated("x5"))]);
+    expect([one.resultType, two.resultType]).toEqual(["input_required", "input_required"]);
+    const third = reply(
+      await manual({
+        name: "execute_code",
+        arguments: {
+          code: `try { await memory.delete_entities({ entityNames: ["x4"] }) } catch (e) { return e.message }`,
+        },
+      }),
+    );
+    expect(third.json?.value, third.text).toContain("approvals.max_held");
+    const done = reply(await manual({ ...gated("x4"), inputResponses: approve, requestState: one.requestState }));
+    expect(done.json?.value, done.text).not.toContain("x4");
+    void two;
+  });
+
+  it("a state past approvals.timeout_ms is APPROVAL_EXPIRED and its run stopped at the gate", async () => {
+    const before = (await agent.call("execute_code", { code: `return ${logCount}` })).json.value;
+    const first = await manual({
+      name: "execute_code",
+      arguments: {
+        code: `await memory.delete_entities({ entityNames: ["x5"] }); ${logRun}; return "after the gate"`,
+      },
+    });
+    expect(first.resultType).toBe("input_required");
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const late = reply(
+      await manual({
+        name: "execute_code",
+        arguments: {
+          code: `await memory.delete_entities({ entityNames: ["x5"] }); ${logRun}; return "after the gate"`,
+        },
+        inputResponses: approve,
+        requestState: first.requestState,
+      }),
+    );
+    expect(late.json?.error?.code, late.text).toBe("APPROVAL_EXPIRED");
+    const after = await agent.call("execute_code", { code: `return { n: ${logCount}, names: ${namesInGraph} }` });
+    expect(after.json.value.n).toBe(before);
+    expect(after.json.value.names).toContain("x5");
+  }, 30_000);
+});
+
+describe("a 2026-07-28 host without elicitation", () => {
+  it("gets an approval handle: it is never asked, and an approver replays the call", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cairn-approvals-2026-"));
     const agent = await serveModern(dir, toml(dir, { name: "agent", role: "writer" }));
     const approver = await serve(dir, toml(dir, { name: "reviewer", role: "approver" }));
@@ -454,4 +665,78 @@ describe("a 2026-07-28 host with elicitation, until approvals are multi round-tr
       rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe("2026-07-28 approval rounds over HTTP, two identities on one server", () => {
+  const ANN = "ann-token-0123456789abcdefghijklmnop";
+  const BOB = "bob-token-0123456789abcdefghijklmnop";
+  let dir: string;
+  let url = "";
+  let child: ChildProcess | undefined;
+  const clients: ModernClient[] = [];
+
+  async function connect(token: string, manual: boolean): Promise<ModernClient> {
+    const client = new ModernClient(
+      { name: "approvals-http-2026", version: "1.0.0" },
+      {
+        capabilities: { elicitation: { form: {} } },
+        versionNegotiation: { mode: { pin: "2026-07-28" } },
+        ...(manual ? { inputRequired: { autoFulfill: false } } : {}),
+      },
+    );
+    client.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { approve: true } }));
+    await client.connect(
+      new ModernHttp(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
+    clients.push(client);
+    return client;
+  }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "cairn-approvals-http-"));
+    const tokens = `[[http.tokens]]\ntoken_env = "TOKEN_A"\nidentity = "ann"\nrole = "writer"\n\n[[http.tokens]]\ntoken_env = "TOKEN_B"\nidentity = "bob"\nrole = "writer"\n`;
+    writeFileSync(join(dir, "cairn.toml"), `${toml(dir, { name: "agent", role: "writer" })}\n${tokens}`);
+    ({ url, child } = await serveHttp(
+      ["--config", join(dir, "cairn.toml"), "--workspace", join(dir, "ws")],
+      { TOKEN_A: ANN, TOKEN_B: BOB },
+      dir,
+    ));
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    child?.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("the SDK's driver approves over HTTP; another identity echoing the state is APPROVAL_INVALID and takes nothing", async () => {
+    const ann = await connect(ANN, false);
+    await ann.callTool({ name: "execute_code", arguments: { code: entities(["h1", "h2"]) } });
+    const approved = reply(
+      await ann.callTool({
+        name: "execute_code",
+        arguments: { code: `await memory.delete_entities({ entityNames: ["h1"] }); return ${namesInGraph}` },
+      }),
+    );
+    expect(approved.json?.value, approved.text).toEqual(["h2"]);
+
+    const annManual = await connect(ANN, true);
+    const bobManual = await connect(BOB, true);
+    const call = {
+      name: "execute_code",
+      arguments: { code: `await memory.delete_entities({ entityNames: ["h2"] }); return ${namesInGraph}` },
+    };
+    // biome-ignore lint/suspicious/noExplicitAny: the input_required shape is free-form JSON here
+    const first: any = await annManual.callTool(call, { allowInputRequired: true });
+    expect(first.resultType).toBe("input_required");
+    // The retry's params are the 2026-07-28 ones (inputResponses, requestState), beyond the client's typed shape.
+    const retry = {
+      ...call,
+      inputResponses: { approval: { action: "accept", content: { approve: true } } },
+      requestState: first.requestState,
+    } as typeof call;
+    const stolen = reply(await bobManual.callTool(retry, { allowInputRequired: true }));
+    expect(stolen.json?.error?.code, stolen.text).toBe("APPROVAL_INVALID");
+    const own = reply(await annManual.callTool(retry, { allowInputRequired: true }));
+    expect(own.json?.value, own.text).toEqual([]);
+  }, 60_000);
 });
