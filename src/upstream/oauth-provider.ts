@@ -273,15 +273,20 @@ export class CairnOAuthProvider implements OAuthClientProvider {
     this.store.write((current) => ({ ...(current ?? { url: "" }), discovery: state }));
   }
 
+  private forgetDiscovery(): void {
+    if (this.store.read()?.discovery === undefined) return;
+    this.store.write((current) => {
+      const record: OAuthRecord = { ...(current ?? { url: "" }) };
+      delete record.discovery;
+      return record;
+    });
+  }
+
   discoveryState(): OAuthDiscoveryState | undefined {
     const state = this.store.read()?.discovery;
     // Stored before these rules, or by a build without them: discovered again, and checked then.
     if (state !== undefined && !checkDiscovery(state).ok) {
-      this.store.write((current) => {
-        const record: OAuthRecord = { ...(current ?? { url: "" }) };
-        delete record.discovery;
-        return record;
-      });
+      this.forgetDiscovery();
       return undefined;
     }
     return state;
@@ -357,7 +362,13 @@ export class CairnOAuthProvider implements OAuthClientProvider {
       const response = await base(url, init);
       if (response.status === 401) {
         const header = new Headers(init?.headers).get("authorization");
-        if (header?.startsWith("Bearer ")) this.refused = digestOf(header.slice("Bearer ".length));
+        if (header?.startsWith("Bearer ")) {
+          this.refused = digestOf(header.slice("Bearer ".length));
+          // A refused token may mean the resource moved to another authorization server (SEP-2352): the next sign-in
+          // or refresh reads its protected-resource metadata again, and a client registered at the old server is
+          // not reused at a new one (the SDK discards credentials stamped with another issuer).
+          this.forgetDiscovery();
+        }
       }
       return response;
     };

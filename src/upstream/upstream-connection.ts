@@ -48,6 +48,8 @@ const MAX_LIST_PAGES = 1000;
  * never answer a request they do not know before initialize); at most half its startup deadline.
  */
 export const STDIO_PROBE_TIMEOUT_MS = 5000;
+/** Connection attempts after sign-ins that one connection makes at most: each must have completed a new sign-in. */
+const SIGN_IN_ATTEMPTS = 3;
 /** The longest ttlMs of a tools/list that Cairn honours (the SDK's own bound, 24 h): a server cannot pin a list. */
 export const MAX_LIST_TTL_MS = 86_400_000;
 const STDERR_TAIL_LINES = 20;
@@ -307,18 +309,39 @@ export class UpstreamConnection {
     try {
       await this.connectAttempt();
     } catch (error) {
-      // The era learnt before may be stale (the server was upgraded or downgraded): the next attempt probes again.
-      if (prior !== undefined) this.prior = undefined;
-      // A stdio server that exits on the probe (some SDKs end on any request before initialize) is a 2025 server:
-      // started once more with the handshake alone.
-      if (prior === undefined && isStdioServer(this.config) && this.diedOnProbe(error)) {
-        this.prior = { kind: "legacy" };
+      await this.connectAgain(error, saves, prior);
+    }
+  }
+
+  /**
+   * After a failed attempt: once more with the handshake alone for a stdio server that died on the probe, and once
+   * more after each sign-in the attempt completed (a token refused at the handshake, then at tools/list because the
+   * resource moved to another authorization server: SEP-2352), at most SIGN_IN_ATTEMPTS times.
+   */
+  private async connectAgain(first: unknown, firstSaves: number, prior: PriorDiscovery | undefined): Promise<void> {
+    // The era learnt before may be stale (the server was upgraded or downgraded): the next attempt probes again.
+    if (prior !== undefined) this.prior = undefined;
+    // A stdio server that exits on the probe (some SDKs end on any request before initialize) is a 2025 server:
+    // started once more with the handshake alone.
+    if (prior === undefined && isStdioServer(this.config) && this.diedOnProbe(first)) {
+      this.prior = { kind: "legacy" };
+      await this.connectAttempt();
+      return;
+    }
+    let error = first;
+    let saves = firstSaves;
+    // A sign-in completed during the attempt (`cairn auth login`, `upstream check`): the token is there now.
+    for (let attempt = 1; ; attempt++) {
+      if (!this.oauth || this.oauth.saves === saves || !this.refusedByAuth(error) || attempt > SIGN_IN_ATTEMPTS) {
+        throw error;
+      }
+      saves = this.oauth.saves;
+      try {
         await this.connectAttempt();
         return;
+      } catch (next) {
+        error = next;
       }
-      // A sign-in completed during initialize (`cairn auth login`, `upstream check`): the token is there now.
-      if (!this.oauth || this.oauth.saves === saves || !this.refusedByAuth(error)) throw error;
-      await this.connectAttempt();
     }
   }
 

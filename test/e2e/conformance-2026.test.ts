@@ -91,6 +91,8 @@ const CLIENT: [scenario: string, version: string, flags: string][] = [
     "auth/iss-unexpected",
     "auth/iss-normalized",
     "auth/metadata-issuer-mismatch",
+    // the resource moves to another authorization server mid-connection: read its metadata again, register there
+    "auth/authorization-server-migration",
   ].map((scenario): [string, string, string] => [scenario, "2026-07-28", "--tool test-tool"]),
 ];
 

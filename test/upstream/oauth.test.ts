@@ -120,6 +120,16 @@ describe("calls across token expiry", () => {
     }
   });
 
+  it("reads the resource's metadata again after a refused token (SEP-2352: the authorization server may have moved)", async () => {
+    const store = await signedIn();
+    expect(store.read()?.discovery).toBeDefined();
+    const provider = new CairnOAuthProvider({ server: "notes", config: config(), store });
+    const refusing = provider.transportFetch(async () => new Response("", { status: 401 }));
+    await refusing(servers.mcpUrl, { method: "POST", headers: { authorization: "Bearer stale-token" } });
+    expect(store.read()?.discovery).toBeUndefined();
+    expect(store.read()?.tokens).toBeDefined();
+  });
+
   it("refreshes ahead of expiry, before any request is refused", async () => {
     const store = await signedIn();
     let clock = Date.now();
