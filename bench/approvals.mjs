@@ -57,7 +57,8 @@ async function connect(era, dir) {
     const client = new Client(info, { capabilities });
     client.setRequestHandler(ElicitRequestSchema, approve);
     await client.connect(new StdioClientTransport(stdio));
-    callTool = (params) => client.callTool(params, undefined, { timeout: 120_000 });
+    callTool = async (params) =>
+      /** @type {{ content: unknown }} */ (await client.callTool(params, undefined, { timeout: 120_000 }));
     close = () => client.close();
   }
   /** @param {string} code */
