@@ -12,7 +12,8 @@ afterEach(async () => {
 async function listed(toml: string, args: string[]) {
   cairn = await connect(toml, args);
   const list = await cairn.client.listTools();
-  return { names: list.tools.map((t) => t.name), tokens: countTokens(JSON.stringify(list)) };
+  // What a host hands the model is the tools; a 2026-07-28 list also carries ttlMs, cacheScope and _meta for the host.
+  return { names: list.tools.map((t) => t.name), tokens: countTokens(JSON.stringify({ tools: list.tools })) };
 }
 
 describe("cairn serve --profile", () => {

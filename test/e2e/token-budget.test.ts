@@ -46,7 +46,12 @@ async function server(encoding: Encoding, toml = "") {
   let wire = "";
   const onmessage = c.transport.onmessage;
   c.transport.onmessage = (message) => {
-    if ("result" in message) wire = JSON.stringify(message.result);
+    if ("result" in message) {
+      // The 2026-07-28 encoding adds resultType and _meta (serverInfo) to every result: protocol, not what a host
+      // hands the model. The rest is compared whole.
+      const { resultType: _resultType, _meta: _envelope, ...result } = message.result as Record<string, unknown>;
+      wire = JSON.stringify(result);
+    }
     onmessage?.(message);
   };
   const count = ENCODINGS[encoding];
