@@ -48,8 +48,11 @@ const MAX_LIST_PAGES = 1000;
  * never answer a request they do not know before initialize); at most half its startup deadline.
  */
 export const STDIO_PROBE_TIMEOUT_MS = 5000;
-/** Connection attempts after sign-ins that one connection makes at most: each must have completed a new sign-in. */
-const SIGN_IN_ATTEMPTS = 3;
+/**
+ * Connection attempts after sign-ins that one connection makes at most, each after a new sign-in: three sign-ins in
+ * all, the most a client should try before giving up on a server that keeps asking (a scope step-up loop).
+ */
+const SIGN_IN_ATTEMPTS = 2;
 /** The longest ttlMs of a tools/list that Cairn honours (the SDK's own bound, 24 h): a server cannot pin a list. */
 export const MAX_LIST_TTL_MS = 86_400_000;
 const STDERR_TAIL_LINES = 20;
