@@ -599,6 +599,35 @@ describe("a 2026-07-28 retry the server does not trust", () => {
     expect(done.json?.value, done.text).not.toContain("x3");
   });
 
+  it("takes any answer but accept with approve: true as no, and an answer of no known shape as none", async () => {
+    for (const [shape, expected] of [
+      [{ action: "accept", content: { approve: "true" } }, "APPROVAL_DECLINED"],
+      [{ action: "accept", content: { approve: 1 } }, "APPROVAL_DECLINED"],
+      [{ action: "accept" }, "APPROVAL_DECLINED"],
+      [{ action: "cancel" }, "APPROVAL_DECLINED"],
+      ["yes", "asked again"],
+      [{ method: "elicitation/create", result: { action: "accept", content: { approve: true } } }, "asked again"],
+      [{ action: "accept", content: { approve: true, extra: "x".repeat(100_000) } }, "deleted"],
+    ] as const) {
+      await agent.call("execute_code", { code: entities(["s1"]) });
+      const call = {
+        name: "execute_code",
+        arguments: {
+          code: `try { await memory.delete_entities({ entityNames: ["s1"] }); return "deleted" } catch (e) { return e.code }`,
+        },
+      };
+      const first = await manual(call);
+      const answered = await manual({ ...call, inputResponses: { approval: shape }, requestState: first.requestState });
+      if (expected === "asked again") {
+        expect(answered.resultType, JSON.stringify(shape)).toBe("input_required");
+        const done = reply(await manual({ ...call, inputResponses: approve, requestState: answered.requestState }));
+        expect(done.json?.value).toBe("deleted");
+      } else {
+        expect(reply(answered).json?.value, JSON.stringify(shape).slice(0, 80)).toBe(expected);
+      }
+    }
+  });
+
   it("a run past approvals.max_held is told its call was declined; its neighbours still wait", async () => {
     const [one, two] = await Promise.all([manual(gated("x4")), manual(gated("x5"))]);
     expect([one.resultType, two.resultType]).toEqual(["input_required", "input_required"]);
