@@ -74,15 +74,8 @@ async function serve(dir: string, config: string, answer?: { current: Answer }):
     });
   }
   await client.connect(transport);
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
-    const text = ((result.content ?? []) as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {}
-    return { isError: result.isError === true, text, json };
-  };
+  const call = async (name: string, args: Record<string, unknown>) =>
+    reply(await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 }));
   return {
     client,
     call,
