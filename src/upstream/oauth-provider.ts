@@ -257,6 +257,8 @@ export class CairnOAuthProvider implements OAuthClientProvider {
         if (current?.tokens?.refresh_token === refused) {
           delete record.tokens;
           delete record.expires_at;
+          // A sign-in follows: it reads the resource's metadata again (SEP-2352).
+          delete record.discovery;
         } else {
           this.dropped = undefined;
         }
@@ -364,10 +366,11 @@ export class CairnOAuthProvider implements OAuthClientProvider {
         const header = new Headers(init?.headers).get("authorization");
         if (header?.startsWith("Bearer ")) {
           this.refused = digestOf(header.slice("Bearer ".length));
-          // A refused token may mean the resource moved to another authorization server (SEP-2352): the next sign-in
-          // or refresh reads its protected-resource metadata again, and a client registered at the old server is
-          // not reused at a new one (the SDK discards credentials stamped with another issuer).
-          this.forgetDiscovery();
+          // A refused token with nothing to refresh it means a sign-in, and the resource may have moved to another
+          // authorization server (SEP-2352): the sign-in reads its protected-resource metadata again, and a client
+          // registered at the old server is not reused at a new one (the SDK discards credentials stamped with
+          // another issuer). A refresh keeps the discovery: it is coordinated across processes on the token file.
+          if (this.store.read()?.tokens?.refresh_token === undefined) this.forgetDiscovery();
         }
       }
       return response;

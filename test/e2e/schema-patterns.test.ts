@@ -58,7 +58,7 @@ describe("patterns in schemas Cairn did not write", () => {
   });
 
   it("leaves a pattern the linear engine cannot run to the upstream, and says nothing wrong of the argument", async () => {
-    const reply = await beside(`return await hostile.lookbehind({ text: "zzz" })`);
+    const reply = await beside(`return await hostile.lookahead({ text: "zzz" })`);
     expect(reply.json.value, reply.text).toEqual({ text: "zzz" });
   });
 

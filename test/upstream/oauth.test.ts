@@ -120,12 +120,17 @@ describe("calls across token expiry", () => {
     }
   });
 
-  it("reads the resource's metadata again after a refused token (SEP-2352: the authorization server may have moved)", async () => {
+  it("reads the resource's metadata again before a sign-in a refused token needs (SEP-2352: the authorization server may have moved)", async () => {
     const store = await signedIn();
-    expect(store.read()?.discovery).toBeDefined();
     const provider = new CairnOAuthProvider({ server: "notes", config: config(), store });
     const refusing = provider.transportFetch(async () => new Response("", { status: 401 }));
-    await refusing(servers.mcpUrl, { method: "POST", headers: { authorization: "Bearer stale-token" } });
+    const refuse = () => refusing(servers.mcpUrl, { method: "POST", headers: { authorization: "Bearer stale" } });
+    // A refresh token can renew it: the discovery stays (a refresh is coordinated across processes on the file).
+    await refuse();
+    expect(store.read()?.discovery).toBeDefined();
+    // Nothing to refresh with: the sign-in that follows discovers again.
+    store.write((current) => ({ ...(current ?? { url: "" }), tokens: { access_token: "a", token_type: "Bearer" } }));
+    await refuse();
     expect(store.read()?.discovery).toBeUndefined();
     expect(store.read()?.tokens).toBeDefined();
   });
