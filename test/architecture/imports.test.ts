@@ -85,6 +85,19 @@ describe("import rules", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("lets the web view and the MCP transport share the HTTP guards, and reach neither through the other", () => {
+    const offenders = under("ui")
+      .filter((f) => f.imports.some((i) => /(^|\/)server\//.test(i.specifier)))
+      .map((f) => f.path);
+    expect(offenders).toEqual([]);
+    const guards = under("http-guards")
+      .filter((f) =>
+        f.imports.some((i) => !i.specifier.startsWith("node:") && !/^\.\/|\.\.\/config\//.test(i.specifier)),
+      )
+      .map((f) => f.path);
+    expect(guards).toEqual([]);
+  });
+
   it("keeps the app out of the web view, types included: it takes a UiHost", () => {
     const app = join(SRC, "app.js");
     const offenders = under("ui")
