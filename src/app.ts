@@ -9,7 +9,7 @@ import { defineOperationBindings } from "./codemode/operation-bindings.js";
 import { SavedSnippets } from "./codemode/saved.js";
 import { defineSavedBindings } from "./codemode/saved-bindings.js";
 import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindings.js";
-import { type Actor, localAccountName } from "./config/identity.js";
+import { type Actor, configuredActor } from "./config/identity.js";
 import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { createLogger, type Logger } from "./log.js";
@@ -102,7 +102,7 @@ export interface CreateAppOptions {
 export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): App {
   const { config } = loaded;
   const logger = options.logger ?? createLogger();
-  const actor: Actor = { name: config.identity.name ?? localAccountName(), role: config.identity.role };
+  const actor: Actor = configuredActor(config.identity);
   const executor: Executor =
     config.sandbox.backend === "node" && config.sandbox.allow_unsafe
       ? new NodeExecutor({ maxWorkers: config.sandbox.max_workers, maxQueued: config.sandbox.max_queued })
