@@ -145,25 +145,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
             const session = new Session(id, config);
             session.actor = caller ?? actor;
             try {
-              const reply = await runner.run(session, { code, inputs }, signal);
-              let parsed: { ok: boolean; value?: unknown; error?: { code?: string; message?: string } };
-              try {
-                parsed = JSON.parse(reply.text);
-              } catch {
-                return {
-                  ok: false,
-                  code: "INVALID_ARGUMENT",
-                  message:
-                    "the code step's value cannot be read back as JSON (nested too deeply): return a flatter value",
-                };
-              }
-              return parsed.ok
-                ? { ok: true, value: parsed.value }
-                : {
-                    ok: false,
-                    code: parsed.error?.code ?? "RUNTIME",
-                    message: parsed.error?.message ?? "the code step failed",
-                  };
+              return await runner.value(session, { code, inputs }, signal);
             } finally {
               await session.close();
             }
