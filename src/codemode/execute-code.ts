@@ -175,6 +175,7 @@ export function createCodeRunner(
       code: saved !== undefined && mentionsRunSaved(code) ? withRunSaved(transpiled.code) : transpiled.code,
       inputsJson,
       functions: bindings.functionPaths(),
+      shapes: bindings.functionShapes(),
       limits: {
         timeoutMs: input.timeout_ms ?? sandbox.timeout_ms,
         memoryMb: sandbox.memory_mb,

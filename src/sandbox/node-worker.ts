@@ -64,6 +64,7 @@ async function run(message: RunMessage): Promise<void> {
   let host: PreludeHost | undefined;
   const native = {
     functions: message.functions,
+    shapes: message.shapes,
     inputsJson: message.inputsJson,
     bytesKey: message.bytesKey,
     maxValues: valueLimits(message.limits.memoryMb).maxValues,

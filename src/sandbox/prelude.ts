@@ -15,7 +15,8 @@ import { MAX_JSON_DEPTH } from "./value-limits.js";
  * - `log(level, text)`: records one console line (synchronous);
  * - `sleep(ms)`: a promise settled after `ms` milliseconds, never before; a delay past the run's deadline never fires;
  * - `functions`: the paths of host functions to expose (see ExecutionRequest.functions: `name`, `namespace.member`,
- *   `namespace.`); `inputsJson`: the `inputs` global as JSON text;
+ *   `namespace.`); `shapes`: how the host's built-ins take their arguments (ExecutionRequest.shapes), the only way
+ *   the prelude learns a built-in's name; `inputsJson`: the `inputs` global as JSON text;
  *   `maxLogChars`: the console budget, used to cut a single giant line before it crosses the boundary;
  *   `slowSerializerSource` and `consoleFormatSource`: SLOW_SERIALIZER_SOURCE and CONSOLE_FORMAT_SOURCE, as strings.
  * It returns the host's handles, which no snippet can reach or replace:
@@ -438,23 +439,35 @@ Object.defineProperty(globalThis, "__cairn_bind", { configurable: true, enumerab
   };
 
   // Host calls: every exposed function sends its arguments as JSON text (bytes beside it) and receives the same.
-  // Parameter names of the built-ins, so a refusal names "value.rows[3]" rather than an argument index.
-  const PARAMS = { save_result: ["value", "label"], save_artifact: ["data", "options"], call_tool: ["name", "args"] };
-  const STORE_ERRORS = { save_result: "ResultStoreError", "cairn:results/save": "ResultStoreError",
-    save_artifact: "ArtifactStoreError", "cairn:artifacts/save": "ArtifactStoreError" };
+  // The host says how its built-ins take their arguments (native.shapes): the parameter names a refusal names
+  // ("value.rows[3]" rather than an argument index), the error name it carries, the positions undefined may not
+  // take, and which function dispatches by its first argument (call_tool). Read once here, before any snippet runs.
+  const shapes = new P.MapCtor();
+  const shapeList = P.ObjectKeys(native.shapes);
+  for (let s = 0; s < shapeList.length; s++) {
+    const given = native.shapes[shapeList[s]];
+    const shape = P.ObjectCreate(null);
+    shape.params = P.ArrayIsArray(given.params) ? given.params : [];
+    shape.errorName = typeof given.errorName === "string" ? given.errorName : undefined;
+    shape.defined = new P.SetCtor(P.ArrayIsArray(given.defined) ? given.defined : []);
+    shape.dispatches = given.dispatches === true;
+    P.MapSet(shapes, shapeList[s], P.ObjectFreeze(shape));
+  }
 
   const callHost = (name, args) => {
     let argsJson;
     const bytesOut = newList();
     try {
-      const target = name === "call_tool" && typeof args[0] === "string" ? args[0] : name;
-      const errorName = (P.ObjectHasOwn(STORE_ERRORS, target) && STORE_ERRORS[target]) || "ArgumentError";
-      const names = (P.ObjectHasOwn(PARAMS, name) && PARAMS[name]) || [];
+      const shape = P.MapGet(shapes, name);
+      const target = shape !== undefined && shape.dispatches && typeof args[0] === "string" ? args[0] : name;
+      const targetShape = P.MapGet(shapes, target);
+      const errorName = (targetShape !== undefined && targetShape.errorName) || "ArgumentError";
+      const names = shape !== undefined ? shape.params : [];
       const parts = newList();
       for (let i = 0; i < args.length; i++) {
         const root = (i < names.length && names[i]) || "argument " + (i + 1);
-        if (args[i] === undefined && name === "save_result" && i === 0) {
-          throw makeError(errorName, "NOT_JSON", "value is undefined: undefined is not JSON; save null or a value");
+        if (args[i] === undefined && shape !== undefined && P.SetHas(shape.defined, i)) {
+          throw makeError(errorName, "NOT_JSON", root + " is undefined: undefined is not JSON; save null or a value");
         }
         P.ArrayPush(parts, args[i] === undefined ? "null" : serialize(args[i], root, { errorName, bytesOut }));
       }

@@ -1,7 +1,7 @@
 // One snippet run inside QuickJS (WebAssembly): a fresh runtime and context, the prelude, the snippet, and a job loop
 // that settles host calls as promises. Runs in a worker thread; the interrupt handler and the memory guard stop it.
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
-import type { ExecutionError, ExecutionLimits, ExecutionResult, HostPayload } from "./executor.js";
+import type { ExecutionError, ExecutionLimits, ExecutionResult, FunctionShape, HostPayload } from "./executor.js";
 import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
 import type { MemoryGuard } from "./memory-guard.js";
@@ -29,6 +29,8 @@ export interface QuickJsRunOptions {
   /** The run's bytes key (HostPayload.key). */
   bytesKey: string;
   functions: readonly string[];
+  /** ExecutionRequest.shapes. */
+  shapes: Readonly<Record<string, FunctionShape>>;
   limits: ExecutionLimits;
   cancelFlag: Int32Array;
   /** Sends one host call; settles with the answer (or rejects with the JSON text of an error object). */
@@ -452,6 +454,7 @@ function installNative(
     }),
   );
   set("functions", ctx.unwrapResult(ctx.evalCode(`(${JSON.stringify(options.functions)})`)));
+  set("shapes", ctx.unwrapResult(ctx.evalCode(`(${JSON.stringify(options.shapes)})`)));
   set("maxLogChars", ctx.newNumber(options.limits.maxLogChars));
   set("bytesKey", ctx.newString(options.bytesKey));
   const limits = valueLimits(options.limits.memoryMb);
