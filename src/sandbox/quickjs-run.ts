@@ -1,11 +1,14 @@
 // One snippet run inside QuickJS (WebAssembly): a fresh runtime and context, the prelude, the snippet, and a job loop
 // that settles host calls as promises. Runs in a worker thread; the interrupt handler and the memory guard stop it.
+// Over 500 lines: every handle a run makes in its context (host functions, timers, deferred promises, bytes) must be
+// freed in that context's order before it is disposed, so they are made and freed in one place.
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import type { ExecutionError, ExecutionLimits, ExecutionResult, FunctionShape, HostPayload } from "./executor.js";
 import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
 import type { MemoryGuard } from "./memory-guard.js";
-import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
+import { PRELUDE_SOURCE } from "./prelude.js";
+import { CONSOLE_FORMAT_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude-helpers.js";
 import {
   Boundary,
   BytesOverBudgetError,

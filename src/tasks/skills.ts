@@ -7,7 +7,8 @@ import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { QueryInputFormat } from "../query/query-engine.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
 import type { SkillRecord, TaskLedger } from "../workspace/catalog/task-ledger.js";
-import { formatOf, type WorkspaceSql } from "../workspace/sql.js";
+import type { WorkspaceSql } from "../workspace/sql.js";
+import { formatOf } from "../workspace/sql-inputs.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { ConditionInput, StepInput, StoredDefinition } from "./definition.js";
 import {

@@ -4,7 +4,7 @@ import type { Actor } from "../config/identity.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
 import type { RunRecord, TaskLedger } from "../workspace/catalog/task-ledger.js";
-import { formatOf } from "../workspace/sql.js";
+import { formatOf } from "../workspace/sql-inputs.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { type Brief, type BriefStep, type Citation, type NeededApproval, runFailure } from "./brief.js";
 import {
