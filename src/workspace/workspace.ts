@@ -1,8 +1,8 @@
 // Workspace: the versioned API over a Catalog (names, versions, search) and a BlobStore (bytes by SHA-256).
 // Bytes are committed before the catalog row; removal is the reverse. It runs no snippets and holds no session state.
 // Over 500 lines: the one class every surface (tools, snippets, the CLI, tasks) calls for the versioned API; each idea
-// that stands alone lives beside it (retrieval/, copy.ts, snapshot/, validate.ts, sql.ts, resume.ts), what stays is each method's
-// checks and the order of its writes.
+// that stands alone lives beside it (retrieval/, copy.ts, snapshot/, validate.ts, sql.ts, resume.ts), and what stays
+// is each method's checks and the order of its writes.
 
 import { constants } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
