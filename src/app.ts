@@ -35,14 +35,13 @@ import { namespaceContent } from "./server/namespace-resource.js";
 import { operationTools, trimListedFields } from "./server/operation-tools.js";
 import { type Profile, selectToolNames } from "./server/profiles.js";
 import type { ToolDefinition } from "./server/tool.js";
-import { directTools } from "./server/tools/direct-tools.js";
+import { followDirectTools } from "./server/tools/direct-tools.js";
 import type { Session } from "./session/session.js";
 import { SessionPool } from "./session/session-pool.js";
 import type { SessionSummary } from "./session/session-summary.js";
 import { loadTokenCounter } from "./tokens/encoding.js";
-import { ApprovalGate } from "./upstream/approval-gate.js";
 import { approvalReplays } from "./upstream/approval-replays.js";
-import { ApprovalStore } from "./upstream/approval-store.js";
+import { openApprovalGate } from "./upstream/approvals.js";
 import { createGateway } from "./upstream/gateway.js";
 import { oauthDir } from "./upstream/oauth-store.js";
 import { followUpstreams } from "./upstream/upstream-capabilities.js";
@@ -165,28 +164,11 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const manager = createUpstreamManager(config.servers, { logger: logger.child("upstream") });
   const validator = createArgsValidator({ logger: logger.child("registry") });
   // Approvals (decision 0240): handles live in the workspace directory, events in the workspace's log.
-  const approvalStore = new ApprovalStore({
-    dir: join(loaded.workspaceDir, "approvals"),
-    ttlSeconds: config.approvals.handle_ttl_s,
-    maxPending: config.approvals.max_pending,
-  });
-  const approvals = new ApprovalGate({
-    servers: config.servers,
-    timeoutMs: config.approvals.timeout_ms,
-    store: () => approvalStore,
-    hints: (server, tool) =>
-      manager
-        .list()
-        .find((s) => s.server === server)
-        ?.tools.find((t) => t.name === tool)?.annotations,
-    record: async ({ actor: who, role, ...event }) =>
-      (await workspace()).events.record({
-        ...event,
-        artifact_id: null,
-        version: null,
-        ...(who === undefined ? {} : { actor: who }),
-        ...(role === undefined ? {} : { role }),
-      }),
+  const approvals = openApprovalGate({
+    config,
+    workspaceDir: loaded.workspaceDir,
+    manager,
+    events: async () => (await workspace()).events,
   });
   const gateway = createGateway({ manager, registry, validator, approvals });
   const cli = createCliRunner(config.cli, {
@@ -256,18 +238,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   );
   const exposed = operationTools(table, services);
   const tools = exposed.map((e) => e.tool);
-  // Built once per change of the upstream tool lists, not per request.
-  let directCache: ToolDefinition[] | undefined;
-  const toolsChanged = new Set<() => void>();
-  const onUpstreamsChanged = () => {
-    directCache = undefined;
-    for (const listener of toolsChanged) listener();
-  };
-  manager.onChange(onUpstreamsChanged);
-  const direct = () => {
-    directCache ??= directTools(upstreamCapabilities(), { manager, validator, output: config.output, approvals });
-    return directCache;
-  };
+  const direct = followDirectTools(upstreamCapabilities, { manager, validator, output: config.output, approvals });
   const sessions = new SessionPool(config, actor);
   const heldRuns = new HeldRuns({
     timeoutMs: config.approvals.timeout_ms,
@@ -315,13 +286,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       tools: selected,
       ...(config.gateway.direct
         ? {
-            dynamicTools: direct,
-            onToolsChanged: (listener: () => void) => {
-              toolsChanged.add(listener);
-              return () => {
-                toolsChanged.delete(listener);
-              };
-            },
+            dynamicTools: () => direct.tools(),
+            onToolsChanged: (listener: () => void) => direct.onChange(listener),
           }
         : {}),
       namespace,
