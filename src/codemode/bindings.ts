@@ -156,7 +156,10 @@ export class Bindings {
   /** The shapes the sandbox checks arguments by (ExecutionRequest.shapes), call_tool's included. */
   functionShapes(): Record<string, FunctionShape> {
     const shapes: Record<string, FunctionShape> = { call_tool: CALL_TOOL_SHAPE };
-    for (const [name, { keepsBytes: _, ...shape }] of this.shapes) shapes[name] = shape;
+    // What only the host reads (keepsBytes) is not sent; a shape left empty is not sent either.
+    for (const [name, { keepsBytes: _, ...shape }] of this.shapes) {
+      if (Object.values(shape).some((v) => v !== undefined)) shapes[name] = shape;
+    }
     return shapes;
   }
 

@@ -457,7 +457,8 @@ function installNative(
     }),
   );
   set("functions", ctx.unwrapResult(ctx.evalCode(`(${JSON.stringify(options.functions)})`)));
-  set("shapes", ctx.unwrapResult(ctx.evalCode(`(${JSON.stringify(options.shapes)})`)));
+  // Parsed, not evaluated as a literal: a name such as "__proto__" stays an own key (no snippet has run yet).
+  set("shapes", ctx.unwrapResult(ctx.evalCode(`JSON.parse(${JSON.stringify(JSON.stringify(options.shapes))})`)));
   set("maxLogChars", ctx.newNumber(options.limits.maxLogChars));
   set("bytesKey", ctx.newString(options.bytesKey));
   const limits = valueLimits(options.limits.memoryMb);
