@@ -8,10 +8,12 @@ import { defineCliBindings, defineGatewayBindings } from "./codemode/gateway-bin
 import { defineOperationBindings } from "./codemode/operation-bindings.js";
 import { SavedSnippets } from "./codemode/saved.js";
 import { defineSavedBindings } from "./codemode/saved-bindings.js";
-import { defineStoreBindings, HIDDEN_CAPABILITIES } from "./codemode/store-bindings.js";
-import { type Actor, localAccountName } from "./config/identity.js";
+import { stepSnippets } from "./codemode/step-snippets.js";
+import { defineStoreBindings, storeCapabilities } from "./codemode/store-bindings.js";
+import { type Actor, configuredActor } from "./config/identity.js";
 import type { LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
+import { lazy } from "./lazy.js";
 import { createLogger, type Logger } from "./log.js";
 import { capturingWrites, SessionCapture } from "./memory/capture.js";
 import { loadEmbedder } from "./memory/embedder.js";
@@ -19,11 +21,9 @@ import { RecallCounter } from "./memory/recall-coverage.js";
 import { setRecallCoverage } from "./metrics/metrics.js";
 import { UsageRecorder } from "./metrics/usage-recorder.js";
 import { operationCapabilities, programCapabilities } from "./operations/capabilities.js";
-import { signatureOf } from "./operations/fields.js";
 import type { Operation, OperationServices } from "./operations/operation.js";
 import { operations as operationTable } from "./operations/table.js";
 import type { QueryEngine } from "./query/query-engine.js";
-import type { Capability } from "./registry/capability.js";
 import { type CapabilityRegistry, createCapabilityRegistry } from "./registry/capability-registry.js";
 import { createArgsValidator } from "./registry/validate-args.js";
 import type { Executor } from "./sandbox/executor.js";
@@ -31,16 +31,17 @@ import { NodeExecutor } from "./sandbox/node-executor.js";
 import { QuickJsExecutor } from "./sandbox/quickjs-executor.js";
 import type { ServerDeps } from "./server/create-server.js";
 import { HeldRuns } from "./server/held-runs.js";
+import { namespaceContent } from "./server/namespace-resource.js";
 import { operationTools, trimListedFields } from "./server/operation-tools.js";
 import { type Profile, selectToolNames } from "./server/profiles.js";
 import type { ToolDefinition } from "./server/tool.js";
-import { directTools } from "./server/tools/direct-tools.js";
-import { Session } from "./session/session.js";
-import { type SessionSummary, summarizeSession } from "./session/session-summary.js";
-import { SpillBudget } from "./session/spill-budget.js";
+import { followDirectTools } from "./server/tools/direct-tools.js";
+import type { Session } from "./session/session.js";
+import { SessionPool } from "./session/session-pool.js";
+import type { SessionSummary } from "./session/session-summary.js";
 import { loadTokenCounter } from "./tokens/encoding.js";
-import { ApprovalGate } from "./upstream/approval-gate.js";
-import { ApprovalStore } from "./upstream/approval-store.js";
+import { approvalReplays } from "./upstream/approval-replays.js";
+import { openApprovalGate } from "./upstream/approvals.js";
 import { createGateway } from "./upstream/gateway.js";
 import { oauthDir } from "./upstream/oauth-store.js";
 import { followUpstreams } from "./upstream/upstream-capabilities.js";
@@ -102,7 +103,7 @@ export interface CreateAppOptions {
 export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): App {
   const { config } = loaded;
   const logger = options.logger ?? createLogger();
-  const actor: Actor = { name: config.identity.name ?? localAccountName(), role: config.identity.role };
+  const actor: Actor = configuredActor(config.identity);
   const executor: Executor =
     config.sandbox.backend === "node" && config.sandbox.allow_unsafe
       ? new NodeExecutor({ maxWorkers: config.sandbox.max_workers, maxQueued: config.sandbox.max_queued })
@@ -141,33 +142,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
           sql: workspaceSql,
           actor: actor.name,
           // Each code step runs in a fresh sandbox with a session of its own, closed after it, as the run's caller.
-          runSnippet: async (code, inputs, { session: id, signal, actor: caller }) => {
-            const session = new Session(id, config);
-            session.actor = caller ?? actor;
-            try {
-              const reply = await runner.run(session, { code, inputs }, signal);
-              let parsed: { ok: boolean; value?: unknown; error?: { code?: string; message?: string } };
-              try {
-                parsed = JSON.parse(reply.text);
-              } catch {
-                return {
-                  ok: false,
-                  code: "INVALID_ARGUMENT",
-                  message:
-                    "the code step's value cannot be read back as JSON (nested too deeply): return a flatter value",
-                };
-              }
-              return parsed.ok
-                ? { ok: true, value: parsed.value }
-                : {
-                    ok: false,
-                    code: parsed.error?.code ?? "RUNTIME",
-                    message: parsed.error?.message ?? "the code step failed",
-                  };
-            } finally {
-              await session.close();
-            }
-          },
+          runSnippet: stepSnippets(() => runner, config, actor),
         }),
     ),
   );
@@ -184,33 +159,16 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const registry = createCapabilityRegistry([
     ...operationCapabilities(table),
     ...programCapabilities(config.cli),
-    ...hiddenCapabilities(),
+    ...storeCapabilities(),
   ]);
   const manager = createUpstreamManager(config.servers, { logger: logger.child("upstream") });
   const validator = createArgsValidator({ logger: logger.child("registry") });
   // Approvals (decision 0240): handles live in the workspace directory, events in the workspace's log.
-  const approvalStore = new ApprovalStore({
-    dir: join(loaded.workspaceDir, "approvals"),
-    ttlSeconds: config.approvals.handle_ttl_s,
-    maxPending: config.approvals.max_pending,
-  });
-  const approvals = new ApprovalGate({
-    servers: config.servers,
-    timeoutMs: config.approvals.timeout_ms,
-    store: () => approvalStore,
-    hints: (server, tool) =>
-      manager
-        .list()
-        .find((s) => s.server === server)
-        ?.tools.find((t) => t.name === tool)?.annotations,
-    record: async ({ actor: who, role, ...event }) =>
-      (await workspace()).events.record({
-        ...event,
-        artifact_id: null,
-        version: null,
-        ...(who === undefined ? {} : { actor: who }),
-        ...(role === undefined ? {} : { role }),
-      }),
+  const approvals = openApprovalGate({
+    config,
+    workspaceDir: loaded.workspaceDir,
+    manager,
+    events: async () => (await workspace()).events,
   });
   const gateway = createGateway({ manager, registry, validator, approvals });
   const cli = createCliRunner(config.cli, {
@@ -254,30 +212,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     registry,
     ready,
     upstreamStatus: () => manager.list().map(({ server, status, cause }) => ({ server, status, cause })),
-    approvals: {
-      async replay(handle, { actor: approver, session, signal }) {
-        const call = await approvals.take(handle, approver);
-        // A command-line approver's process has not started the server yet: start it (within its startup bound).
-        await ready([call.server]);
-        let result: unknown;
-        try {
-          result = await gateway.call(`${call.server}.${call.tool}`, call.args, {
-            signal,
-            approval: "replay",
-            saveBinary: async (bytes, mediaType, filename) => {
-              const info = await session.artifacts.save(bytes, { media_type: mediaType, filename });
-              return { handle: info.handle };
-            },
-          });
-        } catch (error) {
-          await approvals.replayed(call, approver, (error as { code?: string }).code ?? "INTERNAL");
-          throw error;
-        }
-        await approvals.replayed(call, approver);
-        const { id, server, tool, digest, requested_by } = call;
-        return { approval_id: id, server, tool, digest, requested_by, result };
-      },
-    },
+    approvals: approvalReplays({ approvals, gateway, ready }),
   };
   const bindings = new Bindings({ suggest: (name) => registry.suggest(name) });
   defineStoreBindings(bindings);
@@ -303,93 +238,21 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   );
   const exposed = operationTools(table, services);
   const tools = exposed.map((e) => e.tool);
-  // Built once per change of the upstream tool lists, not per request.
-  let directCache: ToolDefinition[] | undefined;
-  const toolsChanged = new Set<() => void>();
-  const onUpstreamsChanged = () => {
-    directCache = undefined;
-    for (const listener of toolsChanged) listener();
-  };
-  manager.onChange(onUpstreamsChanged);
-  const direct = () => {
-    directCache ??= directTools(upstreamCapabilities(), { manager, validator, output: config.output, approvals });
-    return directCache;
-  };
-  const sessions = new Set<Session>();
-  // One Session per identity that MCP requests act as, by name and role: handles belong to the caller (decision 0261).
-  const identities = new Map<string, Session>();
-  // output.max_total_bytes bounds the spilled copies of the whole process, however many sessions HTTP serves.
-  const spillBudget = new SpillBudget(config.output.max_total_bytes);
+  const direct = followDirectTools(upstreamCapabilities, { manager, validator, output: config.output, approvals });
+  const sessions = new SessionPool(config, actor);
   const heldRuns = new HeldRuns({
     timeoutMs: config.approvals.timeout_ms,
     maxHeldPerIdentity: config.approvals.max_held,
   });
-
-  const namespace = () => ({
-    server: "cairn",
-    version: VERSION,
-    namespaces: manager.list().map(({ server, status, cause, tools }) => ({
-      name: server,
-      status,
-      ...(cause === undefined ? {} : { cause }),
-      tools: tools.length,
-    })),
-    cli: config.cli.mode === "allowlist" ? cli.programs().map((p) => p.name) : [],
-    builtins: [
-      { name: "call_tool", signature: "call_tool(name: string, args?: object): Promise<unknown>" },
-      { name: "save_result", signature: "save_result(value: JSON, label?: string): Promise<string /* res_... */>" },
-      { name: "load_result", signature: "load_result(handle: string): Promise<JSON>" },
-      {
-        name: "save_artifact",
-        signature:
-          "save_artifact(data: string | Uint8Array, options?: {filename?: string, media_type?: string, label?: string}): Promise<string /* art_... */>",
-      },
-      {
-        name: "load_artifact",
-        signature:
-          'load_artifact(handle: string, options?: {as?: "bytes" | "text" | "json"}): Promise<Uint8Array | string | JSON>',
-      },
-      { name: "inputs", signature: "inputs: object (the inputs argument of execute_code)" },
-      { name: "console", signature: "console.log / info / warn / error / debug: captured into logs" },
-      { name: "setTimeout", signature: "setTimeout(fn, ms) / clearTimeout(id): never past the run's deadline" },
-      ...table.flatMap((operation) =>
-        operation.snippet
-          ? [
-              {
-                name: operation.snippet.path,
-                signature: `${operation.snippet.path}(${signatureOf(operation.input)}): ${operation.title}`,
-              },
-            ]
-          : [],
-      ),
-      {
-        name: "cli_run",
-        signature:
-          "cli_run(name, args: string[]): Promise<{exit_code, stdout, stderr}> (allow-listed programs; cli.NAME(...args) too)",
-      },
-    ],
-    uris: {
-      workspace: "cairn://workspace/{+name}",
-      results: config.results.enabled ? "cairn://results/{handle}" : null,
-      artifacts: config.artifacts.enabled ? "cairn://artifacts/{handle}" : null,
-    },
-    limits: {
-      sandbox: {
-        backend: executor.kind,
-        ...pick(config.sandbox, [
-          "timeout_ms",
-          "memory_mb",
-          "max_tool_calls",
-          "max_log_chars",
-          "max_workers",
-          "max_queued",
-        ]),
-      },
-      output: config.output,
-      results: config.results,
-      artifacts: config.artifacts,
-    },
-  });
+  const namespace = () =>
+    namespaceContent({
+      config,
+      version: VERSION,
+      executorKind: executor.kind,
+      operations: table,
+      upstreams: () => manager.list(),
+      programs: () => (config.cli.mode === "allowlist" ? cli.programs().map((p) => p.name) : []),
+    });
 
   return {
     config,
@@ -423,13 +286,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       tools: selected,
       ...(config.gateway.direct
         ? {
-            dynamicTools: direct,
-            onToolsChanged: (listener: () => void) => {
-              toolsChanged.add(listener);
-              return () => {
-                toolsChanged.delete(listener);
-              };
-            },
+            dynamicTools: () => direct.tools(),
+            onToolsChanged: (listener: () => void) => direct.onChange(listener),
           }
         : {}),
       namespace,
@@ -440,37 +298,13 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       heldRuns,
     }),
     actor,
-    newSession(id, as = actor) {
-      const session = new Session(id, config, (closed) => sessions.delete(closed), spillBudget);
-      session.actor = as;
-      sessions.add(session);
-      return session;
-    },
-    identitySession(as = actor) {
-      const key = `${as.name}\0${as.role}`;
-      let session = identities.get(key);
-      if (session === undefined) {
-        session = new Session(
-          `identity:${as.name}`,
-          config,
-          (closed) => {
-            sessions.delete(closed);
-            identities.delete(key);
-          },
-          spillBudget,
-        );
-        session.actor = as;
-        sessions.add(session);
-        identities.set(key, session);
-      }
-      return session;
-    },
-    liveSessions: () => [...identities.values()].map((session) => summarizeSession(session, config, spillBudget)),
+    newSession: (id, as) => sessions.newSession(id, as),
+    identitySession: (as) => sessions.identitySession(as),
+    liveSessions: () => sessions.liveSessions(),
     async close() {
       heldRuns.close();
-      await Promise.allSettled([...sessions].map((s) => s.close()));
+      await sessions.close();
       await capture.flush();
-      sessions.clear();
       stopFollowing();
       await Promise.allSettled([executor.close(), manager.close(), cli.close()]);
       clearInterval(usageFlush);
@@ -481,36 +315,4 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       await (await workspace.current())?.close();
     },
   };
-}
-
-/** The store capabilities behind save_result and friends: callable by name, never listed. */
-function hiddenCapabilities(): Capability[] {
-  return Object.entries(HIDDEN_CAPABILITIES).map(([name, cap]) => ({
-    name,
-    description: cap.description,
-    inputSchema: cap.inputSchema as unknown as Record<string, unknown>,
-    hidden: true,
-  }));
-}
-
-/**
- * A value made once, on first use. A failed attempt (an unwritable directory, say) is reported to its caller and tried
- * again on the next use instead of being remembered. `current()` is the value if it was made, without making it.
- */
-function lazy<T>(make: () => Promise<T>): (() => Promise<T>) & { current(): Promise<T | undefined> } {
-  let made: Promise<T> | undefined;
-  const get = () => {
-    made ??= make();
-    made.catch(() => {
-      made = undefined;
-    });
-    return made;
-  };
-  return Object.assign(get, { current: async () => (made ? made.catch(() => undefined) : undefined) });
-}
-
-function pick<T extends object, K extends keyof T>(object: T, keys: K[]): Pick<T, K> {
-  const out = {} as Pick<T, K>;
-  for (const key of keys) out[key] = object[key];
-  return out;
 }

@@ -5,6 +5,8 @@ import type { Command } from "commander";
 import type { App } from "../app.js";
 import type { Config } from "../config/schema.js";
 import { toCairnError } from "../errors.js";
+import type { HttpToken } from "../http-guards/http-guards.js";
+import { isLoopbackHost } from "../http-guards/loopback.js";
 import { registerSecret } from "../log.js";
 import { isProfile, PROFILE_NAMES } from "../server/profiles.js";
 import type { RunningHttpServer } from "../server/transports/http.js";
@@ -13,9 +15,7 @@ import {
   DEFAULT_HTTP_PORT,
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_SESSIONS,
-  isLoopbackHost,
 } from "../server/transports/http-defaults.js";
-import type { HttpToken } from "../server/transports/http-guards.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
 import { uiHostOf, warmQueryEngine } from "./ui.js";
 

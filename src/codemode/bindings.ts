@@ -3,7 +3,7 @@
 // reached by canonical name through `call_tool` are registered here; the executor only sees paths and JSON text.
 import { CairnError, ErrorCode } from "../errors.js";
 import { namespaceExpression } from "../registry/identifiers.js";
-import type { HostPayload } from "../sandbox/executor.js";
+import type { FunctionShape, HostPayload } from "../sandbox/executor.js";
 import { MAX_JSON_DEPTH } from "../sandbox/value-limits.js";
 import type { ArtifactInfo } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
@@ -103,6 +103,18 @@ export interface FunctionProvider {
   call(path: string, args: unknown[], ctx: RunContext): Promise<unknown>;
 }
 
+/** How a function or capability takes its arguments: what the sandbox is told (FunctionShape), and bytes. */
+export interface BindingShape extends FunctionShape {
+  /**
+   * Its arguments keep bytes as bytes. Anywhere else (a saved result, an upstream tool's JSON arguments) a byte
+   * array would arrive as something else, `{"type": "Buffer", "data": [...]}`, so it is refused (decision 0251).
+   */
+  keepsBytes?: boolean | undefined;
+}
+
+/** call_tool's own shape: its first argument names the capability whose shape applies. */
+const CALL_TOOL_SHAPE: FunctionShape = { params: ["name", "args"], dispatches: true };
+
 export interface BindingsOptions {
   /** Canonical names close to a mistyped one, for the error of an unknown function. @default none */
   suggest?: (name: string) => string[];
@@ -120,19 +132,35 @@ export class Bindings {
   private readonly namespaces = new Map<string, NamespaceFallback | undefined>();
   private fallback: FallbackDispatcher | undefined;
   private readonly providers: FunctionProvider[] = [];
+  private readonly shapes = new Map<string, BindingShape>();
 
   constructor(private readonly options: BindingsOptions = {}) {}
 
-  /** Adds a function a snippet calls by `path` ("save_result", "workspace.save", "linear.list_issues"). */
-  defineFunction(path: string, fn: SugarFunction): this {
+  /**
+   * Adds a function a snippet calls by `path` ("save_result", "workspace.save", "linear.list_issues"); `shape` says
+   * how it takes its arguments (the sandbox is told it with every run).
+   */
+  defineFunction(path: string, fn: SugarFunction, shape?: BindingShape): this {
     this.sugar.set(path, fn);
+    if (shape !== undefined) this.shapes.set(path, shape);
     return this;
   }
 
-  /** Adds a capability `call_tool(name, args)` reaches. */
-  defineCapability(name: string, fn: CapabilityFunction): this {
+  /** Adds a capability `call_tool(name, args)` reaches; `shape` as for defineFunction. */
+  defineCapability(name: string, fn: CapabilityFunction, shape?: BindingShape): this {
     this.capabilities.set(name, fn);
+    if (shape !== undefined) this.shapes.set(name, shape);
     return this;
+  }
+
+  /** The shapes the sandbox checks arguments by (ExecutionRequest.shapes), call_tool's included. */
+  functionShapes(): Record<string, FunctionShape> {
+    const shapes: Record<string, FunctionShape> = { call_tool: CALL_TOOL_SHAPE };
+    // What only the host reads (keepsBytes) is not sent; a shape left empty is not sent either.
+    for (const [name, { keepsBytes: _, ...shape }] of this.shapes) {
+      if (Object.values(shape).some((v) => v !== undefined)) shapes[name] = shape;
+    }
+    return shapes;
   }
 
   /** Adds a namespace that exists even without functions; `fallback` answers the members it does not hold. */
@@ -178,7 +206,7 @@ export class Bindings {
   /** Answers one host call; throws CairnError for the snippet to catch. */
   async answer(path: string, payload: HostPayload, ctx: RunContext): Promise<HostPayload> {
     const args = parseArgs(payload);
-    if (payload.bytes.length > 0) refuseBytesOutside(path === "call_tool" ? args[0] : path, args);
+    if (payload.bytes.length > 0) this.refuseBytesOutside(path === "call_tool" ? args[0] : path, args);
     let value: unknown;
     if (path === "call_tool") {
       const [name, callArgs] = args;
@@ -213,6 +241,34 @@ export class Bindings {
     );
   }
 
+  /** Throws NOT_JSON naming the first byte array of `args` unless `target` keeps bytes. */
+  private refuseBytesOutside(target: unknown, args: unknown[]): void {
+    const shape = typeof target === "string" ? this.shapes.get(target) : undefined;
+    if (shape?.keepsBytes) return;
+    const name = typeof target === "string" ? cut(target) : "call_tool";
+    // Found again only for the message: the walk is iterative and stops at the first byte array.
+    let where = "an argument";
+    const stack: [unknown, string][] = args.map((arg, i) => [arg, `argument ${i + 1}`]);
+    stack.reverse();
+    while (stack.length > 0) {
+      const [value, at] = stack.pop() as [unknown, string];
+      if (value instanceof Uint8Array) {
+        where = at;
+        break;
+      }
+      if (value === null || typeof value !== "object") continue;
+      const entries = Array.isArray(value)
+        ? value.map((item, i): [unknown, string] => [item, `${at}[${i}]`])
+        : Object.entries(value).map(([key, item]): [unknown, string] => [item, `${at}.${key}`]);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i] as [unknown, string]);
+    }
+    throw new CairnError(
+      ErrorCode.NOT_JSON,
+      `${where} of ${name} is a Uint8Array: bytes are not JSON and would not reach ${name} as bytes; save them with save_artifact or workspace.save and pass the handle`,
+      { name: shape?.errorName ?? "ArgumentError" },
+    );
+  }
+
   async callTool(name: unknown, args: unknown, ctx: RunContext): Promise<unknown> {
     if (typeof name !== "string" || name.length === 0) {
       throw new CairnError(
@@ -239,39 +295,6 @@ export class Bindings {
       `no capability named "${name}": use search_tools to find capabilities, and their canonical names (server.tool)`,
     );
   }
-}
-
-/**
- * Functions whose arguments keep bytes as bytes. Anywhere else (a saved result, an upstream tool's JSON arguments)
- * a byte array would arrive as something else, `{"type": "Buffer", "data": [...]}`, so it is refused (decision 0251).
- */
-const BYTES_TARGETS = new Set(["save_artifact", "cairn:artifacts/save", "workspace.save"]);
-
-/** Throws NOT_JSON naming the first byte array of `args` unless `target` keeps bytes. */
-function refuseBytesOutside(target: unknown, args: unknown[]): void {
-  if (typeof target === "string" && BYTES_TARGETS.has(target)) return;
-  const name = typeof target === "string" ? cut(target) : "call_tool";
-  // Found again only for the message: the walk is iterative and stops at the first byte array.
-  let where = "an argument";
-  const stack: [unknown, string][] = args.map((arg, i) => [arg, `argument ${i + 1}`]);
-  stack.reverse();
-  while (stack.length > 0) {
-    const [value, at] = stack.pop() as [unknown, string];
-    if (value instanceof Uint8Array) {
-      where = at;
-      break;
-    }
-    if (value === null || typeof value !== "object") continue;
-    const entries = Array.isArray(value)
-      ? value.map((item, i): [unknown, string] => [item, `${at}[${i}]`])
-      : Object.entries(value).map(([key, item]): [unknown, string] => [item, `${at}.${key}`]);
-    for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i] as [unknown, string]);
-  }
-  throw new CairnError(
-    ErrorCode.NOT_JSON,
-    `${where} of ${name} is a Uint8Array: bytes are not JSON and would not reach ${name} as bytes; save them with save_artifact or workspace.save and pass the handle`,
-    { name: name === "save_result" || name === "cairn:results/save" ? "ResultStoreError" : "ArgumentError" },
-  );
 }
 
 /** A name as messages show it: a snippet may send a name of any length. */

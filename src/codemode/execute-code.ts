@@ -70,7 +70,11 @@ export interface RunExtras {
   trace?: RunTrace | undefined;
 }
 
+/** A run's outcome as a value, for callers that use the value rather than reply with it (a task's code step). */
+export type RunValue = { ok: true; value: unknown } | { ok: false; code: string; message: string };
+
 export interface CodeRunner {
+  /** Runs a snippet and answers execute_code's reply: the value's JSON text as the sandbox wrote it, never re-parsed. */
   run(
     session: Session,
     input: ExecuteCodeInput,
@@ -78,6 +82,16 @@ export interface CodeRunner {
     observer?: RunObserver,
     extras?: RunExtras,
   ): Promise<ExecuteCodeReply>;
+  /** Runs a snippet and answers its return value (or its error's code and message), without building a reply. */
+  value(session: Session, input: ExecuteCodeInput, signal?: AbortSignal): Promise<RunValue>;
+}
+
+/** What one run produced, before it is shaped into a reply or a value. */
+interface RunOutcome {
+  result: ExecutionResult;
+  artifacts: ArtifactInfo[];
+  ran: SavedSnippetRun | undefined;
+  savedRuns: SavedSnippetRun[];
 }
 
 export function createCodeRunner(
@@ -97,96 +111,119 @@ export function createCodeRunner(
   /** Saved snippets for `saved` and `run_saved` (decision 0242); absent, neither is offered. */
   saved?: SavedSnippets,
 ): CodeRunner {
+  const execute = async (
+    session: Session,
+    input: ExecuteCodeInput,
+    signal?: AbortSignal,
+    observer?: RunObserver,
+    extras?: RunExtras,
+  ): Promise<RunOutcome> => {
+    const started = Date.now();
+    // The MCP tool's schema checks this too; the command line and other callers come through here as well.
+    if (input.timeout_ms !== undefined && (!Number.isInteger(input.timeout_ms) || input.timeout_ms < 1)) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `timeout_ms must be a whole number of milliseconds, at least 1 (got ${String(input.timeout_ms)}): pass e.g. 5000 or omit it`,
+      );
+    }
+    if (input.timeout_ms !== undefined && input.timeout_ms > sandbox.timeout_ms) {
+      throw new CairnError(
+        ErrorCode.INVALID_ARGUMENT,
+        `timeout_ms ${input.timeout_ms} is over the configured sandbox.timeout_ms = ${sandbox.timeout_ms}: pass a smaller value or omit it`,
+      );
+    }
+    const { code, ran, loaded } = await sourceOf(input, saved);
+    await waitAtMost(prepare(code), input.timeout_ms ?? sandbox.timeout_ms, signal);
+    const inputsJson = loaded?.inputsJson ?? encodeInputs(input.inputs);
+    let transpiled: Awaited<ReturnType<typeof transpileSnippet>>;
+    try {
+      transpiled = loaded?.transpiled ?? (await transpileSnippet(code));
+    } catch (error) {
+      if (error instanceof CairnError && error.code === ErrorCode.SYNTAX) {
+        const line = error.data?.line as number | undefined;
+        const failure: ExecutionError = { name: "SandboxError", code: error.code, message: error.message };
+        if (line !== undefined) failure.line = line;
+        const ms = Date.now() - started;
+        capture?.run(session, {
+          code,
+          ok: false,
+          error_code: failure.code,
+          ms,
+          host_calls: {},
+          handles: [],
+          upstream: [],
+        });
+        const result: ExecutionResult = { ok: false, error: failure, logs: [], stats: { ms, tool_calls: 0 } };
+        return { result, artifacts: [], ran, savedRuns: [] };
+      }
+      throw error;
+    }
+    const capturing = capture?.enabled === true ? capture : undefined;
+    const run: Omit<RunContext, "signal"> = {
+      session,
+      savedArtifacts: [],
+      holdAnswer: answerBudget(sandbox.memory_mb),
+      upstreamProgress: observer && ((capability, progress) => observer.upstreamProgress(capability, progress)),
+      upstreamCalls: capturing && [],
+      askPerson: extras?.askPerson,
+      trace: extras?.trace,
+      savedRuns: [],
+    };
+    const hostCalls: Record<string, number> = Object.create(null);
+    const result = await executor.execute({
+      // run_saved is in scope only where the code names it: every other run is exactly as before (decision 0242).
+      code: saved !== undefined && mentionsRunSaved(code) ? withRunSaved(transpiled.code) : transpiled.code,
+      inputsJson,
+      functions: bindings.functionPaths(),
+      shapes: bindings.functionShapes(),
+      limits: {
+        timeoutMs: input.timeout_ms ?? sandbox.timeout_ms,
+        memoryMb: sandbox.memory_mb,
+        maxToolCalls: sandbox.max_tool_calls,
+        maxLogChars: sandbox.max_log_chars,
+        maxHoldMs,
+      },
+      signal,
+      // The executor aborts the call's signal when the run ends, which stops upstream calls still in flight.
+      onHostCall: (name, args, callSignal, holdDeadline) => {
+        observer?.hostCall(name);
+        if (capturing) count(hostCalls, name);
+        return bindings.answer(name, args, { ...run, signal: callSignal, holdDeadline });
+      },
+      onLog: observer && ((line) => observer.log(line)),
+    });
+    if (!result.ok && result.error.line !== undefined) {
+      const line = transpiled.originalLine(result.error.line);
+      if (line === undefined) delete result.error.line;
+      else result.error.line = line;
+    }
+    result.stats.ms = Date.now() - started;
+    capturing?.run(session, {
+      code,
+      ok: result.ok,
+      error_code: result.ok ? undefined : result.error.code,
+      ms: result.stats.ms,
+      host_calls: hostCalls,
+      handles: run.savedArtifacts.map((a) => a.handle),
+      upstream: run.upstreamCalls ?? [],
+    });
+    return { result, artifacts: run.savedArtifacts, ran, savedRuns: run.savedRuns ?? [] };
+  };
   return {
-    async run(session, input, signal, observer, extras) {
-      const started = Date.now();
-      // The MCP tool's schema checks this too; the command line and other callers come through here as well.
-      if (input.timeout_ms !== undefined && (!Number.isInteger(input.timeout_ms) || input.timeout_ms < 1)) {
-        throw new CairnError(
-          ErrorCode.INVALID_ARGUMENT,
-          `timeout_ms must be a whole number of milliseconds, at least 1 (got ${String(input.timeout_ms)}): pass e.g. 5000 or omit it`,
-        );
-      }
-      if (input.timeout_ms !== undefined && input.timeout_ms > sandbox.timeout_ms) {
-        throw new CairnError(
-          ErrorCode.INVALID_ARGUMENT,
-          `timeout_ms ${input.timeout_ms} is over the configured sandbox.timeout_ms = ${sandbox.timeout_ms}: pass a smaller value or omit it`,
-        );
-      }
-      const { code, ran, loaded } = await sourceOf(input, saved);
-      await waitAtMost(prepare(code), input.timeout_ms ?? sandbox.timeout_ms, signal);
-      const inputsJson = loaded?.inputsJson ?? encodeInputs(input.inputs);
-      let transpiled: Awaited<ReturnType<typeof transpileSnippet>>;
+    run: async (session, input, signal, observer, extras) =>
+      reply(await execute(session, input, signal, observer, extras)),
+    async value(session, input, signal) {
+      const { result } = await execute(session, input, signal);
+      if (!result.ok) return { ok: false, code: result.error.code, message: result.error.message };
       try {
-        transpiled = loaded?.transpiled ?? (await transpileSnippet(code));
-      } catch (error) {
-        if (error instanceof CairnError && error.code === ErrorCode.SYNTAX) {
-          const line = error.data?.line as number | undefined;
-          const failure: ExecutionError = { name: "SandboxError", code: error.code, message: error.message };
-          if (line !== undefined) failure.line = line;
-          const ms = Date.now() - started;
-          capture?.run(session, {
-            code,
-            ok: false,
-            error_code: failure.code,
-            ms,
-            host_calls: {},
-            handles: [],
-            upstream: [],
-          });
-          return reply({ ok: false, error: failure, logs: [], stats: { ms, tool_calls: 0 } }, [], ran, []);
-        }
-        throw error;
+        return { ok: true, value: JSON.parse(result.valueJson) };
+      } catch {
+        return {
+          ok: false,
+          code: ErrorCode.INVALID_ARGUMENT,
+          message: "the snippet's value cannot be read back as JSON (nested too deeply): return a flatter value",
+        };
       }
-      const capturing = capture?.enabled === true ? capture : undefined;
-      const run: Omit<RunContext, "signal"> = {
-        session,
-        savedArtifacts: [],
-        holdAnswer: answerBudget(sandbox.memory_mb),
-        upstreamProgress: observer && ((capability, progress) => observer.upstreamProgress(capability, progress)),
-        upstreamCalls: capturing && [],
-        askPerson: extras?.askPerson,
-        trace: extras?.trace,
-        savedRuns: [],
-      };
-      const hostCalls: Record<string, number> = Object.create(null);
-      const result = await executor.execute({
-        // run_saved is in scope only where the code names it: every other run is exactly as before (decision 0242).
-        code: saved !== undefined && mentionsRunSaved(code) ? withRunSaved(transpiled.code) : transpiled.code,
-        inputsJson,
-        functions: bindings.functionPaths(),
-        limits: {
-          timeoutMs: input.timeout_ms ?? sandbox.timeout_ms,
-          memoryMb: sandbox.memory_mb,
-          maxToolCalls: sandbox.max_tool_calls,
-          maxLogChars: sandbox.max_log_chars,
-          maxHoldMs,
-        },
-        signal,
-        // The executor aborts the call's signal when the run ends, which stops upstream calls still in flight.
-        onHostCall: (name, args, callSignal, holdDeadline) => {
-          observer?.hostCall(name);
-          if (capturing) count(hostCalls, name);
-          return bindings.answer(name, args, { ...run, signal: callSignal, holdDeadline });
-        },
-        onLog: observer && ((line) => observer.log(line)),
-      });
-      if (!result.ok && result.error.line !== undefined) {
-        const line = transpiled.originalLine(result.error.line);
-        if (line === undefined) delete result.error.line;
-        else result.error.line = line;
-      }
-      result.stats.ms = Date.now() - started;
-      capturing?.run(session, {
-        code,
-        ok: result.ok,
-        error_code: result.ok ? undefined : result.error.code,
-        ms: result.stats.ms,
-        host_calls: hostCalls,
-        handles: run.savedArtifacts.map((a) => a.handle),
-        upstream: run.upstreamCalls ?? [],
-      });
-      return reply(result, run.savedArtifacts, ran, run.savedRuns ?? []);
     },
   };
 }
@@ -260,12 +297,7 @@ function answerBudget(memoryMb: number): RunContext["holdAnswer"] {
   };
 }
 
-function reply(
-  result: ExecutionResult,
-  artifacts: ArtifactInfo[],
-  ran: SavedSnippetRun | undefined,
-  savedRuns: SavedSnippetRun[],
-): ExecuteCodeReply {
+function reply({ result, artifacts, ran, savedRuns }: RunOutcome): ExecuteCodeReply {
   const parts: string[] = [];
   if (result.ok) parts.push(`"ok":true,"value":${result.valueJson}`);
   else parts.push(`"ok":false,"error":${JSON.stringify(result.error)}`);

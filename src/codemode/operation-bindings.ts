@@ -28,8 +28,9 @@ export function defineOperationBindings(
         surface: "snippet",
         holdAnswer: run.holdAnswer,
       });
+    const shape = exposure.keepsBytes ? { keepsBytes: true } : undefined;
     bindings
-      .defineFunction(path, (args, run) => call(exposure.positional ? exposure.positional(args) : args[0], run))
-      .defineCapability(path, (args, run) => call(args, run));
+      .defineFunction(path, (args, run) => call(exposure.positional ? exposure.positional(args) : args[0], run), shape)
+      .defineCapability(path, (args, run) => call(args, run), shape);
   }
 }

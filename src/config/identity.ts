@@ -28,3 +28,8 @@ export function localAccountName(): string {
     return "local";
   }
 }
+
+/** Who this process acts as: [identity] of cairn.toml, its name defaulting to the local account's. */
+export function configuredActor(identity: { name?: string | undefined; role: Role }): Actor {
+  return { name: identity.name ?? localAccountName(), role: identity.role };
+}

@@ -1,6 +1,8 @@
 // The scripted two-session task of `cairn demo` and the token bench, played twice over real MCP: once through Cairn
 // (code mode, handles, spill, workspace, SQL, checkpoint) and once with direct tool calls and pasted values. The agent
 // is a script, so both ways make the same decisions; only what the model would read and write is counted.
+// Over 500 lines: one scripted story read top to bottom, its steps in the order the two sessions take them, so each
+// step's two ways sit side by side.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -154,6 +154,8 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
     path: string;
     /** Positional arguments to the arguments object (`workspace.read(ref, {as})`); the object form always works. */
     positional?(args: unknown[]): unknown;
+    /** Its arguments keep bytes as bytes (`workspace.save({content: Uint8Array})`); elsewhere bytes are refused. */
+    keepsBytes?: boolean;
   };
   cli?: CliExposure<z.infer<I>, z.output<O>>;
   /**

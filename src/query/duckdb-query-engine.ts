@@ -1,5 +1,7 @@
 // DuckDB behind the QueryEngine contract: each set of input files gets its own in-memory DuckDB, locked to them.
 // The one file that loads @duckdb/node-api (lazily); calls run one at a time so memory and threads bound the engine.
+// Over 500 lines: being the native module's one importer (the import rules), every use of the engine is here: inputs
+// as views, limits, typed results, saved Parquet and rows files.
 
 import { randomBytes } from "node:crypto";
 import { rename, rm, stat } from "node:fs/promises";

@@ -52,6 +52,18 @@ export interface ExecutionLimits {
   maxHoldMs?: number;
 }
 
+/** How one host function takes its arguments (ExecutionRequest.shapes). */
+export interface FunctionShape {
+  /** Parameter names, in order, so a refusal names `value.rows[3]` rather than `argument 1`. */
+  params?: readonly string[] | undefined;
+  /** The error name a refusal of its arguments carries (`ResultStoreError`). @default "ArgumentError" */
+  errorName?: string | undefined;
+  /** Positions whose argument may not be undefined (undefined is not JSON): refused inside the sandbox. */
+  defined?: readonly number[] | undefined;
+  /** Its first argument names the capability really called (`call_tool`), whose errorName then applies. */
+  dispatches?: boolean | undefined;
+}
+
 export interface ExecutionRequest {
   /** JavaScript (already transpiled): the body of an async function, so top-level `await` and `return` work. */
   code: string;
@@ -65,6 +77,12 @@ export interface ExecutionRequest {
    * path (`"linear.lst_issues"`), so the host can answer what exists. A root that is already a global is skipped.
    */
   functions: readonly string[];
+  /**
+   * How the host's built-ins take their arguments, by function or capability name: what the sandbox needs to refuse
+   * a bad argument before it leaves, naming it as the host would. The sandbox knows no built-in by name; a function
+   * without a shape sends its arguments as `argument N` and refusals are `ArgumentError`s. @default {}
+   */
+  shapes?: Readonly<Record<string, FunctionShape>> | undefined;
   onHostCall: HostCallHandler;
   /**
    * Told the run's console lines while it runs, for progress reports: the first at once, then at most one per

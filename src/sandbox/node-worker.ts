@@ -7,7 +7,8 @@ import type { ExecutionResult, HostPayload } from "./executor.js";
 import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
 import { LogStream } from "./log-stream.js";
-import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
+import { PRELUDE_SOURCE } from "./prelude.js";
+import { CONSOLE_FORMAT_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude-helpers.js";
 import { classify, memoryLimitOfHost } from "./quickjs-run.js";
 import { valueLimits } from "./value-limits.js";
 import { type FromWorker, type RunMessage, type ToWorker, transferList } from "./worker-protocol.js";
@@ -64,6 +65,7 @@ async function run(message: RunMessage): Promise<void> {
   let host: PreludeHost | undefined;
   const native = {
     functions: message.functions,
+    shapes: message.shapes,
     inputsJson: message.inputsJson,
     bytesKey: message.bytesKey,
     maxValues: valueLimits(message.limits.memoryMb).maxValues,

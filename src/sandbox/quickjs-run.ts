@@ -1,11 +1,14 @@
 // One snippet run inside QuickJS (WebAssembly): a fresh runtime and context, the prelude, the snippet, and a job loop
 // that settles host calls as promises. Runs in a worker thread; the interrupt handler and the memory guard stop it.
+// Over 500 lines: every handle a run makes in its context (host functions, timers, deferred promises, bytes) must be
+// freed in that context's order before it is disposed, so they are made and freed in one place.
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
-import type { ExecutionError, ExecutionLimits, ExecutionResult, HostPayload } from "./executor.js";
+import type { ExecutionError, ExecutionLimits, ExecutionResult, FunctionShape, HostPayload } from "./executor.js";
 import { checkValueText } from "./json-text.js";
 import { LogBuffer } from "./log-buffer.js";
 import type { MemoryGuard } from "./memory-guard.js";
-import { CONSOLE_FORMAT_SOURCE, PRELUDE_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude.js";
+import { PRELUDE_SOURCE } from "./prelude.js";
+import { CONSOLE_FORMAT_SOURCE, SLOW_SERIALIZER_SOURCE } from "./prelude-helpers.js";
 import {
   Boundary,
   BytesOverBudgetError,
@@ -29,6 +32,8 @@ export interface QuickJsRunOptions {
   /** The run's bytes key (HostPayload.key). */
   bytesKey: string;
   functions: readonly string[];
+  /** ExecutionRequest.shapes. */
+  shapes: Readonly<Record<string, FunctionShape>>;
   limits: ExecutionLimits;
   cancelFlag: Int32Array;
   /** Sends one host call; settles with the answer (or rejects with the JSON text of an error object). */
@@ -452,6 +457,8 @@ function installNative(
     }),
   );
   set("functions", ctx.unwrapResult(ctx.evalCode(`(${JSON.stringify(options.functions)})`)));
+  // Parsed, not evaluated as a literal: a name such as "__proto__" stays an own key (no snippet has run yet).
+  set("shapes", ctx.unwrapResult(ctx.evalCode(`JSON.parse(${JSON.stringify(JSON.stringify(options.shapes))})`)));
   set("maxLogChars", ctx.newNumber(options.limits.maxLogChars));
   set("bytesKey", ctx.newString(options.bytesKey));
   const limits = valueLimits(options.limits.memoryMb);

@@ -106,6 +106,7 @@ async function start(message: RunMessage): Promise<void> {
         inputsJson: message.inputsJson,
         bytesKey: message.bytesKey,
         functions: message.functions,
+        shapes: message.shapes,
         limits: message.limits,
         cancelFlag: new Int32Array(message.cancelFlag),
         cancelled,

@@ -172,6 +172,7 @@ export class WorkerHost {
         inputsJson: request.inputsJson,
         bytesKey: active.bytesKey,
         functions: request.functions,
+        shapes: request.shapes ?? {},
         limits: request.limits,
         cancelFlag: cancelBuffer,
         streamLogs: request.onLog !== undefined,

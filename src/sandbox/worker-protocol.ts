@@ -1,6 +1,6 @@
 // Messages between the main thread and a sandbox worker. Values travel as JSON text, never as live objects; bytes
 // travel beside the text as transferred buffers, referred to from the JSON by index.
-import type { ExecutionLimits, ExecutionResult } from "./executor.js";
+import type { ExecutionLimits, ExecutionResult, FunctionShape } from "./executor.js";
 
 export interface RunMessage {
   type: "run";
@@ -10,6 +10,7 @@ export interface RunMessage {
   /** The run's bytes key (HostPayload.key), drawn at random by the main thread. */
   bytesKey: string;
   functions: readonly string[];
+  shapes: Readonly<Record<string, FunctionShape>>;
   limits: ExecutionLimits;
   /** Int32Array view over a SharedArrayBuffer: set to 1 by the main thread to stop the run between two slices. */
   cancelFlag: SharedArrayBuffer;

@@ -23,3 +23,8 @@ export function isAlive(owner: Owner): boolean {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/** Whether a run's owner has not shown it is alive for 12 heartbeats: it is gone, on any host. */
+export function heartbeatStopped(heartbeatAt: number, heartbeatMs: number): boolean {
+  return Date.now() - heartbeatAt > 12 * heartbeatMs;
+}

@@ -2,7 +2,7 @@
 // and one runner pass that claims each due slot with a compare-and-set before it runs the task, so runners sharing a
 // workspace never run one slot twice. Nothing runs unless a runner (`cairn runner`) is started.
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
-import type { ScheduleRecord, TaskLedger } from "../workspace/catalog/task-ledger.js";
+import type { RunRecord, ScheduleRecord, TaskLedger } from "../workspace/catalog/task-ledger.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Brief } from "./brief.js";
 import type { StoredDefinition } from "./definition.js";
@@ -87,6 +87,10 @@ export class Schedules {
     private readonly now: () => number = Date.now,
   ) {
     this.ledger = workspace.tasks;
+  }
+  /** The run `runId` as the ledger recorded it; undefined when it never started (a source deleted, say). */
+  async recordedRun(runId: string): Promise<RunRecord | undefined> {
+    return this.ledger.run(runId).catch(() => undefined);
   }
 
   /** Lists (no change given) or creates or updates one task's schedule. */
@@ -256,7 +260,7 @@ export async function runDue(options: {
     if (options.stopping?.() || options.signal?.aborted) break;
     const runId = await options.schedules.claim(record);
     if (runId === undefined) continue;
-    const run = await runOne(options.tasks, record.task, runId, trigger, options.signal);
+    const run = await runOne(options.tasks, options.schedules, record.task, runId, trigger, options.signal);
     done.push(run);
     options.onRun?.(run);
   }
@@ -265,6 +269,7 @@ export async function runDue(options: {
 
 async function runOne(
   tasks: TaskService,
+  schedules: Schedules,
   task: string,
   runId: string,
   trigger: Trigger,
@@ -291,7 +296,7 @@ async function runOne(
   } catch (error) {
     const cause = toCairnError(error);
     // The run records its own outcome; a failure before it started (a deleted source) has no run.
-    const recorded = await tasks.tasksLedger.run(runId).catch(() => undefined);
+    const recorded = await schedules.recordedRun(runId);
     return {
       time,
       task,

@@ -6,8 +6,10 @@ import type { Actor } from "../config/identity.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { QueryInputFormat } from "../query/query-engine.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
-import type { SkillRecord } from "../workspace/catalog/task-ledger.js";
-import { formatOf } from "../workspace/sql.js";
+import type { SkillRecord, TaskLedger } from "../workspace/catalog/task-ledger.js";
+import type { WorkspaceSql } from "../workspace/sql.js";
+import { formatOf } from "../workspace/sql-inputs.js";
+import type { Workspace } from "../workspace/workspace.js";
 import type { ConditionInput, StepInput, StoredDefinition } from "./definition.js";
 import {
   contractProblems,
@@ -69,14 +71,24 @@ function tableFormat(record: VersionRecord): QueryInputFormat | undefined {
 
 /** Distills, finds, inspects and applies skills over the task service's workspace and ledger. */
 export class SkillService {
-  constructor(private readonly tasks: TaskService) {}
+  private readonly tasks: Pick<TaskService, "define">;
+  private readonly workspace: Workspace;
+  private readonly ledger: TaskLedger;
+  private readonly sql: WorkspaceSql;
+  /** Who distilled a skill, as the ledger records it (the configured identity). */
+  private readonly actor: string;
 
-  private get ledger() {
-    return this.tasks.tasksLedger;
-  }
-
-  private get workspace() {
-    return this.tasks.service.workspace;
+  constructor(options: {
+    tasks: Pick<TaskService, "define">;
+    workspace: Workspace;
+    sql: WorkspaceSql;
+    actor: string;
+  }) {
+    this.tasks = options.tasks;
+    this.workspace = options.workspace;
+    this.ledger = options.workspace.tasks;
+    this.sql = options.sql;
+    this.actor = options.actor;
   }
 
   /** Keeps the plan and source contracts of the task's latest successful published run as the skill's next version. */
@@ -164,12 +176,12 @@ export class SkillService {
         ),
         ...(definition.origin === undefined ? {} : { from_skill: definition.origin }),
       },
-      actor: this.tasks.service.actor,
+      actor: this.actor,
     };
     const description = [definition.objective, ...definition.steps.map((s) => s.name)].join("\n");
     const stored = await this.ledger.putSkill(input.name, skill, description, {
       expectedVersion: input.expected_version,
-      actor: this.tasks.service.actor,
+      actor: this.actor,
     });
     return {
       name: stored.name,
@@ -337,7 +349,7 @@ export class SkillService {
     const path = await this.workspace.blobPath(record.sha256, record.bytes);
     const label = `${record.name} v${record.version}`;
     const describe = async (types: Record<string, string> | undefined) => {
-      const [described] = await this.tasks.service.sql.describeFiles([
+      const [described] = await this.sql.describeFiles([
         { path, format, label, ...(types === undefined || format !== "csv" ? {} : { columnTypes: types }) },
       ]);
       if (described === undefined || described.next_offset !== null) {

@@ -7,7 +7,7 @@ import type { PublishedTask, RunState, TaskLedger } from "../workspace/catalog/t
 import type { Workspace } from "../workspace/workspace.js";
 import type { Brief } from "./brief.js";
 import type { StoredDefinition } from "./definition.js";
-import { stepArtifactName } from "./tasks.js";
+import { stepArtifactName } from "./publication.js";
 
 export const VERIFY_LIMITS = {
   defaultLimit: 20,

@@ -9,7 +9,7 @@ import {
   type HttpToken,
   tokenIndex,
   tokenMatches,
-} from "../server/transports/http-guards.js";
+} from "../http-guards/http-guards.js";
 
 export interface UiAccessRules {
   /** The tokens that open the view (any of them: every identity may look; what it may change, its role decides). */

@@ -2,7 +2,7 @@
 // sign-in (which token signed in) and the exact action and target a confirmation page showed. A token opens that one
 // action for that one sign-in until the server stops; it is no secret from the person it was shown to.
 import { createHmac, randomBytes } from "node:crypto";
-import { tokenMatches } from "../server/transports/http-guards.js";
+import { tokenMatches } from "../http-guards/http-guards.js";
 
 /** What a confirmed form may do: the action, its exact target and, for a delete, the version the page showed. */
 export type ActionTarget =

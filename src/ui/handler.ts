@@ -4,8 +4,8 @@
 import { createReadStream } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
+import type { HttpToken } from "../http-guards/http-guards.js";
 import { redactSecrets } from "../log.js";
-import type { HttpToken } from "../server/transports/http-guards.js";
 import { checkUiAccess, checkUiOrigin } from "./access.js";
 import { UiActions, type UiChanges } from "./actions.js";
 import { FAVICON, SCRIPT, STYLESHEET } from "./assets.js";

@@ -15,7 +15,7 @@ export interface UiHost {
   /** SQL over the workspace (the query engine starts on the first table shown). */
   sql(): Promise<WorkspaceSql>;
   readonly logger: Logger;
-  /** Durable tasks: their definitions, runs and briefs (the pages call only its reads: status, briefOf, the ledger). */
+  /** Durable tasks: their definitions, runs and briefs (the pages call only its reads: status and briefOf; the ledger is the workspace's). */
   tasks(): Promise<TaskService>;
   /**
    * The live MCP sessions of the process, metadata only (no handle's content, no session id, no token). Only

@@ -3,7 +3,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CairnError, ErrorCode } from "../errors.js";
-import { isLoopbackHost } from "../server/transports/http-defaults.js";
+import { isLoopbackHost } from "../http-guards/loopback.js";
 import type { UiHandler } from "./handler.js";
 
 export const DEFAULT_UI_PORT = 8732;

@@ -2,6 +2,8 @@
 // offers it through server/discover, else the 2025 initialize handshake) and list its tools under one deadline
 // (startup_timeout_ms), follow list_changed, call its tools at most max_concurrency at once, close it. A failure
 // leaves it "unavailable"; the next call connects again, with the era it learnt (decision 0262).
+// Over 500 lines: one connection's state machine, whose states, timers, transport and client change together; what
+// stands alone lives beside it (the transports, OAuth, reply limits, approvals).
 
 import type {
   CallToolResult,

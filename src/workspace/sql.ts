@@ -7,15 +7,14 @@ import { join } from "node:path";
 import type { WorkspaceConfig } from "../config/schema.js";
 import { groupDigits } from "../digits.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
-import type { QueryEngine, QueryInput, QueryInputFormat, QueryResult } from "../query/query-engine.js";
+import type { QueryEngine, QueryInput, QueryResult } from "../query/query-engine.js";
 import type { VersionRecord } from "./catalog/catalog.js";
-import { SQL_LIMITS } from "./limits.js";
 import type { CompactMetadata } from "./metadata.js";
 import { planCascade, type RefreshStep } from "./refresh-plan.js";
+import { checkRefs, engineInput, refuseStale } from "./sql-inputs.js";
 import type { WriteOptions } from "./types.js";
 import type { Workspace } from "./workspace.js";
 
-const MAX_QUERY_REFS = SQL_LIMITS.inputs;
 const PARQUET_MEDIA_TYPE = "application/vnd.apache.parquet";
 
 export interface SqlQueryInput {
@@ -424,56 +423,6 @@ function isRunning(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
-}
-
-function checkRefs(inputs: unknown): string[] {
-  if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_QUERY_REFS) {
-    throw new CairnError(
-      ErrorCode.INVALID_ARGUMENT,
-      `inputs must list 1 to ${MAX_QUERY_REFS} artifacts (names or ws_ ids)`,
-    );
-  }
-  if (inputs.some((ref) => typeof ref !== "string")) {
-    throw new CairnError(ErrorCode.INVALID_ARGUMENT, "inputs must be names or ws_ ids (strings)");
-  }
-  return inputs as string[];
-}
-
-/** A pinned id that its name has moved past, or a version whose own inputs moved, is stale. */
-function refuseStale(records: VersionRecord[], refs: string[], advice: string): void {
-  const stale = records.flatMap((record, i) => {
-    if (!record.current) return [`${refs[i]} is ${record.name} v${record.version}, no longer the current version`];
-    if (record.stale) {
-      const moved = record.stale_inputs.map((s) => `${s.name} v${s.version} -> v${s.current_version ?? "deleted"}`);
-      return [`${record.name} v${record.version} is stale (its inputs moved: ${moved.join(", ")})`];
-    }
-    return [];
-  });
-  if (stale.length > 0) {
-    throw new CairnError(ErrorCode.STALE_INPUT, `stale input: ${stale.join("; ")}. ${advice}`, { data: { stale } });
-  }
-}
-
-/** A located version as the engine sees it: its file, its format, and the `name vN` its messages use. */
-function engineInput(located: { record: VersionRecord; path: string }, ref: string): QueryInput {
-  const { record, path } = located;
-  return { path, format: formatOf(record, ref), label: `${record.name} v${record.version}` };
-}
-
-/** The format query reads a version in; INVALID_ARGUMENT saying what to do for one it cannot read. */
-export function formatOf(record: VersionRecord, ref: string): QueryInputFormat {
-  if (record.kind === "csv" || record.kind === "parquet" || record.kind === "json") return record.kind;
-  if (/csv|tab-separated/.test(record.media_type)) return "csv";
-  if (/parquet/.test(record.media_type)) return "parquet";
-  if (/json/.test(record.media_type)) return "json";
-  // Text is never guessed to be CSV (workspace/media.ts), so CSV saved without a kind or filename lands here.
-  const fix = /^text\//.test(record.media_type)
-    ? 'if it holds CSV text, save it again with kind: "csv" (or a filename ending in .csv); JSON text takes kind: "json"'
-    : "save or import the data as CSV, Parquet or JSON first";
-  throw new CairnError(
-    ErrorCode.INVALID_ARGUMENT,
-    `${ref} (${record.name} v${record.version}) is a ${record.kind} (${record.media_type}), and query reads only CSV, Parquet and JSON artifacts: ${fix}`,
-  );
 }
 
 /**

@@ -1,5 +1,8 @@
 // Workspace: the versioned API over a Catalog (names, versions, search) and a BlobStore (bytes by SHA-256).
 // Bytes are committed before the catalog row; removal is the reverse. It runs no snippets and holds no session state.
+// Over 500 lines: the one class every surface (tools, snippets, the CLI, tasks) calls for the versioned API; each idea
+// that stands alone lives beside it (retrieval/, copy.ts, snapshot/, validate.ts, sql.ts, resume.ts), and what stays
+// is each method's checks and the order of its writes.
 
 import { constants } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
@@ -23,12 +26,13 @@ import type { ClaimStore, Fence } from "./catalog/claim-store.js";
 import type { Attribution, EventLog } from "./catalog/event-log.js";
 import type { MemoryStore } from "./catalog/memory-store.js";
 import type { TaskLedger } from "./catalog/task-ledger.js";
-import { fitPages, fitPreviews, type PageWindow, pageOf } from "./excerpt-fit.js";
+import { fitPages, type PageWindow } from "./excerpt-fit.js";
 import { type WriteExportOptions, writeExport } from "./export-file.js";
 import { WORKSPACE_LIMITS } from "./limits.js";
 import { inferType } from "./media.js";
 import { type CompactMetadata, compactMetadata, listedArtifact, metadata } from "./metadata.js";
-import { fitList, type Omitted, type ReplyBudget } from "./retrieval/budget.js";
+import { resumeCheckpoint } from "./resume.js";
+import type { ReplyBudget } from "./retrieval/budget.js";
 import { type ContextInput, type ContextOptions, type ContextResult, contextOf } from "./retrieval/context.js";
 import { ChunkIndexer } from "./retrieval/context-index.js";
 import {
@@ -39,8 +43,8 @@ import {
   type SyncResult,
   syncVersion,
 } from "./retrieval/sync.js";
+import { textPage } from "./text-page.js";
 import type {
-  ArtifactPreview,
   DeleteInput,
   DeleteResult,
   Excerpt,
@@ -62,7 +66,7 @@ import type {
   SaveInput,
   WriteOptions,
 } from "./types.js";
-import { alignBack, decodeUtf8, decodeUtf8Strict, utf8Prefix, windowEnd } from "./utf8.js";
+import { alignBack, decodeUtf8, decodeUtf8Strict, utf8Prefix } from "./utf8.js";
 import {
   checkBoolean,
   checkCheckpoint,
@@ -82,7 +86,6 @@ import {
   contentNeeded,
   importFailed,
   isPathContent,
-  isValidName,
   MAX_BYTES_CONTENT,
   MAX_LABEL_CHARS,
   MAX_QUERY_TEXT_CHARS,
@@ -108,7 +111,6 @@ interface WorkspaceOptions {
 const DEFAULT_EXCERPT_BYTES = WORKSPACE_LIMITS.excerptBytes.default;
 const MAX_EXCERPT_BYTES = WORKSPACE_LIMITS.excerptBytes.max;
 const MAX_INSPECT_REFS = WORKSPACE_LIMITS.inspectRefs;
-const PREVIEW_BYTES = 512;
 const { findResults, listResults, listNamespaces } = WORKSPACE_LIMITS;
 /** find's text when it holds no word to search: then find lists the most recent artifacts. */
 const HAS_WORD = /[\p{L}\p{N}]/u;
@@ -391,7 +393,7 @@ export class Workspace {
     const pages: (Excerpt | number | undefined)[] = [];
     const windows: PageWindow[] = [];
     for (const record of records) {
-      const page = excerptBytes === 0 ? undefined : await this.page(record, offset, excerptBytes);
+      const page = excerptBytes === 0 ? undefined : await textPage(this.reader(), record, offset, excerptBytes);
       pages.push(page !== undefined && "bytes" in page ? windows.push(page) - 1 : page);
     }
     const ways = [...(single ? [] : ["ask for fewer refs"]), ...(full ? ["leave out full"] : [])];
@@ -423,100 +425,7 @@ export class Workspace {
    * counted in `omitted`; TOO_LARGE when the checkpoint itself does not fit.
    */
   async resume(input: ResumeInput = {}, budget?: ReplyBudget): Promise<ResumeResult> {
-    const reply = await this.resumeReply(input);
-    if ("candidates" in reply) {
-      return fitList(reply, "candidates", budget, "resume one by name or id, or raise max_tokens to see them");
-    }
-    const build = (artifacts: ArtifactPreview[], omitted: Omitted | undefined) =>
-      omitted === undefined ? { ...reply, artifacts } : { ...reply, artifacts, omitted };
-    return fitPreviews(reply.artifacts, build, budget);
-  }
-
-  private async resumeReply(input: ResumeInput): Promise<ResumeResult> {
-    const args = checkObject("resume", input);
-    const text = checkText("text", args.text, MAX_QUERY_TEXT_CHARS)?.trim() ?? "";
-    if (text === "") return this.resumeLatest();
-    const exact = isArtifactId(text) || isValidName(text) ? (await this.catalog.get([text]))[0] : undefined;
-    if (exact?.kind === "checkpoint") return this.resumed(exact);
-    const prefix = text.replace(/\/+$/, "");
-    const under = isValidName(prefix) ? await this.catalog.checkpointsUnder(prefix) : [];
-    if (under.length === 1) return this.resumed(under[0] as VersionRecord);
-    const candidates =
-      under.length > 0
-        ? under
-        : (await this.catalog.search(text, { limit: 10, kind: "checkpoint" })).map((h) => h.record);
-    const notCheckpoint = exact === undefined ? "" : `"${text}" is a ${exact.kind}, not a checkpoint. `;
-    if (under.length === 0 && candidates.length === 1) {
-      return this.resumed(candidates[0] as VersionRecord, `${notCheckpoint}The only checkpoint matching "${text}".`);
-    }
-    return {
-      candidates: candidates.map((r) => ({
-        artifact_id: r.artifact_id,
-        name: r.name,
-        version: r.version,
-        created_at: r.created_at,
-        summary: r.summary,
-        objective: r.checkpoint?.objective ?? null,
-      })),
-      message:
-        candidates.length === 0
-          ? `${notCheckpoint}No checkpoint matches "${text}": use find to look for it`
-          : `${notCheckpoint}${candidates.length} checkpoints match "${text}": resume one by name or id`,
-    };
-  }
-
-  private async resumeLatest(): Promise<ResumeResult> {
-    const { records, overview } = await this.catalog.list({
-      kind: "checkpoint",
-      limit: 1,
-      overview: { namespaces: 0 },
-    });
-    const latest = records[0];
-    if (latest === undefined) {
-      return {
-        candidates: [],
-        message:
-          "No checkpoint is saved in this workspace yet: save one with a checkpoint {objective, verified, next_step, notes}",
-      };
-    }
-    const total = overview?.total ?? 1;
-    return this.resumed(
-      latest,
-      total > 1 ? `The most recent of ${total} checkpoints; list with kind "checkpoint" shows the others.` : undefined,
-    );
-  }
-
-  private async resumed(record: VersionRecord, note?: string): Promise<ResumeResult> {
-    const pinned = await this.resolveAll(record.dependencies);
-    const artifacts: ArtifactPreview[] = [];
-    for (const dep of pinned) {
-      let preview: Excerpt;
-      try {
-        const page = await this.page(dep, 0, PREVIEW_BYTES);
-        preview = "bytes" in page ? pageOf(page) : page;
-      } catch (error) {
-        // One damaged artifact must not hide the handoff: report it in place of its preview.
-        if (!(error instanceof CairnError)) throw error;
-        preview = { excerpt: null, offset: 0, next_offset: null, note: `${error.code}: ${error.message}` };
-      }
-      artifacts.push({ ...compactMetadata(dep), summary: dep.summary, ...preview });
-    }
-    const fields = record.checkpoint ?? { objective: "" };
-    return {
-      checkpoint: {
-        artifact_id: record.artifact_id,
-        name: record.name,
-        version: record.version,
-        created_at: record.created_at,
-        summary: record.summary,
-        ...fields,
-        dependencies: record.dependencies,
-        stale: record.stale,
-        stale_inputs: record.stale_inputs,
-      },
-      artifacts,
-      ...(note === undefined ? {} : { note }),
-    };
+    return resumeCheckpoint({ catalog: this.catalog, blobs: this.blobs }, input, budget);
   }
 
   /** The whole content of a version, hash-verified: text (UTF-8), parsed JSON, or bytes. */
@@ -936,26 +845,6 @@ export class Workspace {
   /** Resolves refs in one snapshot; NOT_FOUND names every ref that resolves to nothing. */
   private async resolveAll(refs: string[]): Promise<VersionRecord[]> {
     return requireFound(refs, await this.catalog.get(refs));
-  }
-
-  /** The page of text from `requested`: a window to cut (pageOf), or the fixed answer for binary content or the end. */
-  private async page(record: VersionRecord, requested: number, excerptBytes: number): Promise<Excerpt | PageWindow> {
-    if (!isTextMediaType(record.media_type)) {
-      const queryable = record.kind === "csv" || record.kind === "parquet" || record.kind === "json";
-      return {
-        excerpt: null,
-        offset: requested,
-        next_offset: null,
-        note: `binary content (${record.media_type}, ${record.bytes} bytes) has no text excerpt: export it to a file${queryable ? " or query it" : ""}`,
-      };
-    }
-    if (requested >= record.bytes) return { excerpt: "", offset: record.bytes, next_offset: null };
-    // Three bytes of slack each side find the code point boundaries around the window.
-    const readStart = Math.max(0, requested - 3);
-    const length = requested - readStart + excerptBytes + 3;
-    const buffer = await this.reader().read(record, readStart, length);
-    const start = alignBack(buffer, requested - readStart);
-    return { bytes: buffer, base: readStart, start, end: windowEnd(buffer, start, excerptBytes), size: record.bytes };
   }
 }
 

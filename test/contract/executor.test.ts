@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { Bindings, type RunContext } from "../../src/codemode/bindings.js";
 import { CairnError, ErrorCode } from "../../src/errors.js";
-import type { Executor, HostPayload } from "../../src/sandbox/executor.js";
+import type { ExecutionResult, Executor, HostCallHandler, HostPayload } from "../../src/sandbox/executor.js";
 import { LOG_STREAM_INTERVAL_MS, STREAMED_LINE_CHARS } from "../../src/sandbox/log-stream.js";
 import { NodeExecutor } from "../../src/sandbox/node-executor.js";
 import { QuickJsExecutor } from "../../src/sandbox/quickjs-executor.js";
@@ -406,6 +406,66 @@ describe.each(backends)("%s", (_name, create) => {
     expect(heard.b?.at(-1)).toBe("b2");
   });
 
+  // The host names its built-ins' parameters and error names with the run; the sandbox knows none by name.
+  describe("function shapes the host sends", () => {
+    const keep = { params: ["value", "label"], errorName: "ResultStoreError", defined: [0] };
+    const failure = (result: ExecutionResult) => (result.ok ? undefined : result.error);
+
+    it("refuses an undefined argument where the shape says so, before the call leaves", async () => {
+      let calls = 0;
+      const onHostCall: HostCallHandler = async (_name, payload) => {
+        calls += 1;
+        return payload;
+      };
+      const result = await runSnippet(executor, "return await keep(undefined)", {
+        functions: ["keep"],
+        shapes: { keep },
+        onHostCall,
+      });
+      expect(failure(result)).toMatchObject({ name: "ResultStoreError", code: "NOT_JSON" });
+      expect(failure(result)?.message).toContain("value is undefined");
+      expect(calls).toBe(0);
+    });
+
+    it("names the parameter and the error name a refused value carries", async () => {
+      const result = await runSnippet(executor, "return await keep({rows: [1, new Map()]})", {
+        functions: ["keep"],
+        shapes: { keep },
+      });
+      expect(failure(result)).toMatchObject({ name: "ResultStoreError", code: "NOT_JSON" });
+      expect(failure(result)?.message).toContain("value.rows[1]");
+    });
+
+    it("treats a function without a shape as any other, whatever its name", async () => {
+      const result = await runSnippet(executor, "return await save_result(new Map())", { functions: ["save_result"] });
+      expect(failure(result)).toMatchObject({ name: "ArgumentError", code: "NOT_JSON" });
+      expect(failure(result)?.message).toContain("argument 1");
+      // Without a shape, undefined crosses as null: only the host's word makes it a refusal.
+      expect(
+        value(await runSnippet(executor, "return await save_result(undefined)", { functions: ["save_result"] })),
+      ).toEqual([null]);
+    });
+
+    it("applies the shape of the capability a dispatching function names", async () => {
+      const result = await runSnippet(executor, 'return await call_tool("x:save", {a: new Set()})', {
+        functions: ["call_tool"],
+        shapes: {
+          call_tool: { params: ["name", "args"], dispatches: true },
+          "x:save": { errorName: "ArtifactStoreError" },
+        },
+      });
+      expect(failure(result)).toMatchObject({ name: "ArtifactStoreError", code: "NOT_JSON" });
+      expect(failure(result)?.message).toContain("args.a");
+    });
+
+    it("keeps a shape out of the snippet's reach: a polluted prototype changes no refusal", async () => {
+      const code = "Object.prototype.errorName = 'Owned'; Object.prototype.defined = [0]; return await echo(new Map())";
+      const result = await runSnippet(executor, code, { shapes: { echo: { params: ["v"] } } });
+      expect(failure(result)).toMatchObject({ name: "ArgumentError", code: "NOT_JSON" });
+      expect(failure(result)?.message).toContain("v is");
+    });
+  });
+
   it("starts every run from fresh globals", async () => {
     await runSnippet(executor, "globalThis.leak = 42; Object.prototype.polluted = true; return 0");
     expect(value(await runSnippet(executor, "return [typeof leak, ({}).polluted === undefined]"))).toEqual([
@@ -436,10 +496,10 @@ describe.each(backends)("%s", (_name, create) => {
 
   // Issue 27, decision 0251: values cross exactly, through the real host side (Bindings), both ways.
   describe("exact values", () => {
-    // A host function that answers its argument (through toPayload), and one that keeps bytes (save_artifact's path).
+    // A host function that answers its argument (through toPayload), and one that keeps bytes (as save_artifact's shape says).
     const bindings = new Bindings()
       .defineFunction("echo", async ([v]) => v)
-      .defineFunction("save_artifact", async ([v]) => v);
+      .defineFunction("save_artifact", async ([v]) => v, { keepsBytes: true });
     // The functions above read nothing of the run's context.
     const onHostCall = (name: string, payload: HostPayload) => bindings.answer(name, payload, {} as RunContext);
     const run = (code: string, inputs?: unknown) =>

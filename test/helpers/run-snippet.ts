@@ -1,12 +1,19 @@
 // Test helper: transpile a snippet and run it on an executor with small limits and simple host functions.
 import { transpileSnippet } from "../../src/codemode/transpile.js";
-import type { ExecutionLimits, ExecutionResult, Executor, HostCallHandler } from "../../src/sandbox/executor.js";
+import type {
+  ExecutionLimits,
+  ExecutionResult,
+  Executor,
+  FunctionShape,
+  HostCallHandler,
+} from "../../src/sandbox/executor.js";
 
 export const TEST_LIMITS: ExecutionLimits = { timeoutMs: 3000, memoryMb: 64, maxToolCalls: 50, maxLogChars: 2000 };
 
 export interface SnippetOptions {
   inputs?: unknown;
   functions?: string[];
+  shapes?: Record<string, FunctionShape>;
   onHostCall?: HostCallHandler;
   limits?: Partial<ExecutionLimits>;
   signal?: AbortSignal;
@@ -37,6 +44,7 @@ export async function runSnippet(executor: Executor, source: string, options: Sn
     code: snippet.code,
     inputsJson: JSON.stringify(options.inputs ?? {}),
     functions: options.functions ?? ["echo", "math.add", "fail"],
+    shapes: options.shapes,
     onHostCall: options.onHostCall ?? defaultHost,
     limits: { ...TEST_LIMITS, ...options.limits },
     signal: options.signal,

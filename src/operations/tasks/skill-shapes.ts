@@ -1,12 +1,19 @@
 // What the skill operations share: the service (loaded on first use, over the task service) and the shapes of a
 // source contract and a plan, described once for describe_tools.
 import { z } from "zod";
+import { configuredActor } from "../../config/identity.js";
 import type { SkillService } from "../../tasks/skills.js";
 import type { OperationContext } from "../operation.js";
 
 export async function skillService(ctx: OperationContext): Promise<SkillService> {
-  const [tasks, { SkillService }] = await Promise.all([ctx.services.tasks(), import("../../tasks/skills.js")]);
-  return new SkillService(tasks);
+  const { services } = ctx;
+  const [tasks, workspace, sql, { SkillService }] = await Promise.all([
+    services.tasks(),
+    services.workspace(),
+    services.sql(),
+    import("../../tasks/skills.js"),
+  ]);
+  return new SkillService({ tasks, workspace, sql, actor: configuredActor(services.config.identity).name });
 }
 
 export const SkillRef = z.string().describe("Skill name, or name@version.");

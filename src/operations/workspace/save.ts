@@ -60,7 +60,7 @@ export const save: OperationFactory = () =>
     annotations: WRITES,
     listedWith: { ticket: "claim" },
     tool: { profiles: ["agent", "runtime", "full"] },
-    snippet: { path: "workspace.save" },
+    snippet: { path: "workspace.save", keepsBytes: true },
     cli: {
       args: ["name"],
       omit: ["from"],

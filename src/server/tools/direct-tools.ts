@@ -95,3 +95,31 @@ async function toReply(
     texts.push(JSON.stringify(result.structuredContent));
   return { text: texts.join("\n"), isError: result.isError === true, media };
 }
+
+/**
+ * The direct tools of the upstream servers now, built once per change of their tool lists rather than per request,
+ * and told to `onChange` listeners (tools/list_changed) when a list changes.
+ */
+export function followDirectTools(
+  upstreams: () => Capability[],
+  deps: { manager: UpstreamManager; validator: ArgsValidator; output: OutputConfig; approvals?: ApprovalGate },
+): { tools(): ToolDefinition[]; onChange(listener: () => void): () => void } {
+  let cached: ToolDefinition[] | undefined;
+  const listeners = new Set<() => void>();
+  deps.manager.onChange(() => {
+    cached = undefined;
+    for (const listener of listeners) listener();
+  });
+  return {
+    tools() {
+      cached ??= directTools(upstreams(), deps);
+      return cached;
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+  };
+}

@@ -15,6 +15,8 @@ import {
   type McpHttpHandler,
 } from "@modelcontextprotocol/server";
 import { CairnError, ErrorCode } from "../../errors.js";
+import { type AccessRules, checkAccess, type HttpToken } from "../../http-guards/http-guards.js";
+import { isLoopbackHost } from "../../http-guards/loopback.js";
 import { createMcpServer } from "../create-server.js";
 import type { ToolDefinition } from "../tool.js";
 import { FairShares, shareLimits } from "./fair-shares.js";
@@ -23,9 +25,7 @@ import {
   DEFAULT_HTTP_PORT,
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_SESSIONS,
-  isLoopbackHost,
 } from "./http-defaults.js";
-import { type AccessRules, checkAccess, type HttpToken } from "./http-guards.js";
 import { HttpSessions } from "./http-sessions.js";
 import type { ServeHost } from "./serve-host.js";
 

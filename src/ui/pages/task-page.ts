@@ -22,12 +22,11 @@ export const taskPage: UiRoute = {
   path: /^\/tasks\/(?<name>[^/]+)\/?$/,
   async handle(request: UiRequest): Promise<UiReply> {
     const name = decodePath(request.params.name ?? "");
-    const tasks = await request.host.tasks();
-    const task = name === undefined ? undefined : await tasks.tasksLedger.task(name);
+    const [tasks, { tasks: ledger }] = await Promise.all([request.host.tasks(), request.host.workspace()]);
+    const task = name === undefined ? undefined : await ledger.task(name);
     if (name === undefined || task === undefined) return missingTask(name ?? (request.params.name as string));
     const page = pageNumber(request.query("page"), taskHref(name));
     if (typeof page !== "number") return page;
-    const ledger = tasks.tasksLedger;
     // The ledger lists runs newest first up to a count: one more than the page shows says whether another follows.
     const [listed, schedule] = await Promise.all([ledger.runs(name, page * RUNS_PAGE + 1), ledger.schedule(name)]);
     const runs = listed.slice((page - 1) * RUNS_PAGE, page * RUNS_PAGE);
@@ -68,10 +67,10 @@ export const taskRunPage: UiRoute = {
   async handle(request: UiRequest): Promise<UiReply> {
     const name = decodePath(request.params.name ?? "");
     const runId = decodePath(request.params.run ?? "");
-    const tasks = await request.host.tasks();
-    const task = name === undefined ? undefined : await tasks.tasksLedger.task(name);
+    const [tasks, { tasks: ledger }] = await Promise.all([request.host.tasks(), request.host.workspace()]);
+    const task = name === undefined ? undefined : await ledger.task(name);
     if (name === undefined || task === undefined) return missingTask(name ?? (request.params.name as string));
-    const run = runId === undefined ? undefined : await tasks.tasksLedger.run(runId);
+    const run = runId === undefined ? undefined : await ledger.run(runId);
     if (runId === undefined || run === undefined || run.task !== name) {
       return errorPage(
         404,

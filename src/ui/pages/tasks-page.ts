@@ -3,7 +3,7 @@
 // state is the brief task_status would answer, so it costs one catalog snapshot per task shown.
 import type { ScheduleSettings } from "../../tasks/schedule.js";
 import type { TaskService } from "../../tasks/tasks.js";
-import type { RunRecord, ScheduleRecord, TaskRecord } from "../../workspace/catalog/task-ledger.js";
+import type { RunRecord, ScheduleRecord, TaskLedger, TaskRecord } from "../../workspace/catalog/task-ledger.js";
 import { formatTime, plural } from "../format.js";
 import { html, type SafeHtml } from "../html.js";
 import { taskHref, taskRunHref, tasksHref } from "../links.js";
@@ -20,12 +20,12 @@ export const tasksPage: UiRoute = {
   async handle(request: UiRequest): Promise<UiReply> {
     const page = pageNumber(request.query("page"), tasksHref());
     if (typeof page !== "number") return page;
-    const tasks = await request.host.tasks();
-    const all = await tasks.tasksLedger.tasks();
+    const [tasks, { tasks: ledger }] = await Promise.all([request.host.tasks(), request.host.workspace()]);
+    const all = await ledger.tasks();
     const pages = Math.max(1, Math.ceil(all.length / PAGE_SIZE));
     if (page > pages) return pastLastPage(`${plural(all.length, "task")}`, page, pages, tasksHref());
     const shown = all.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE);
-    const rows = await Promise.all(shown.map((task) => rowOf(tasks, task)));
+    const rows = await Promise.all(shown.map((task) => rowOf(tasks, ledger, task)));
     return {
       type: "page",
       title: "Tasks",
@@ -48,8 +48,7 @@ interface Row {
   schedule: ScheduleRecord | undefined;
 }
 
-async function rowOf(tasks: TaskService, task: TaskRecord): Promise<Row> {
-  const ledger = tasks.tasksLedger;
+async function rowOf(tasks: TaskService, ledger: TaskLedger, task: TaskRecord): Promise<Row> {
   const [[run], schedule] = await Promise.all([ledger.runs(task.name, 1), ledger.schedule(task.name)]);
   const brief = run === undefined ? undefined : await tasks.briefOf(run, task.latest_success);
   return { task, run, brief, schedule };

@@ -1,5 +1,7 @@
 // S3BlobStore: blobs as objects `<prefix>/sha256/ab/cdef…` in an S3-compatible bucket, staged through a local temp
 // file, uploaded whole or in parts, and read through a bounded local cache of verified files (engines read files).
+// Over 500 lines: the one file that imports @aws-sdk/client-s3 (the import rules), so every call to S3 and the staging,
+// multipart and cache rules around it are here.
 
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";

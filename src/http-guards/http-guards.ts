@@ -1,10 +1,10 @@
 // The checks every HTTP request passes before Cairn routes it or reads a byte of its body: a loopback Host (against
 // DNS rebinding), a loopback Origin when one is sent, and a bearer token, which says who calls. Pure: they return a
-// verdict, never throw.
+// verdict, never throw. Neutral ground: the MCP transport and the web view both compose them, neither owns them.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import type { Actor } from "../../config/identity.js";
-import { isLoopbackHost } from "./http-defaults.js";
+import type { Actor } from "../config/identity.js";
+import { isLoopbackHost } from "./loopback.js";
 
 /** A bearer token and who presents it; no actor: the process's configured identity ($CAIRN_TOKEN). */
 export interface HttpToken {
