@@ -366,10 +366,8 @@ export class CairnOAuthProvider implements OAuthClientProvider {
         const header = new Headers(init?.headers).get("authorization");
         if (header?.startsWith("Bearer ")) {
           this.refused = digestOf(header.slice("Bearer ".length));
-          // A refused token with nothing to refresh it means a sign-in, and the resource may have moved to another
-          // authorization server (SEP-2352): the sign-in reads its protected-resource metadata again, and a client
-          // registered at the old server is not reused at a new one (the SDK discards credentials stamped with
-          // another issuer). A refresh keeps the discovery: it is coordinated across processes on the token file.
+          // Nothing to refresh it: a sign-in follows, and the resource may have moved to another authorization
+          // server (SEP-2352), so the sign-in reads its metadata again (a refresh, shared across processes, keeps it).
           if (this.store.read()?.tokens?.refresh_token === undefined) this.forgetDiscovery();
         }
       }
