@@ -43,8 +43,14 @@ import {
 import type { ClaimStore } from "./claim-store.js";
 import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY, pruneEvent } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
-import { PgClaimStore } from "./pg-claim-store.js";
-import { createPgConnection, type PgConnection, type PgConnectionOptions, type PgTx } from "./pg-connection.js";
+import {
+  createPgConnection,
+  type PgConnection,
+  type PgConnectionOptions,
+  PgSql,
+  type PgTx,
+  runRule,
+} from "./pg-connection.js";
 import { PgEventLog } from "./pg-event-log.js";
 import type { PgLedgerHost, PgStoreHost } from "./pg-hosts.js";
 import { DEPENDENTS, MOST_DEPENDED_ON, STALE_CURRENT, versionPage } from "./pg-lineage.js";
@@ -53,6 +59,7 @@ import { PG_MIGRATIONS } from "./pg-migrations.js";
 import { addChunksTx, chunkBacklog, dropStaleChunks, indexVersion, searchChunks, searchVersions } from "./pg-search.js";
 import { PgTaskLedger } from "./pg-task-ledger.js";
 import { BY_NAME, recordsOf, resolveRefs, rowById, rowByName, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
+import { SqlClaimStore } from "./sql-claim-store.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 export interface PgCatalogOptions extends PgConnectionOptions {
@@ -181,7 +188,9 @@ export class PgCatalog implements Catalog {
   readonly events: PgEventLog;
   readonly memory: MemoryStore;
   readonly claims: ClaimStore;
-  private readonly claimStore: PgClaimStore;
+  private readonly claimStore: SqlClaimStore;
+  /** The engine-neutral rules' way onto this pool. */
+  readonly sql: PgSql;
 
   constructor(
     readonly conn: PgConnection,
@@ -191,17 +200,15 @@ export class PgCatalog implements Catalog {
     // The stores share this pool and its write lock: a write of one is ordered with the writes of all.
     const host: PgStoreHost = { conn };
     this.events = new PgEventLog(host, eventHistory);
-    this.claimStore = new PgClaimStore(host);
+    this.sql = new PgSql(conn);
+    this.claimStore = new SqlClaimStore({ sql: this.sql });
     this.claims = this.claimStore;
     const ledgerHost: PgLedgerHost = {
       conn,
       appendEvent: (tx, event) => this.events.appendTx(tx, event),
       insertTx: (tx, version, options) => this.insertTx(tx, version, options),
       resolveDependencies: (tx, refs) => this.resolveDependencies(tx, refs),
-      checkFence: async (tx, { resource, ticket, holder }) => {
-        if (ticket === undefined) await this.claimStore.assertUnclaimedTx(tx, resource);
-        else await this.claimStore.assertFenceTx(tx, { resource, ticket, holder });
-      },
+      checkFence: (tx, fence) => runRule(tx, this.claimStore.assertMayWrite(fence)),
       current: async (tx, name) => {
         const row = await rowByName(tx, name);
         return row === undefined ? undefined : (await recordsOf(tx, [row]))[0];
@@ -218,7 +225,7 @@ export class PgCatalog implements Catalog {
   }
 
   private async insertTx(tx: PgTx, input: NewVersion, options: InsertOptions): Promise<VersionRecord> {
-    if (options.fence !== undefined) await this.claimStore.assertFenceTx(tx, options.fence);
+    if (options.fence !== undefined) await runRule(tx, this.claimStore.assertFence(options.fence));
     // The name's current version and the last number it ever had, in one round trip (the lock is held meanwhile).
     const found = await tx.one<{ id: string | null; version: number | null; seq: number | null; last: number | null }>(
       `SELECT v.id, v.version, v.seq, (SELECT last_version FROM name_counters WHERE name = $1) AS last

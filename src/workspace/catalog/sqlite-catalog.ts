@@ -48,9 +48,9 @@ import type { ClaimStore } from "./claim-store.js";
 import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY, pruneEvent } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
+import { SqlClaimStore } from "./sql-claim-store.js";
 import { createSqliteCatalogRows } from "./sqlite-catalog-rows.js";
-import { SqliteClaimStore } from "./sqlite-claim-store.js";
-import type { CatalogConnection } from "./sqlite-connection.js";
+import { type CatalogConnection, SqliteSql } from "./sqlite-connection.js";
 import { SqliteEventLog } from "./sqlite-event-log.js";
 import { SqliteMemoryStore } from "./sqlite-memory-store.js";
 import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
@@ -243,7 +243,9 @@ export class SqliteCatalog implements Catalog {
   readonly events: SqliteEventLog;
   readonly memory: MemoryStore;
   readonly claims: ClaimStore;
-  private readonly claimStore: SqliteClaimStore;
+  private readonly claimStore: SqlClaimStore;
+  /** The engine-neutral rules' way onto this connection. */
+  readonly sql: SqliteSql;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -257,17 +259,15 @@ export class SqliteCatalog implements Catalog {
       exclusive: (work) => this.exclusive(work),
     };
     this.events = new SqliteEventLog(connection, eventHistory);
-    this.claimStore = new SqliteClaimStore(connection);
+    this.sql = new SqliteSql(connection);
+    this.claimStore = new SqlClaimStore({ sql: this.sql });
     this.claims = this.claimStore;
     this.tasks = new SqliteTaskLedger({
       ...connection,
       appendEvent: (event) => this.events.appendTx(event),
       insertTx: (version, options) => this.insertTx(version, options),
       resolveDependencies: (refs) => this.resolveDependencies(refs),
-      checkFence: ({ resource, ticket, holder }) =>
-        ticket === undefined
-          ? this.claimStore.assertUnclaimedTx(resource)
-          : void this.claimStore.assertFenceTx({ resource, ticket, holder }),
+      checkFence: (fence) => this.sql.run(this.claimStore.assertMayWrite(fence)),
       current: (name) => {
         const row = this.rowByName(name);
         return row === undefined ? undefined : this.recordOf(row);
@@ -301,7 +301,7 @@ export class SqliteCatalog implements Catalog {
   }
 
   private insertTx(input: NewVersion, options: InsertOptions): VersionRecord {
-    if (options.fence !== undefined) this.claimStore.assertFenceTx(options.fence);
+    if (options.fence !== undefined) this.sql.run(this.claimStore.assertFence(options.fence));
     const current = this.currentOf(input.name);
     if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current.version) {
       throw versionConflict(input.name, current?.version, options.expectedVersion);
