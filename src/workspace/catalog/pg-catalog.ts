@@ -51,7 +51,6 @@ import {
   type PgTx,
   runRule,
 } from "./pg-connection.js";
-import { PgEventLog } from "./pg-event-log.js";
 import type { PgLedgerHost, PgStoreHost } from "./pg-hosts.js";
 import { DEPENDENTS, MOST_DEPENDED_ON, STALE_CURRENT, versionPage } from "./pg-lineage.js";
 import { PgMemoryStore } from "./pg-memory-store.js";
@@ -60,6 +59,7 @@ import { addChunksTx, chunkBacklog, dropStaleChunks, indexVersion, searchChunks,
 import { PgTaskLedger } from "./pg-task-ledger.js";
 import { BY_NAME, recordsOf, resolveRefs, rowById, rowByName, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
 import { SqlClaimStore } from "./sql-claim-store.js";
+import { SqlEventLog } from "./sql-event-log.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 export interface PgCatalogOptions extends PgConnectionOptions {
@@ -185,7 +185,7 @@ function listed(prefix: string | null, kind: string | null): { sql: string; para
 
 export class PgCatalog implements Catalog {
   readonly tasks: TaskLedger;
-  readonly events: PgEventLog;
+  readonly events: SqlEventLog;
   readonly memory: MemoryStore;
   readonly claims: ClaimStore;
   private readonly claimStore: SqlClaimStore;
@@ -199,13 +199,13 @@ export class PgCatalog implements Catalog {
   ) {
     // The stores share this pool and its write lock: a write of one is ordered with the writes of all.
     const host: PgStoreHost = { conn };
-    this.events = new PgEventLog(host, eventHistory);
     this.sql = new PgSql(conn);
+    this.events = new SqlEventLog(this.sql, eventHistory);
     this.claimStore = new SqlClaimStore({ sql: this.sql });
     this.claims = this.claimStore;
     const ledgerHost: PgLedgerHost = {
       conn,
-      appendEvent: (tx, event) => this.events.appendTx(tx, event),
+      appendEvent: (tx, event) => runRule(tx, this.events.append(event)),
       insertTx: (tx, version, options) => this.insertTx(tx, version, options),
       resolveDependencies: (tx, refs) => this.resolveDependencies(tx, refs),
       checkFence: (tx, fence) => runRule(tx, this.claimStore.assertMayWrite(fence)),
@@ -310,14 +310,17 @@ export class PgCatalog implements Catalog {
     if (options.leaseToken !== undefined) {
       await tx.run("DELETE FROM blob_leases WHERE token = $1", [options.leaseToken]);
     }
-    await this.events.appendTx(tx, {
-      ...actorOf(options.event),
-      operation: options.event?.operation ?? "save",
-      ref: input.name,
-      artifact_id: id,
-      version,
-      detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
-    });
+    await runRule(
+      tx,
+      this.events.append({
+        ...actorOf(options.event),
+        operation: options.event?.operation ?? "save",
+        ref: input.name,
+        artifact_id: id,
+        version,
+        detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
+      }),
+    );
     const [record] = await recordsOf(tx, [row]);
     return record as VersionRecord;
   }
@@ -513,14 +516,17 @@ export class PgCatalog implements Catalog {
     operation: string,
   ): Promise<RemovedVersion[]> {
     for (const r of removed) {
-      await this.events.appendTx(tx, {
-        ...actorOf(event),
-        operation: event?.operation ?? operation,
-        ref: r.name,
-        artifact_id: r.artifact_id,
-        version: r.version,
-        detail: { removed: true, ...event?.detail },
-      });
+      await runRule(
+        tx,
+        this.events.append({
+          ...actorOf(event),
+          operation: event?.operation ?? operation,
+          ref: r.name,
+          artifact_id: r.artifact_id,
+          version: r.version,
+          detail: { removed: true, ...event?.detail },
+        }),
+      );
     }
     return removed;
   }
@@ -548,7 +554,7 @@ export class PgCatalog implements Catalog {
         if (options.dryRun) throw new DryRun(removed);
         // One event for the whole pass (a prune may remove thousands), naming the first few versions.
         if (removed.length > 0) {
-          await this.events.appendTx(tx, pruneEvent(removed, keep, options.event));
+          await runRule(tx, this.events.append(pruneEvent(removed, keep, options.event)));
         }
         return removed;
       });

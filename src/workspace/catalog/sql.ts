@@ -23,6 +23,33 @@ export function sql(strings: TemplateStringsArray, ...values: unknown[]): Statem
 /** The empty fragment (a condition left out). */
 export const NOTHING = new Statement([""], []);
 
+/** A fragment the engines spell differently: each engine splices its own. */
+export class Spelling {
+  constructor(
+    readonly sqlite: Statement,
+    readonly postgres: Statement,
+  ) {}
+}
+
+/** A fragment spelled once per engine, for what their SQL truly spells otherwise (JSON functions, arrays, collations). */
+export function byDialect(spellings: { sqlite: Statement; postgres: Statement }): Spelling {
+  return new Spelling(spellings.sqlite, spellings.postgres);
+}
+
+/**
+ * After a text column: byte order for comparisons and ORDER BY (ISO 8601 times, day keys), which SQLite's BINARY
+ * collation is and PostgreSQL's default collation is not.
+ */
+export const BYTEWISE = byDialect({ sqlite: NOTHING, postgres: sql`COLLATE "C"` });
+
+/** After a text column: matches any of `values`, bound as one parameter (one statement text whatever their count). */
+export function inTexts(values: readonly string[]): Spelling {
+  return byDialect({
+    sqlite: sql`IN (SELECT value FROM json_each(${JSON.stringify(values)}))`,
+    postgres: sql`= ANY(CAST(${values} AS TEXT[]))`,
+  });
+}
+
 /** The engines a rule runs on. */
 export type Dialect = "sqlite" | "postgres";
 
@@ -61,8 +88,8 @@ export function* done<T>(value: T): Rule<T> {
  * fragments compiles once per call site (its template's strings are the cache key).
  */
 export function compile(statement: Statement, dialect: Dialect): { text: string; values: unknown[] } {
-  const flat = statement.values.some((v) => v instanceof Statement);
-  if (!flat) {
+  const nested = statement.values.some((v) => v instanceof Statement || v instanceof Spelling);
+  if (!nested) {
     const cache = dialect === "sqlite" ? SQLITE_TEXT : POSTGRES_TEXT;
     let text = cache.get(statement.strings);
     if (text === undefined) {
@@ -79,6 +106,7 @@ export function compile(statement: Statement, dialect: Dialect): { text: string;
       if (i >= s.values.length) return;
       const value = s.values[i];
       if (value instanceof Statement) append(value);
+      else if (value instanceof Spelling) append(value[dialect]);
       else {
         values.push(bound(value, dialect));
         strings.push("");

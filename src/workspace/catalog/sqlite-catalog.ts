@@ -49,9 +49,9 @@ import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY, pruneEvent } from "./
 import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
 import { SqlClaimStore } from "./sql-claim-store.js";
+import { SqlEventLog } from "./sql-event-log.js";
 import { createSqliteCatalogRows } from "./sqlite-catalog-rows.js";
 import { type CatalogConnection, SqliteSql } from "./sqlite-connection.js";
-import { SqliteEventLog } from "./sqlite-event-log.js";
 import { SqliteMemoryStore } from "./sqlite-memory-store.js";
 import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
 import type { TaskLedger } from "./task-ledger.js";
@@ -240,7 +240,7 @@ export class SqliteCatalog implements Catalog {
   private closed = false;
 
   readonly tasks: TaskLedger;
-  readonly events: SqliteEventLog;
+  readonly events: SqlEventLog;
   readonly memory: MemoryStore;
   readonly claims: ClaimStore;
   private readonly claimStore: SqlClaimStore;
@@ -258,13 +258,13 @@ export class SqliteCatalog implements Catalog {
       q: (source, pluck) => this.q(source, pluck),
       exclusive: (work) => this.exclusive(work),
     };
-    this.events = new SqliteEventLog(connection, eventHistory);
     this.sql = new SqliteSql(connection);
+    this.events = new SqlEventLog(this.sql, eventHistory);
     this.claimStore = new SqlClaimStore({ sql: this.sql });
     this.claims = this.claimStore;
     this.tasks = new SqliteTaskLedger({
       ...connection,
-      appendEvent: (event) => this.events.appendTx(event),
+      appendEvent: (event) => this.sql.run(this.events.append(event)),
       insertTx: (version, options) => this.insertTx(version, options),
       resolveDependencies: (refs) => this.resolveDependencies(refs),
       checkFence: (fence) => this.sql.run(this.claimStore.assertMayWrite(fence)),
@@ -362,14 +362,16 @@ export class SqliteCatalog implements Catalog {
       input.index_text,
     );
     if (options.leaseToken !== undefined) this.q("DELETE FROM blob_leases WHERE token = ?").run(options.leaseToken);
-    this.events.appendTx({
-      ...actorOf(options.event),
-      operation: options.event?.operation ?? "save",
-      ref: input.name,
-      artifact_id: id,
-      version,
-      detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
-    });
+    this.sql.run(
+      this.events.append({
+        ...actorOf(options.event),
+        operation: options.event?.operation ?? "save",
+        ref: input.name,
+        artifact_id: id,
+        version,
+        detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
+      }),
+    );
     return this.recordOf(this.rowById(id) as VersionRow);
   }
 
@@ -606,14 +608,16 @@ export class SqliteCatalog implements Catalog {
     operation: string,
   ): RemovedVersion[] {
     for (const r of removed) {
-      this.events.appendTx({
-        ...actorOf(event),
-        operation: event?.operation ?? operation,
-        ref: r.name,
-        artifact_id: r.artifact_id,
-        version: r.version,
-        detail: { removed: true, ...event?.detail },
-      });
+      this.sql.run(
+        this.events.append({
+          ...actorOf(event),
+          operation: event?.operation ?? operation,
+          ref: r.name,
+          artifact_id: r.artifact_id,
+          version: r.version,
+          detail: { removed: true, ...event?.detail },
+        }),
+      );
     }
     return removed;
   }
@@ -650,7 +654,7 @@ export class SqliteCatalog implements Catalog {
         if (options.dryRun) throw new DryRun(removed);
         // One event for the whole pass (a prune may remove thousands), naming the first few versions.
         if (removed.length > 0) {
-          this.events.appendTx(pruneEvent(removed, keep, options.event));
+          this.sql.run(this.events.append(pruneEvent(removed, keep, options.event)));
         }
         return removed;
       });
