@@ -51,15 +51,15 @@ import {
   type PgTx,
   runRule,
 } from "./pg-connection.js";
-import type { PgLedgerHost, PgStoreHost } from "./pg-hosts.js";
+import type { PgLedgerHost } from "./pg-hosts.js";
 import { DEPENDENTS, MOST_DEPENDED_ON, STALE_CURRENT, versionPage } from "./pg-lineage.js";
-import { PgMemoryStore } from "./pg-memory-store.js";
 import { PG_MIGRATIONS } from "./pg-migrations.js";
 import { addChunksTx, chunkBacklog, dropStaleChunks, indexVersion, searchChunks, searchVersions } from "./pg-search.js";
 import { PgTaskLedger } from "./pg-task-ledger.js";
 import { BY_NAME, recordsOf, resolveRefs, rowById, rowByName, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
 import { SqlClaimStore } from "./sql-claim-store.js";
 import { SqlEventLog } from "./sql-event-log.js";
+import { SqlMemoryStore } from "./sql-memory-store.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 export interface PgCatalogOptions extends PgConnectionOptions {
@@ -198,7 +198,6 @@ export class PgCatalog implements Catalog {
     eventHistory: number = DEFAULT_EVENT_HISTORY,
   ) {
     // The stores share this pool and its write lock: a write of one is ordered with the writes of all.
-    const host: PgStoreHost = { conn };
     this.sql = new PgSql(conn);
     this.events = new SqlEventLog(this.sql, eventHistory);
     this.claimStore = new SqlClaimStore({ sql: this.sql });
@@ -214,7 +213,7 @@ export class PgCatalog implements Catalog {
         return row === undefined ? undefined : (await recordsOf(tx, [row]))[0];
       },
     };
-    this.memory = new PgMemoryStore(host);
+    this.memory = new SqlMemoryStore({ sql: this.sql });
     // PgTaskLedger is completed beside this class; until it implements its contract this one cast keeps the catalog
     // compiling (it goes when it does).
     this.tasks = new PgTaskLedger(ledgerHost);

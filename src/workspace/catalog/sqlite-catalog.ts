@@ -50,9 +50,9 @@ import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
 import { SqlClaimStore } from "./sql-claim-store.js";
 import { SqlEventLog } from "./sql-event-log.js";
+import { SqlMemoryStore } from "./sql-memory-store.js";
 import { createSqliteCatalogRows } from "./sqlite-catalog-rows.js";
 import { type CatalogConnection, SqliteSql } from "./sqlite-connection.js";
-import { SqliteMemoryStore } from "./sqlite-memory-store.js";
 import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
 import type { TaskLedger } from "./task-ledger.js";
 
@@ -273,7 +273,7 @@ export class SqliteCatalog implements Catalog {
         return row === undefined ? undefined : this.recordOf(row);
       },
     });
-    this.memory = new SqliteMemoryStore(connection);
+    this.memory = new SqlMemoryStore({ sql: this.sql });
   }
 
   /** Prepared statements by SQL text: preparing costs more than running most of them. */
