@@ -51,15 +51,15 @@ import {
   type PgTx,
   runRule,
 } from "./pg-connection.js";
-import type { PgLedgerHost } from "./pg-hosts.js";
 import { DEPENDENTS, MOST_DEPENDED_ON, STALE_CURRENT, versionPage } from "./pg-lineage.js";
 import { PG_MIGRATIONS } from "./pg-migrations.js";
 import { addChunksTx, chunkBacklog, dropStaleChunks, indexVersion, searchChunks, searchVersions } from "./pg-search.js";
-import { PgTaskLedger } from "./pg-task-ledger.js";
 import { BY_NAME, recordsOf, resolveRefs, rowById, rowByName, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
+import { engineStep } from "./sql.js";
 import { SqlClaimStore } from "./sql-claim-store.js";
 import { SqlEventLog } from "./sql-event-log.js";
 import { SqlMemoryStore } from "./sql-memory-store.js";
+import { SqlTaskLedger } from "./sql-task-ledger.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 export interface PgCatalogOptions extends PgConnectionOptions {
@@ -202,21 +202,20 @@ export class PgCatalog implements Catalog {
     this.events = new SqlEventLog(this.sql, eventHistory);
     this.claimStore = new SqlClaimStore({ sql: this.sql });
     this.claims = this.claimStore;
-    const ledgerHost: PgLedgerHost = {
-      conn,
-      appendEvent: (tx, event) => runRule(tx, this.events.append(event)),
-      insertTx: (tx, version, options) => this.insertTx(tx, version, options),
-      resolveDependencies: (tx, refs) => this.resolveDependencies(tx, refs),
-      checkFence: (tx, fence) => runRule(tx, this.claimStore.assertMayWrite(fence)),
-      current: async (tx, name) => {
-        const row = await rowByName(tx, name);
-        return row === undefined ? undefined : (await recordsOf(tx, [row]))[0];
-      },
-    };
     this.memory = new SqlMemoryStore({ sql: this.sql });
-    // PgTaskLedger is completed beside this class; until it implements its contract this one cast keeps the catalog
-    // compiling (it goes when it does).
-    this.tasks = new PgTaskLedger(ledgerHost);
+    // The core's own steps, still written for this engine, join the ledger's rules as engine steps of its transaction.
+    this.tasks = new SqlTaskLedger({
+      sql: this.sql,
+      appendEvent: (event) => this.events.append(event),
+      checkFence: (fence) => this.claimStore.assertMayWrite(fence),
+      insert: (version, options) => engineStep((tx: PgTx) => this.insertTx(tx, version, options)),
+      resolveDependencies: (refs) => engineStep((tx: PgTx) => this.resolveDependencies(tx, refs)),
+      current: (name) =>
+        engineStep(async (tx: PgTx) => {
+          const row = await rowByName(tx, name);
+          return row === undefined ? undefined : (await recordsOf(tx, [row]))[0];
+        }),
+    });
   }
 
   insertVersion(input: NewVersion, options: InsertOptions = {}): Promise<VersionRecord> {

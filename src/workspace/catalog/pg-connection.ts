@@ -438,11 +438,14 @@ export function redactUrl(url: string): string {
 export async function runRule<T>(tx: PgTx, rule: Rule<T>): Promise<T> {
   let step = rule.next();
   while (!step.done) {
-    const { kind, statement } = step.value;
+    const asked = step.value;
     let answer: unknown;
     try {
-      const { text, values } = compile(statement, "postgres");
-      answer = kind === "rows" ? await tx.rows(text, values) : await tx.run(text, values);
+      if (asked.kind === "engine") answer = await (asked.work as (tx: PgTx) => Promise<unknown>)(tx);
+      else {
+        const { text, values } = compile(asked.statement, "postgres");
+        answer = asked.kind === "rows" ? await tx.rows(text, values) : await tx.run(text, values);
+      }
     } catch (error) {
       step = rule.throw(error);
       continue;

@@ -53,11 +53,13 @@ export function inTexts(values: readonly string[]): Spelling {
 /** The engines a rule runs on. */
 export type Dialect = "sqlite" | "postgres";
 
-/** What a rule asks its engine for: the rows of a statement, or how many rows it wrote (or matched). */
-export interface Step {
-  readonly kind: "rows" | "run";
-  readonly statement: Statement;
-}
+/**
+ * What a rule asks its engine for: the rows of a statement, or how many rows it wrote (or matched); or (`engine`) a
+ * step of engine code not yet written as a rule, which the engine runs in the rule's transaction.
+ */
+export type Step =
+  | { readonly kind: "rows" | "run"; readonly statement: Statement }
+  | { readonly kind: "engine"; readonly work: (tx: never) => unknown };
 
 /** A rule of the catalog: it yields statements, receives their answers, and returns its result. */
 export type Rule<T> = Generator<Step, T, unknown>;
@@ -77,10 +79,12 @@ export function* run(statement: Statement): Generator<Step, number, unknown> {
   return (yield { kind: "run", statement }) as number;
 }
 
-/** A rule that runs no statement and returns `value` (a rule's branch with nothing to ask). */
-// biome-ignore lint/correctness/useYield: a rule with no step is still a rule
-export function* done<T>(value: T): Rule<T> {
-  return value;
+/**
+ * Inside a rule: the PostgreSQL catalog's own code for a step its core still writes per engine (decision 0270 lists
+ * them), awaited in the rule's transaction. SQLite's core joins a rule as plain synchronous code and never asks this.
+ */
+export function* engineStep<Tx, T>(work: (tx: Tx) => Promise<T>): Generator<Step, T, unknown> {
+  return (yield { kind: "engine", work: work as (tx: never) => unknown }) as T;
 }
 
 /**

@@ -51,9 +51,9 @@ import { MIGRATIONS } from "./migrations.js";
 import { SqlClaimStore } from "./sql-claim-store.js";
 import { SqlEventLog } from "./sql-event-log.js";
 import { SqlMemoryStore } from "./sql-memory-store.js";
+import { SqlTaskLedger } from "./sql-task-ledger.js";
 import { createSqliteCatalogRows } from "./sqlite-catalog-rows.js";
-import { type CatalogConnection, SqliteSql } from "./sqlite-connection.js";
-import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
+import { type CatalogConnection, SqliteSql, synchronously } from "./sqlite-connection.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 export interface SqliteCatalogOptions {
@@ -262,16 +262,18 @@ export class SqliteCatalog implements Catalog {
     this.events = new SqlEventLog(this.sql, eventHistory);
     this.claimStore = new SqlClaimStore({ sql: this.sql });
     this.claims = this.claimStore;
-    this.tasks = new SqliteTaskLedger({
-      ...connection,
-      appendEvent: (event) => this.sql.run(this.events.append(event)),
-      insertTx: (version, options) => this.insertTx(version, options),
-      resolveDependencies: (refs) => this.resolveDependencies(refs),
-      checkFence: (fence) => this.sql.run(this.claimStore.assertMayWrite(fence)),
-      current: (name) => {
-        const row = this.rowByName(name);
-        return row === undefined ? undefined : this.recordOf(row);
-      },
+    // The core's own steps join the ledger's rules as synchronous code inside the same transaction.
+    this.tasks = new SqlTaskLedger({
+      sql: this.sql,
+      appendEvent: (event) => this.events.append(event),
+      checkFence: (fence) => this.claimStore.assertMayWrite(fence),
+      insert: (version, options) => synchronously(() => this.insertTx(version, options)),
+      resolveDependencies: (refs) => synchronously(() => this.resolveDependencies(refs)),
+      current: (name) =>
+        synchronously(() => {
+          const row = this.rowByName(name);
+          return row === undefined ? undefined : this.recordOf(row);
+        }),
     });
     this.memory = new SqlMemoryStore({ sql: this.sql });
   }

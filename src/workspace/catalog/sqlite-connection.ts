@@ -18,6 +18,15 @@ export function writeTx<T>(connection: CatalogConnection, work: () => T): Promis
   return connection.exclusive(() => connection.db.transaction(work).immediate());
 }
 
+/**
+ * Synchronous catalog code as a step of a rule, run where the rule stands in its transaction (the SQLite core's own
+ * steps, until they are rules themselves).
+ */
+// biome-ignore lint/correctness/useYield: the step is synchronous code; it asks the engine nothing
+export function* synchronously<T>(work: () => T): Rule<T> {
+  return work();
+}
+
 /** The catalog's rules on its SQLite connection. */
 export class SqliteSql implements CatalogSql {
   readonly dialect = "sqlite";
@@ -28,12 +37,13 @@ export class SqliteSql implements CatalogSql {
   run<T>(rule: Rule<T>): T {
     let step = rule.next();
     while (!step.done) {
-      const { kind, statement } = step.value;
+      const asked = step.value;
       let answer: unknown;
       try {
-        const { text, values } = compile(statement, "sqlite");
+        if (asked.kind === "engine") throw new Error("an engine step reached the SQLite catalog: write it as a rule");
+        const { text, values } = compile(asked.statement, "sqlite");
         const prepared = this.connection.q(text);
-        answer = kind === "rows" ? prepared.all(...values) : prepared.run(...values).changes;
+        answer = asked.kind === "rows" ? prepared.all(...values) : prepared.run(...values).changes;
       } catch (error) {
         step = rule.throw(error);
         continue;
