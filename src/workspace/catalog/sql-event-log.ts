@@ -46,10 +46,9 @@ interface UsageRow {
   json_tokens: number;
 }
 
-const MARKER = () =>
-  one<ExpiryMarker>(
-    sql`SELECT before_seq, removed_at, removed, through_at FROM event_expiry ORDER BY before_seq DESC LIMIT 1`,
-  );
+const MARKER_SELECT = sql`SELECT before_seq, removed_at, removed, through_at FROM event_expiry
+  ORDER BY before_seq DESC LIMIT 1`;
+const MARKER = () => one<ExpiryMarker>(MARKER_SELECT);
 
 // PostgreSQL's RETURNING reads the table as it was before the insert, so the oldest event comes back in the same round
 // trip (null for the first); SQLite's RETURNING takes no subquery and asks after.
@@ -138,10 +137,9 @@ export class SqlEventLog implements EventLog {
     return found.map(eventOf);
   }
 
-  expiry(): Promise<ExpiryMarker | null> {
-    return this.db.read(function* () {
-      return (yield* MARKER()) ?? null;
-    });
+  async expiry(): Promise<ExpiryMarker | null> {
+    const [marker] = await this.db.select<ExpiryMarker>(MARKER_SELECT);
+    return marker ?? null;
   }
 
   async addUsage(aggregates: readonly UsageAggregate[]): Promise<void> {
