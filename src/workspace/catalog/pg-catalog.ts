@@ -51,11 +51,12 @@ import {
   type PgTx,
   runRule,
 } from "./pg-connection.js";
-import { DEPENDENTS, MOST_DEPENDED_ON, STALE_CURRENT, versionPage } from "./pg-lineage.js";
+import { DEPENDENTS, STALE_CURRENT, versionPage } from "./pg-lineage.js";
 import { PG_MIGRATIONS } from "./pg-migrations.js";
 import { addChunksTx, chunkBacklog, dropStaleChunks, indexVersion, searchChunks, searchVersions } from "./pg-search.js";
 import { BY_NAME, recordsOf, resolveRefs, rowById, rowByName, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
 import { engineStep } from "./sql.js";
+import { SqlCatalogCore } from "./sql-catalog-core.js";
 import { SqlClaimStore } from "./sql-claim-store.js";
 import { SqlEventLog } from "./sql-event-log.js";
 import { SqlMemoryStore } from "./sql-memory-store.js";
@@ -191,6 +192,7 @@ export class PgCatalog implements Catalog {
   private readonly claimStore: SqlClaimStore;
   /** The engine-neutral rules' way onto this pool. */
   readonly sql: PgSql;
+  private readonly core: SqlCatalogCore;
 
   constructor(
     readonly conn: PgConnection,
@@ -199,6 +201,7 @@ export class PgCatalog implements Catalog {
   ) {
     // The stores share this pool and its write lock: a write of one is ordered with the writes of all.
     this.sql = new PgSql(conn);
+    this.core = new SqlCatalogCore(this.sql);
     this.events = new SqlEventLog(this.sql, eventHistory);
     this.claimStore = new SqlClaimStore({ sql: this.sql });
     this.claims = this.claimStore;
@@ -463,10 +466,7 @@ export class PgCatalog implements Catalog {
   }
 
   mostDependedOn(options: { limit: number; offset: number }): Promise<{ names: DependedName[]; total: number }> {
-    return this.conn.read(async (tx) => {
-      const rows = await tx.rows<DependedName & { total: number }>(MOST_DEPENDED_ON, [options.limit, options.offset]);
-      return { names: rows.map(({ total: _, ...name }) => name), total: rows[0]?.total ?? 0 };
-    });
+    return this.core.mostDependedOn(options);
   }
 
   async staleVersions(options: { limit: number; cursor?: string | undefined }): Promise<VersionPage> {
@@ -585,20 +585,11 @@ export class PgCatalog implements Catalog {
   }
 
   leaseBlob(sha256: string): Promise<string> {
-    const token = newArtifactId().slice(3);
-    // Under the write lock, so a collection that has checked this blob finishes before the lease counts.
-    return this.conn.write(async (tx) => {
-      await tx.run("INSERT INTO blob_leases (token, sha256, created_at) VALUES ($1, $2, $3)", [
-        token,
-        sha256,
-        Date.now(),
-      ]);
-      return token;
-    });
+    return this.core.leaseBlob(sha256);
   }
 
-  async releaseLease(token: string): Promise<void> {
-    await this.conn.write((tx) => tx.run("DELETE FROM blob_leases WHERE token = $1", [token]));
+  releaseLease(token: string): Promise<void> {
+    return this.core.releaseLease(token);
   }
 
   collectBlobs(candidates: readonly string[], remove: (sha256: string) => Promise<number>): Promise<BlobCollection> {
@@ -641,11 +632,8 @@ export class PgCatalog implements Catalog {
     });
   }
 
-  async pendingCleanup(): Promise<string[]> {
-    const rows = await this.conn.rows<{ sha256: string }>(
-      `SELECT sha256 FROM cleanup_pending ORDER BY sha256 COLLATE "C"`,
-    );
-    return rows.map((row) => row.sha256);
+  pendingCleanup(): Promise<string[]> {
+    return this.core.pendingCleanup();
   }
 
   close(): Promise<void> {

@@ -48,6 +48,7 @@ import type { ClaimStore } from "./claim-store.js";
 import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY, pruneEvent } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
+import { SqlCatalogCore } from "./sql-catalog-core.js";
 import { SqlClaimStore } from "./sql-claim-store.js";
 import { SqlEventLog } from "./sql-event-log.js";
 import { SqlMemoryStore } from "./sql-memory-store.js";
@@ -159,14 +160,6 @@ const TAINTED = `
 const STALE_CURRENT = `${TAINTED}
   SELECT v.*, n.current_id FROM versions v JOIN names n ON n.current_id = v.id
   WHERE v.id IN (SELECT id FROM tainted) AND v.seq < @before ORDER BY v.seq DESC LIMIT @limit`;
-const MOST_DEPENDED_ON = `
-  SELECT p.name, count(DISTINCT d.version_id) AS dependents, cv.version AS current_version, count(*) OVER () AS total
-  FROM dependencies d
-  JOIN names dn ON dn.current_id = d.version_id
-  JOIN versions p ON p.id = d.dep_id
-  LEFT JOIN names pn ON pn.name = p.name
-  LEFT JOIN versions cv ON cv.id = pn.current_id
-  GROUP BY p.name, cv.version ORDER BY dependents DESC, p.name LIMIT @limit OFFSET @offset`;
 
 // Name weighs most, then summary, source, body. Ranking runs on rowids alone; rows and snippets are fetched for
 // the hits only, so a word found in most of a large catalog costs one bm25 pass, not a join and a snippet per match.
@@ -246,6 +239,7 @@ export class SqliteCatalog implements Catalog {
   private readonly claimStore: SqlClaimStore;
   /** The engine-neutral rules' way onto this connection. */
   readonly sql: SqliteSql;
+  private readonly core: SqlCatalogCore;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -259,6 +253,7 @@ export class SqliteCatalog implements Catalog {
       exclusive: (work) => this.exclusive(work),
     };
     this.sql = new SqliteSql(connection);
+    this.core = new SqlCatalogCore(this.sql);
     this.events = new SqlEventLog(this.sql, eventHistory);
     this.claimStore = new SqlClaimStore({ sql: this.sql });
     this.claims = this.claimStore;
@@ -532,9 +527,8 @@ export class SqliteCatalog implements Catalog {
     return this.db.transaction(() => this.versionPage(DEPENDENTS, params, options.limit))();
   }
 
-  async mostDependedOn(options: { limit: number; offset: number }): Promise<{ names: DependedName[]; total: number }> {
-    const rows = this.q(MOST_DEPENDED_ON).all(options) as (DependedName & { total: number })[];
-    return { names: rows.map(({ total: _, ...name }) => name), total: rows[0]?.total ?? 0 };
+  mostDependedOn(options: { limit: number; offset: number }): Promise<{ names: DependedName[]; total: number }> {
+    return this.core.mostDependedOn(options);
   }
 
   async staleVersions(options: { limit: number; cursor?: string | undefined }): Promise<VersionPage> {
@@ -776,17 +770,11 @@ export class SqliteCatalog implements Catalog {
   }
 
   leaseBlob(sha256: string): Promise<string> {
-    const token = newArtifactId().slice(3);
-    return this.exclusive(() => {
-      this.q("INSERT INTO blob_leases (token, sha256, created_at) VALUES (?, ?, ?)").run(token, sha256, Date.now());
-      return token;
-    });
+    return this.core.leaseBlob(sha256);
   }
 
   releaseLease(token: string): Promise<void> {
-    return this.exclusive(() => {
-      this.q("DELETE FROM blob_leases WHERE token = ?").run(token);
-    });
+    return this.core.releaseLease(token);
   }
 
   collectBlobs(candidates: readonly string[], remove: (sha256: string) => Promise<number>): Promise<BlobCollection> {
@@ -832,8 +820,8 @@ export class SqliteCatalog implements Catalog {
     });
   }
 
-  async pendingCleanup(): Promise<string[]> {
-    return this.q("SELECT sha256 FROM cleanup_pending ORDER BY sha256", true).all() as string[];
+  pendingCleanup(): Promise<string[]> {
+    return this.core.pendingCleanup();
   }
 
   close(): Promise<void> {
