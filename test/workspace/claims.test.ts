@@ -4,13 +4,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ClaimStore } from "../../src/workspace/catalog/claim-store.js";
-import { MIGRATIONS } from "../../src/workspace/catalog/migrations.js";
 import { createPgCatalog } from "../../src/workspace/catalog/pg-catalog.js";
-import { PgClaimStore } from "../../src/workspace/catalog/pg-claim-store.js";
-import { SqliteClaimStore } from "../../src/workspace/catalog/sqlite-claim-store.js";
+import { SqlClaimStore } from "../../src/workspace/catalog/sql-claim-store.js";
+import { createSqliteCatalog } from "../../src/workspace/catalog/sqlite-catalog.js";
 import { openWorkspace } from "../../src/workspace/workspace.js";
 import { freshPostgresUrl } from "../helpers/backends.js";
 import { caught } from "../helpers/caught.js";
@@ -21,42 +19,21 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 let now = 1_000_000;
 
-/** A claim store on a fresh store of its backend, reading the test's clock; and how to close it. */
-const stores: [string, () => Promise<{ store: ClaimStore; close: () => Promise<void> }>][] = [
-  [
-    "SqliteClaimStore",
+/** A claim store on a fresh catalog of each backend, reading the test's clock; and how to close it. */
+const stores: [string, () => Promise<{ store: ClaimStore; close: () => Promise<void> }>][] = CATALOG_BACKENDS.map(
+  (backend) => [
+    backend,
     async () => {
-      const db = new Database(":memory:");
-      db.exec((MIGRATIONS.find((m) => m.name === "claims") as { sql: string }).sql);
-      const statements = new Map<string, Database.Statement>();
-      const store = new SqliteClaimStore({
-        db,
-        q: (source, pluck = false) => {
-          const s = statements.get(source) ?? db.prepare(source);
-          statements.set(source, s);
-          return s.reader ? s.pluck(pluck) : s;
-        },
-        exclusive: async (work) => work(),
-        now: () => now,
-      });
-      return {
-        store,
-        close: async () => {
-          db.close();
-        },
-      };
+      const catalog =
+        backend === "sqlite"
+          ? await createSqliteCatalog(join(mkdtempSync(join(root, "catalog-")), "catalog.db"))
+          : await createPgCatalog(freshPostgresUrl());
+      return { store: new SqlClaimStore({ sql: catalog.sql, now: () => now }), close: () => catalog.close() };
     },
   ],
-  [
-    "PgClaimStore",
-    async () => {
-      const catalog = await createPgCatalog(freshPostgresUrl());
-      return { store: new PgClaimStore({ conn: catalog.conn, now: () => now }), close: () => catalog.close() };
-    },
-  ],
-];
+);
 
-describe.each(stores)("%s", (_, open) => {
+describe.each(stores)("SqlClaimStore (%s catalog)", (_, open) => {
   let store: ClaimStore;
   let close: () => Promise<void>;
   beforeEach(async () => {

@@ -1,5 +1,5 @@
-// What both memory stores (SQLite and PostgreSQL) check before they write and build from what they read: one row
-// format (detail as JSON text, pinned as 0/1), so the two engines hold the same rows and refuse the same input.
+// What the memory store checks before it writes and builds from what it reads, on either engine: one row format
+// (detail as JSON text, pinned as 0/1), so the two engines hold the same rows and refuse the same input.
 import { CairnError, ErrorCode } from "../../errors.js";
 import {
   MEMORY_LIMITS,
@@ -8,13 +8,15 @@ import {
   type Observation,
   type ObservationKind,
 } from "./memory-store.js";
+import { sql } from "./sql.js";
 
 export const DAY_MS = 86_400_000;
 /** Observations one collection pass removes at most, so a huge episode is collected over several passes. */
 export const PASS_OBSERVATIONS = 20_000;
 
-/** SQL (both engines) true of an observation `o` collection may remove: not pinned, naming no version that exists. */
-export const COLLECTIBLE = `o.pinned = 0 AND (o.artifact_id IS NULL OR NOT EXISTS (SELECT 1 FROM versions v WHERE v.id = o.artifact_id))`;
+/** True of an observation `o` collection may remove: not pinned, naming no version that exists. */
+export const COLLECTIBLE = sql`o.pinned = 0
+  AND (o.artifact_id IS NULL OR NOT EXISTS (SELECT 1 FROM versions v WHERE v.id = o.artifact_id))`;
 
 /** An observation as both stores select it (observations joined to their episode). */
 export interface ObservationRow {

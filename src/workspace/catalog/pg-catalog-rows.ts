@@ -169,7 +169,7 @@ async function insertBatch(tx: PgTx, table: TableSpec, rows: readonly Row[]): Pr
         ),
       );
     } else if (table.name === "observations") {
-      // The text the memory store indexes: kind and label (pg-memory-store.ts, sqlite-memory-store.ts).
+      // The text the memory store indexes: kind and label (sql-memory-store.ts).
       values.push(`to_tsvector('simple', ${bind(ftsDocument(`${row.kind} ${row.label}`))})`);
     }
     return `(${values.join(", ")})`;

@@ -43,16 +43,24 @@ import {
 import type { ClaimStore } from "./claim-store.js";
 import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY, pruneEvent } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
-import { PgClaimStore } from "./pg-claim-store.js";
-import { createPgConnection, type PgConnection, type PgConnectionOptions, type PgTx } from "./pg-connection.js";
-import { PgEventLog } from "./pg-event-log.js";
-import type { PgLedgerHost, PgStoreHost } from "./pg-hosts.js";
-import { DEPENDENTS, MOST_DEPENDED_ON, STALE_CURRENT, versionPage } from "./pg-lineage.js";
-import { PgMemoryStore } from "./pg-memory-store.js";
+import {
+  createPgConnection,
+  type PgConnection,
+  type PgConnectionOptions,
+  PgSql,
+  type PgTx,
+  runRule,
+} from "./pg-connection.js";
+import { DEPENDENTS, STALE_CURRENT, versionPage } from "./pg-lineage.js";
 import { PG_MIGRATIONS } from "./pg-migrations.js";
 import { addChunksTx, chunkBacklog, dropStaleChunks, indexVersion, searchChunks, searchVersions } from "./pg-search.js";
-import { PgTaskLedger } from "./pg-task-ledger.js";
 import { BY_NAME, recordsOf, resolveRefs, rowById, rowByName, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
+import { engineStep } from "./sql.js";
+import { SqlCatalogCore } from "./sql-catalog-core.js";
+import { SqlClaimStore } from "./sql-claim-store.js";
+import { SqlEventLog } from "./sql-event-log.js";
+import { SqlMemoryStore } from "./sql-memory-store.js";
+import { SqlTaskLedger } from "./sql-task-ledger.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 export interface PgCatalogOptions extends PgConnectionOptions {
@@ -178,10 +186,13 @@ function listed(prefix: string | null, kind: string | null): { sql: string; para
 
 export class PgCatalog implements Catalog {
   readonly tasks: TaskLedger;
-  readonly events: PgEventLog;
+  readonly events: SqlEventLog;
   readonly memory: MemoryStore;
   readonly claims: ClaimStore;
-  private readonly claimStore: PgClaimStore;
+  private readonly claimStore: SqlClaimStore;
+  /** The engine-neutral rules' way onto this pool. */
+  readonly sql: PgSql;
+  private readonly core: SqlCatalogCore;
 
   constructor(
     readonly conn: PgConnection,
@@ -189,28 +200,25 @@ export class PgCatalog implements Catalog {
     eventHistory: number = DEFAULT_EVENT_HISTORY,
   ) {
     // The stores share this pool and its write lock: a write of one is ordered with the writes of all.
-    const host: PgStoreHost = { conn };
-    this.events = new PgEventLog(host, eventHistory);
-    this.claimStore = new PgClaimStore(host);
+    this.sql = new PgSql(conn);
+    this.core = new SqlCatalogCore(this.sql);
+    this.events = new SqlEventLog(this.sql, eventHistory);
+    this.claimStore = new SqlClaimStore({ sql: this.sql });
     this.claims = this.claimStore;
-    const ledgerHost: PgLedgerHost = {
-      conn,
-      appendEvent: (tx, event) => this.events.appendTx(tx, event),
-      insertTx: (tx, version, options) => this.insertTx(tx, version, options),
-      resolveDependencies: (tx, refs) => this.resolveDependencies(tx, refs),
-      checkFence: async (tx, { resource, ticket, holder }) => {
-        if (ticket === undefined) await this.claimStore.assertUnclaimedTx(tx, resource);
-        else await this.claimStore.assertFenceTx(tx, { resource, ticket, holder });
-      },
-      current: async (tx, name) => {
-        const row = await rowByName(tx, name);
-        return row === undefined ? undefined : (await recordsOf(tx, [row]))[0];
-      },
-    };
-    this.memory = new PgMemoryStore(host);
-    // PgTaskLedger is completed beside this class; until it implements its contract this one cast keeps the catalog
-    // compiling (it goes when it does).
-    this.tasks = new PgTaskLedger(ledgerHost);
+    this.memory = new SqlMemoryStore({ sql: this.sql });
+    // The core's own steps, still written for this engine, join the ledger's rules as engine steps of its transaction.
+    this.tasks = new SqlTaskLedger({
+      sql: this.sql,
+      appendEvent: (event) => this.events.append(event),
+      checkFence: (fence) => this.claimStore.assertMayWrite(fence),
+      insert: (version, options) => engineStep((tx: PgTx) => this.insertTx(tx, version, options)),
+      resolveDependencies: (refs) => engineStep((tx: PgTx) => this.resolveDependencies(tx, refs)),
+      current: (name) =>
+        engineStep(async (tx: PgTx) => {
+          const row = await rowByName(tx, name);
+          return row === undefined ? undefined : (await recordsOf(tx, [row]))[0];
+        }),
+    });
   }
 
   insertVersion(input: NewVersion, options: InsertOptions = {}): Promise<VersionRecord> {
@@ -218,7 +226,7 @@ export class PgCatalog implements Catalog {
   }
 
   private async insertTx(tx: PgTx, input: NewVersion, options: InsertOptions): Promise<VersionRecord> {
-    if (options.fence !== undefined) await this.claimStore.assertFenceTx(tx, options.fence);
+    if (options.fence !== undefined) await runRule(tx, this.claimStore.assertFence(options.fence));
     // The name's current version and the last number it ever had, in one round trip (the lock is held meanwhile).
     const found = await tx.one<{ id: string | null; version: number | null; seq: number | null; last: number | null }>(
       `SELECT v.id, v.version, v.seq, (SELECT last_version FROM name_counters WHERE name = $1) AS last
@@ -303,14 +311,17 @@ export class PgCatalog implements Catalog {
     if (options.leaseToken !== undefined) {
       await tx.run("DELETE FROM blob_leases WHERE token = $1", [options.leaseToken]);
     }
-    await this.events.appendTx(tx, {
-      ...actorOf(options.event),
-      operation: options.event?.operation ?? "save",
-      ref: input.name,
-      artifact_id: id,
-      version,
-      detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
-    });
+    await runRule(
+      tx,
+      this.events.append({
+        ...actorOf(options.event),
+        operation: options.event?.operation ?? "save",
+        ref: input.name,
+        artifact_id: id,
+        version,
+        detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
+      }),
+    );
     const [record] = await recordsOf(tx, [row]);
     return record as VersionRecord;
   }
@@ -455,10 +466,7 @@ export class PgCatalog implements Catalog {
   }
 
   mostDependedOn(options: { limit: number; offset: number }): Promise<{ names: DependedName[]; total: number }> {
-    return this.conn.read(async (tx) => {
-      const rows = await tx.rows<DependedName & { total: number }>(MOST_DEPENDED_ON, [options.limit, options.offset]);
-      return { names: rows.map(({ total: _, ...name }) => name), total: rows[0]?.total ?? 0 };
-    });
+    return this.core.mostDependedOn(options);
   }
 
   async staleVersions(options: { limit: number; cursor?: string | undefined }): Promise<VersionPage> {
@@ -506,14 +514,17 @@ export class PgCatalog implements Catalog {
     operation: string,
   ): Promise<RemovedVersion[]> {
     for (const r of removed) {
-      await this.events.appendTx(tx, {
-        ...actorOf(event),
-        operation: event?.operation ?? operation,
-        ref: r.name,
-        artifact_id: r.artifact_id,
-        version: r.version,
-        detail: { removed: true, ...event?.detail },
-      });
+      await runRule(
+        tx,
+        this.events.append({
+          ...actorOf(event),
+          operation: event?.operation ?? operation,
+          ref: r.name,
+          artifact_id: r.artifact_id,
+          version: r.version,
+          detail: { removed: true, ...event?.detail },
+        }),
+      );
     }
     return removed;
   }
@@ -541,7 +552,7 @@ export class PgCatalog implements Catalog {
         if (options.dryRun) throw new DryRun(removed);
         // One event for the whole pass (a prune may remove thousands), naming the first few versions.
         if (removed.length > 0) {
-          await this.events.appendTx(tx, pruneEvent(removed, keep, options.event));
+          await runRule(tx, this.events.append(pruneEvent(removed, keep, options.event)));
         }
         return removed;
       });
@@ -574,20 +585,11 @@ export class PgCatalog implements Catalog {
   }
 
   leaseBlob(sha256: string): Promise<string> {
-    const token = newArtifactId().slice(3);
-    // Under the write lock, so a collection that has checked this blob finishes before the lease counts.
-    return this.conn.write(async (tx) => {
-      await tx.run("INSERT INTO blob_leases (token, sha256, created_at) VALUES ($1, $2, $3)", [
-        token,
-        sha256,
-        Date.now(),
-      ]);
-      return token;
-    });
+    return this.core.leaseBlob(sha256);
   }
 
-  async releaseLease(token: string): Promise<void> {
-    await this.conn.write((tx) => tx.run("DELETE FROM blob_leases WHERE token = $1", [token]));
+  releaseLease(token: string): Promise<void> {
+    return this.core.releaseLease(token);
   }
 
   collectBlobs(candidates: readonly string[], remove: (sha256: string) => Promise<number>): Promise<BlobCollection> {
@@ -630,11 +632,8 @@ export class PgCatalog implements Catalog {
     });
   }
 
-  async pendingCleanup(): Promise<string[]> {
-    const rows = await this.conn.rows<{ sha256: string }>(
-      `SELECT sha256 FROM cleanup_pending ORDER BY sha256 COLLATE "C"`,
-    );
-    return rows.map((row) => row.sha256);
+  pendingCleanup(): Promise<string[]> {
+    return this.core.pendingCleanup();
   }
 
   close(): Promise<void> {

@@ -1,10 +1,12 @@
 // What the PostgreSQL catalog's stores share: one bounded pool, one way to write (a READ COMMITTED transaction that
 // first takes the catalog's write lock, as SQLite's BEGIN IMMEDIATE does) and one way to read several statements
 // from one snapshot (REPEATABLE READ, READ ONLY). Transient failures are retried only where nothing can have
-// committed. The only file that imports `pg`, loaded lazily.
+// committed. `PgSql` drives the engine-neutral rules (sql.ts) in those transactions. The only file that imports `pg`,
+// loaded lazily.
 import { createHash } from "node:crypto";
 import type { Pool, PoolClient, PoolConfig } from "pg";
 import { CairnError, ErrorCode } from "../../errors.js";
+import { type CatalogSql, compile, type Rule, type Statement } from "./sql.js";
 
 /** One statement's way in: rows of a query, or how many rows a write touched. */
 export interface PgTx {
@@ -429,5 +431,46 @@ export function redactUrl(url: string): string {
     return parsed.toString();
   } catch {
     return "(an unparsable URL)";
+  }
+}
+
+/** Runs `rule` in `tx`, each statement awaited in turn; a failed statement is thrown into the rule. */
+export async function runRule<T>(tx: PgTx, rule: Rule<T>): Promise<T> {
+  let step = rule.next();
+  while (!step.done) {
+    const asked = step.value;
+    let answer: unknown;
+    try {
+      if (asked.kind === "engine") answer = await (asked.work as (tx: PgTx) => Promise<unknown>)(tx);
+      else {
+        const { text, values } = compile(asked.statement, "postgres");
+        answer = asked.kind === "rows" ? await tx.rows(text, values) : await tx.run(text, values);
+      }
+    } catch (error) {
+      step = rule.throw(error);
+      continue;
+    }
+    step = rule.next(answer);
+  }
+  return step.value;
+}
+
+/** The catalog's rules on its PostgreSQL pool: each call one transaction of `conn` (retried whole when transient). */
+export class PgSql implements CatalogSql {
+  readonly dialect = "postgres";
+
+  constructor(readonly conn: PgConnection) {}
+
+  write<T>(rule: () => Rule<T>): Promise<T> {
+    return this.conn.write((tx) => runRule(tx, rule()));
+  }
+
+  read<T>(rule: () => Rule<T>): Promise<T> {
+    return this.conn.read((tx) => runRule(tx, rule()));
+  }
+
+  select<R>(statement: Statement): Promise<R[]> {
+    const { text, values } = compile(statement, "postgres");
+    return this.conn.rows<R>(text, values);
   }
 }

@@ -1,9 +1,9 @@
-// The PostgreSQL catalog's lineage reads: direct dependents of a set of versions, current versions made stale, and
-// the names current versions were made from. The same answers as SqliteCatalog's, in this dialect.
+// The PostgreSQL catalog's lineage reads: direct dependents of a set of versions and current versions made stale
+// (`mostDependedOn` is written once for both engines, in sql-catalog-core.ts). The same answers as SqliteCatalog's.
 import type { VersionPage } from "./catalog.js";
 import { cursorOf } from "./catalog-errors.js";
 import type { PgTx } from "./pg-connection.js";
-import { BY_NAME, recordsOf, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
+import { recordsOf, SELECT_VERSION, type VersionRow } from "./pg-versions.js";
 
 /** $1 ids, $2 current only, $3 seq below which the page starts, $4 rows. The dependencies_dep index finds them. */
 export const DEPENDENTS = `${SELECT_VERSION}
@@ -23,16 +23,6 @@ export const STALE_CURRENT = `
   )
   SELECT v.*, n.current_id FROM versions v JOIN names n ON n.current_id = v.id
   WHERE v.id IN (SELECT id FROM tainted) AND v.seq < $1::bigint ORDER BY v.seq DESC LIMIT $2`;
-
-/** $1 names, $2 offset. */
-export const MOST_DEPENDED_ON = `
-  SELECT p.name, count(DISTINCT d.version_id) AS dependents, cv.version AS current_version, count(*) OVER () AS total
-  FROM dependencies d
-  JOIN names dn ON dn.current_id = d.version_id
-  JOIN versions p ON p.id = d.dep_id
-  LEFT JOIN names pn ON pn.name = p.name
-  LEFT JOIN versions cv ON cv.id = pn.current_id
-  GROUP BY p.name, cv.version ORDER BY dependents DESC, ${BY_NAME.replace("v.name", "p.name")} LIMIT $1 OFFSET $2`;
 
 /** The records of `rows` (read with one row past `limit`) as a page, the row past it telling of the next. */
 export async function versionPage(tx: PgTx, rows: readonly VersionRow[], limit: number): Promise<VersionPage> {

@@ -128,7 +128,7 @@ function writesOf(db: BetterSqlite3.Database): Pick<RowWriter, "insert" | "advan
       const insert = prepared(
         `INSERT INTO ${quoteName(table.name)} (${names.join(", ")}) VALUES (${values.join(", ")})`,
       );
-      // The text observation_text indexes, as the memory store writes it (sqlite-memory-store.ts).
+      // The text observation_text indexes, as the memory store writes it (sql-memory-store.ts).
       const text =
         table.name === "observations"
           ? prepared("INSERT INTO observation_text (rowid, text) VALUES (CAST(? AS INTEGER), ?)")

@@ -48,12 +48,13 @@ import type { ClaimStore } from "./claim-store.js";
 import { type Attribution, actorOf, DEFAULT_EVENT_HISTORY, pruneEvent } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import { MIGRATIONS } from "./migrations.js";
+import { SqlCatalogCore } from "./sql-catalog-core.js";
+import { SqlClaimStore } from "./sql-claim-store.js";
+import { SqlEventLog } from "./sql-event-log.js";
+import { SqlMemoryStore } from "./sql-memory-store.js";
+import { SqlTaskLedger } from "./sql-task-ledger.js";
 import { createSqliteCatalogRows } from "./sqlite-catalog-rows.js";
-import { SqliteClaimStore } from "./sqlite-claim-store.js";
-import type { CatalogConnection } from "./sqlite-connection.js";
-import { SqliteEventLog } from "./sqlite-event-log.js";
-import { SqliteMemoryStore } from "./sqlite-memory-store.js";
-import { SqliteTaskLedger } from "./sqlite-task-ledger.js";
+import { type CatalogConnection, SqliteSql, synchronously } from "./sqlite-connection.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 export interface SqliteCatalogOptions {
@@ -159,14 +160,6 @@ const TAINTED = `
 const STALE_CURRENT = `${TAINTED}
   SELECT v.*, n.current_id FROM versions v JOIN names n ON n.current_id = v.id
   WHERE v.id IN (SELECT id FROM tainted) AND v.seq < @before ORDER BY v.seq DESC LIMIT @limit`;
-const MOST_DEPENDED_ON = `
-  SELECT p.name, count(DISTINCT d.version_id) AS dependents, cv.version AS current_version, count(*) OVER () AS total
-  FROM dependencies d
-  JOIN names dn ON dn.current_id = d.version_id
-  JOIN versions p ON p.id = d.dep_id
-  LEFT JOIN names pn ON pn.name = p.name
-  LEFT JOIN versions cv ON cv.id = pn.current_id
-  GROUP BY p.name, cv.version ORDER BY dependents DESC, p.name LIMIT @limit OFFSET @offset`;
 
 // Name weighs most, then summary, source, body. Ranking runs on rowids alone; rows and snippets are fetched for
 // the hits only, so a word found in most of a large catalog costs one bm25 pass, not a join and a snippet per match.
@@ -240,10 +233,13 @@ export class SqliteCatalog implements Catalog {
   private closed = false;
 
   readonly tasks: TaskLedger;
-  readonly events: SqliteEventLog;
+  readonly events: SqlEventLog;
   readonly memory: MemoryStore;
   readonly claims: ClaimStore;
-  private readonly claimStore: SqliteClaimStore;
+  private readonly claimStore: SqlClaimStore;
+  /** The engine-neutral rules' way onto this connection. */
+  readonly sql: SqliteSql;
+  private readonly core: SqlCatalogCore;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -256,24 +252,25 @@ export class SqliteCatalog implements Catalog {
       q: (source, pluck) => this.q(source, pluck),
       exclusive: (work) => this.exclusive(work),
     };
-    this.events = new SqliteEventLog(connection, eventHistory);
-    this.claimStore = new SqliteClaimStore(connection);
+    this.sql = new SqliteSql(connection);
+    this.core = new SqlCatalogCore(this.sql);
+    this.events = new SqlEventLog(this.sql, eventHistory);
+    this.claimStore = new SqlClaimStore({ sql: this.sql });
     this.claims = this.claimStore;
-    this.tasks = new SqliteTaskLedger({
-      ...connection,
-      appendEvent: (event) => this.events.appendTx(event),
-      insertTx: (version, options) => this.insertTx(version, options),
-      resolveDependencies: (refs) => this.resolveDependencies(refs),
-      checkFence: ({ resource, ticket, holder }) =>
-        ticket === undefined
-          ? this.claimStore.assertUnclaimedTx(resource)
-          : void this.claimStore.assertFenceTx({ resource, ticket, holder }),
-      current: (name) => {
-        const row = this.rowByName(name);
-        return row === undefined ? undefined : this.recordOf(row);
-      },
+    // The core's own steps join the ledger's rules as synchronous code inside the same transaction.
+    this.tasks = new SqlTaskLedger({
+      sql: this.sql,
+      appendEvent: (event) => this.events.append(event),
+      checkFence: (fence) => this.claimStore.assertMayWrite(fence),
+      insert: (version, options) => synchronously(() => this.insertTx(version, options)),
+      resolveDependencies: (refs) => synchronously(() => this.resolveDependencies(refs)),
+      current: (name) =>
+        synchronously(() => {
+          const row = this.rowByName(name);
+          return row === undefined ? undefined : this.recordOf(row);
+        }),
     });
-    this.memory = new SqliteMemoryStore(connection);
+    this.memory = new SqlMemoryStore({ sql: this.sql });
   }
 
   /** Prepared statements by SQL text: preparing costs more than running most of them. */
@@ -301,7 +298,7 @@ export class SqliteCatalog implements Catalog {
   }
 
   private insertTx(input: NewVersion, options: InsertOptions): VersionRecord {
-    if (options.fence !== undefined) this.claimStore.assertFenceTx(options.fence);
+    if (options.fence !== undefined) this.sql.run(this.claimStore.assertFence(options.fence));
     const current = this.currentOf(input.name);
     if (current === undefined ? options.expectedVersion !== undefined : options.expectedVersion !== current.version) {
       throw versionConflict(input.name, current?.version, options.expectedVersion);
@@ -362,14 +359,16 @@ export class SqliteCatalog implements Catalog {
       input.index_text,
     );
     if (options.leaseToken !== undefined) this.q("DELETE FROM blob_leases WHERE token = ?").run(options.leaseToken);
-    this.events.appendTx({
-      ...actorOf(options.event),
-      operation: options.event?.operation ?? "save",
-      ref: input.name,
-      artifact_id: id,
-      version,
-      detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
-    });
+    this.sql.run(
+      this.events.append({
+        ...actorOf(options.event),
+        operation: options.event?.operation ?? "save",
+        ref: input.name,
+        artifact_id: id,
+        version,
+        detail: { ...(current === undefined ? {} : { replaced: current.id }), ...options.event?.detail },
+      }),
+    );
     return this.recordOf(this.rowById(id) as VersionRow);
   }
 
@@ -528,9 +527,8 @@ export class SqliteCatalog implements Catalog {
     return this.db.transaction(() => this.versionPage(DEPENDENTS, params, options.limit))();
   }
 
-  async mostDependedOn(options: { limit: number; offset: number }): Promise<{ names: DependedName[]; total: number }> {
-    const rows = this.q(MOST_DEPENDED_ON).all(options) as (DependedName & { total: number })[];
-    return { names: rows.map(({ total: _, ...name }) => name), total: rows[0]?.total ?? 0 };
+  mostDependedOn(options: { limit: number; offset: number }): Promise<{ names: DependedName[]; total: number }> {
+    return this.core.mostDependedOn(options);
   }
 
   async staleVersions(options: { limit: number; cursor?: string | undefined }): Promise<VersionPage> {
@@ -606,14 +604,16 @@ export class SqliteCatalog implements Catalog {
     operation: string,
   ): RemovedVersion[] {
     for (const r of removed) {
-      this.events.appendTx({
-        ...actorOf(event),
-        operation: event?.operation ?? operation,
-        ref: r.name,
-        artifact_id: r.artifact_id,
-        version: r.version,
-        detail: { removed: true, ...event?.detail },
-      });
+      this.sql.run(
+        this.events.append({
+          ...actorOf(event),
+          operation: event?.operation ?? operation,
+          ref: r.name,
+          artifact_id: r.artifact_id,
+          version: r.version,
+          detail: { removed: true, ...event?.detail },
+        }),
+      );
     }
     return removed;
   }
@@ -650,7 +650,7 @@ export class SqliteCatalog implements Catalog {
         if (options.dryRun) throw new DryRun(removed);
         // One event for the whole pass (a prune may remove thousands), naming the first few versions.
         if (removed.length > 0) {
-          this.events.appendTx(pruneEvent(removed, keep, options.event));
+          this.sql.run(this.events.append(pruneEvent(removed, keep, options.event)));
         }
         return removed;
       });
@@ -770,17 +770,11 @@ export class SqliteCatalog implements Catalog {
   }
 
   leaseBlob(sha256: string): Promise<string> {
-    const token = newArtifactId().slice(3);
-    return this.exclusive(() => {
-      this.q("INSERT INTO blob_leases (token, sha256, created_at) VALUES (?, ?, ?)").run(token, sha256, Date.now());
-      return token;
-    });
+    return this.core.leaseBlob(sha256);
   }
 
   releaseLease(token: string): Promise<void> {
-    return this.exclusive(() => {
-      this.q("DELETE FROM blob_leases WHERE token = ?").run(token);
-    });
+    return this.core.releaseLease(token);
   }
 
   collectBlobs(candidates: readonly string[], remove: (sha256: string) => Promise<number>): Promise<BlobCollection> {
@@ -826,8 +820,8 @@ export class SqliteCatalog implements Catalog {
     });
   }
 
-  async pendingCleanup(): Promise<string[]> {
-    return this.q("SELECT sha256 FROM cleanup_pending ORDER BY sha256", true).all() as string[];
+  pendingCleanup(): Promise<string[]> {
+    return this.core.pendingCleanup();
   }
 
   close(): Promise<void> {

@@ -1,4 +1,4 @@
-// What both task ledgers share: the row shapes of the ledger's tables (the same columns on SQLite and PostgreSQL),
+// What the task ledger reads on either engine: the row shapes of its tables (the same columns on SQLite and PostgreSQL),
 // their conversion to records, and the errors for a task or run that does not exist.
 import { CairnError, ErrorCode } from "../../errors.js";
 import type { ScheduleRecord, SkillRecord } from "./task-ledger.js";

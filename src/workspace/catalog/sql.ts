@@ -1,0 +1,155 @@
+// The catalog's one SQL port (decision 0270): statements written once as tagged templates, and rules written once as
+// generators that yield each statement and receive its answer. SQLite drives a rule synchronously inside one
+// better-sqlite3 transaction, so a transaction never yields to the event loop and nothing can interleave on its one
+// connection; PostgreSQL drives the same rule asynchronously inside a pooled transaction. Engine-neutral: no driver.
+
+/** One SQL statement (or a fragment of one): text written once, values bound as parameters by each engine. */
+export class Statement {
+  constructor(
+    readonly strings: readonly string[],
+    readonly values: readonly unknown[],
+  ) {}
+}
+
+/**
+ * A statement from a template: each `${value}` is a bound parameter (`?` on SQLite, `$n` on PostgreSQL), except a
+ * nested Statement, which is spliced in with its own parameters. Write SQL both engines take: `CAST(x AS TEXT)`, not
+ * `x::text`.
+ */
+export function sql(strings: TemplateStringsArray, ...values: unknown[]): Statement {
+  return new Statement(strings, values);
+}
+
+/** The empty fragment (a condition left out). */
+export const NOTHING = new Statement([""], []);
+
+/** A fragment the engines spell differently: each engine splices its own. */
+export class Spelling {
+  constructor(
+    readonly sqlite: Statement,
+    readonly postgres: Statement,
+  ) {}
+}
+
+/** A fragment spelled once per engine, for what their SQL truly spells otherwise (JSON functions, arrays, collations). */
+export function byDialect(spellings: { sqlite: Statement; postgres: Statement }): Spelling {
+  return new Spelling(spellings.sqlite, spellings.postgres);
+}
+
+/**
+ * After a text column: byte order for comparisons and ORDER BY (ISO 8601 times, day keys), which SQLite's BINARY
+ * collation is and PostgreSQL's default collation is not.
+ */
+export const BYTEWISE = byDialect({ sqlite: NOTHING, postgres: sql`COLLATE "C"` });
+
+/** After a text column: matches any of `values`, bound as one parameter (one statement text whatever their count). */
+export function inTexts(values: readonly string[]): Spelling {
+  return byDialect({
+    sqlite: sql`IN (SELECT value FROM json_each(${JSON.stringify(values)}))`,
+    postgres: sql`= ANY(CAST(${values} AS TEXT[]))`,
+  });
+}
+
+/** The engines a rule runs on. */
+export type Dialect = "sqlite" | "postgres";
+
+/**
+ * What a rule asks its engine for: the rows of a statement, or how many rows it wrote (or matched); or (`engine`) a
+ * step of engine code not yet written as a rule, which the engine runs in the rule's transaction.
+ */
+export type Step =
+  | { readonly kind: "rows" | "run"; readonly statement: Statement }
+  | { readonly kind: "engine"; readonly work: (tx: never) => unknown };
+
+/** A rule of the catalog: it yields statements, receives their answers, and returns its result. */
+export type Rule<T> = Generator<Step, T, unknown>;
+
+/** Inside a rule: the rows of `statement`. */
+export function* rows<R>(statement: Statement): Generator<Step, R[], unknown> {
+  return (yield { kind: "rows", statement }) as R[];
+}
+
+/** Inside a rule: the first row of `statement`, or undefined. */
+export function* one<R>(statement: Statement): Generator<Step, R | undefined, unknown> {
+  return ((yield { kind: "rows", statement }) as R[])[0];
+}
+
+/** Inside a rule: the rows `statement` wrote or matched. */
+export function* run(statement: Statement): Generator<Step, number, unknown> {
+  return (yield { kind: "run", statement }) as number;
+}
+
+/**
+ * Inside a rule: the PostgreSQL catalog's own code for a step its core still writes per engine (decision 0270 lists
+ * them), awaited in the rule's transaction. SQLite's core joins a rule as plain synchronous code and never asks this.
+ */
+export function* engineStep<Tx, T>(work: (tx: Tx) => Promise<T>): Generator<Step, T, unknown> {
+  return (yield { kind: "engine", work: work as (tx: never) => unknown }) as T;
+}
+
+/**
+ * The statement as `dialect` takes it: text with its placeholders and the values in order. A statement without
+ * fragments compiles once per call site (its template's strings are the cache key).
+ */
+export function compile(statement: Statement, dialect: Dialect): { text: string; values: unknown[] } {
+  const nested = statement.values.some((v) => v instanceof Statement || v instanceof Spelling);
+  if (!nested) {
+    const cache = dialect === "sqlite" ? SQLITE_TEXT : POSTGRES_TEXT;
+    let text = cache.get(statement.strings);
+    if (text === undefined) {
+      text = placeholders(statement.strings, dialect);
+      cache.set(statement.strings, text);
+    }
+    return { text, values: statement.values.map((v) => bound(v, dialect)) };
+  }
+  const strings: string[] = [""];
+  const values: unknown[] = [];
+  const append = (s: Statement) => {
+    s.strings.forEach((part, i) => {
+      strings[strings.length - 1] += part;
+      if (i >= s.values.length) return;
+      const value = s.values[i];
+      if (value instanceof Statement) append(value);
+      else if (value instanceof Spelling) append(value[dialect]);
+      else {
+        values.push(bound(value, dialect));
+        strings.push("");
+      }
+    });
+  };
+  append(statement);
+  return { text: placeholders(strings, dialect), values };
+}
+
+const SQLITE_TEXT = new WeakMap<readonly string[], string>();
+const POSTGRES_TEXT = new WeakMap<readonly string[], string>();
+
+function placeholders(strings: readonly string[], dialect: Dialect): string {
+  let text = strings[0] ?? "";
+  for (let i = 1; i < strings.length; i++) text += `${dialect === "sqlite" ? "?" : `$${i}`}${strings[i]}`;
+  return text;
+}
+
+/** A value as the engine binds it: SQLite binds neither booleans nor undefined. */
+function bound(value: unknown, dialect: Dialect): unknown {
+  if (value === undefined) return null;
+  if (dialect === "sqlite" && typeof value === "boolean") return value ? 1 : 0;
+  return value;
+}
+
+/**
+ * The catalog's connection as the stores see it, one per catalog (SqliteSql, PgSql). Guarantees:
+ * - `write` runs the rule as one write transaction ordered with every other write to the catalog, across processes:
+ *   SQLite's BEGIN IMMEDIATE behind the process's write gate; PostgreSQL's READ COMMITTED transaction that first takes
+ *   the catalog's advisory write lock (decision 0220). All of it commits or none of it.
+ * - `read` runs the rule in one snapshot (SQLite's deferred transaction, PostgreSQL's REPEATABLE READ READ ONLY).
+ * - `select` runs one statement alone.
+ * A rule may be run again from its start (PostgreSQL retries a transaction that failed transiently, before COMMIT), so
+ * a rule is given as a function that makes it, and does nothing outside its statements but compute.
+ */
+export interface CatalogSql {
+  readonly dialect: Dialect;
+  write<T>(rule: () => Rule<T>): Promise<T>;
+  read<T>(rule: () => Rule<T>): Promise<T>;
+  select<R>(statement: Statement): Promise<R[]>;
+}
