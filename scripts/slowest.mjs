@@ -28,6 +28,7 @@ const files = report.testResults.map((file) => ({
 }));
 files.sort((a, b) => b.ms - a.ms);
 const total = files.reduce((sum, file) => sum + file.ms, 0);
+/** @param {number} ms */
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 console.log(
   `the ${Math.min(count, files.length)} slowest of ${files.length} test files (${report.numTotalTests} tests, ${seconds(total)} in all files together), run ${new Date(report.startTime).toISOString()}:`,
