@@ -2,7 +2,7 @@
 // printing where on every run.
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { JsonReporter } from "vitest/reporters";
+import { JsonReporter } from "vitest/node";
 
 const REPORT = ".vitest/report.json";
 
