@@ -1,4 +1,4 @@
-// Lists the slowest test files of the last vitest run, from the JSON report vitest.config.ts has every run write
+// Lists the slowest test files of the last `npm test` or `npm run check`, from the JSON report they write
 // (.vitest/report.json), with each file's slowest tests: where the suite's time goes, without running it again.
 // Usage: node scripts/slowest.mjs [count] [report.json]
 import { existsSync, readFileSync } from "node:fs";
