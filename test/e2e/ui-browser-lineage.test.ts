@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN } from "../helpers/mcp-client.js";
+import { printTimings } from "../helpers/timings.js";
 import { UiBrowser } from "../helpers/ui-browser.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
@@ -118,7 +119,7 @@ afterAll(async () => {
   await browser?.close();
   await view?.stop();
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`lineage and checkpoints page load times (ms): ${JSON.stringify(browser?.timings)}\n`);
+  printTimings("lineage and checkpoints page load times (ms)", browser?.timings);
 });
 
 describe("lineage and checkpoints in Chromium", () => {

@@ -10,6 +10,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { populateScaleWorkspace, SCALE, SCALE_PAGES, timeScalePages } from "../../scripts/ui-scale.mjs";
 import { accessibilityViolations } from "../helpers/axe.js";
+import { printTimings } from "../helpers/timings.js";
 import { UiBrowser } from "../helpers/ui-browser.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
@@ -104,7 +105,7 @@ describe(`the web view at ${SCALE.artifacts.toLocaleString("en")} artifacts`, ()
     const medians = Object.fromEntries(
       timed.map(({ label, times }) => [label, [...times].sort((a, b) => a - b)[1] as number]),
     );
-    process.stdout.write(`web view load times at 10,000 artifacts, median of 3 (ms): ${JSON.stringify(medians)}\n`);
+    printTimings("web view load times at 10,000 artifacts, median of 3 (ms)", medians);
     expect(timed.map((t) => t.label)).toEqual(SCALE_PAGES.map((p) => p.label));
     expect(timed.every((t) => t.times.every((ms) => ms > 0))).toBe(true);
   }, 120_000);

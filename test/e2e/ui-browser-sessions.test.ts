@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionLabel } from "../../src/session/session-summary.js";
 import { formatBytes } from "../../src/ui/format.js";
 import type { ToolText } from "../helpers/mcp-client.js";
+import { printTimings } from "../helpers/timings.js";
 import { UiBrowser } from "../helpers/ui-browser.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
@@ -139,7 +140,7 @@ afterAll(async () => {
   await Promise.allSettled(peers.map((p) => p.client.close()));
   await view?.stop();
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`web view sessions page load times (ms): ${JSON.stringify(browser?.timings)}\n`);
+  printTimings("web view sessions page load times (ms)", browser?.timings);
 });
 
 describe("serve --ui's sessions pages in Chromium", () => {

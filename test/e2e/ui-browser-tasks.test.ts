@@ -13,6 +13,7 @@ import { join, resolve } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN } from "../helpers/mcp-client.js";
+import { printTimings } from "../helpers/timings.js";
 import { type Focused, UiBrowser } from "../helpers/ui-browser.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
@@ -121,7 +122,7 @@ afterAll(async () => {
   await browser?.close();
   await view?.stop();
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`web view page load times (ms): ${JSON.stringify(browser?.timings)}\n`);
+  printTimings("web view page load times (ms)", browser?.timings);
 });
 
 describe("tasks, claims and changes in Chromium", () => {

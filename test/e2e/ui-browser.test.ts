@@ -13,6 +13,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatBytes } from "../../src/ui/format.js";
 import { MAIN } from "../helpers/mcp-client.js";
+import { printTimings } from "../helpers/timings.js";
 import { UiBrowser } from "../helpers/ui-browser.js";
 import { type RunningView, startView } from "../helpers/ui-server.js";
 
@@ -92,7 +93,7 @@ afterAll(async () => {
   await browser?.close();
   await view?.stop();
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`web view page load times (ms): ${JSON.stringify(browser?.timings)}\n`);
+  printTimings("web view page load times (ms)", browser?.timings);
 });
 
 describe("cairn ui in Chromium", () => {

@@ -7,6 +7,7 @@ import { metricsOf } from "../../src/metrics/metrics.js";
 import { bucketUpper, latencyBucket, percentile, UsageRecorder } from "../../src/metrics/usage-recorder.js";
 import type { EventLog, UsageAggregate } from "../../src/workspace/catalog/event-log.js";
 import { openWorkspace, type Workspace } from "../../src/workspace/workspace.js";
+import { printTimings } from "../helpers/timings.js";
 import { makeTempDir } from "../query/helpers.js";
 
 let ws: Workspace;
@@ -104,7 +105,7 @@ describe("UsageRecorder", () => {
     const start = performance.now();
     for (let i = 0; i < n; i++) recorder.record({ operation: "find", surface: "tool", ms: i % 50 });
     const perCall = ((performance.now() - start) * 1000) / n;
-    console.log(`usage recording: ${perCall.toFixed(3)} µs a call over ${n} calls`);
+    printTimings(`usage recording (µs a call over ${n} calls)`, Number(perCall.toFixed(3)));
     expect(perCall).toBeGreaterThan(0);
   });
 });

@@ -35,7 +35,8 @@ function cairn(workspace: string, args: string[]): { child: ChildProcess; done: 
 
 async function ok(workspace: string, args: string[]) {
   const exit = await cairn(workspace, [...args, "--json"]).done;
-  expect(exit.code, exit.stderr).toBe(0);
+  // With --json an error is printed on stdout.
+  expect(exit.code, `${args.join(" ")}: ${exit.stdout}${exit.stderr}`).toBe(0);
   return JSON.parse(exit.stdout);
 }
 

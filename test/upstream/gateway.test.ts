@@ -3,14 +3,19 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/schema.js";
+import { createLogger } from "../../src/log.js";
 import { createCapabilityRegistry } from "../../src/registry/capability-registry.js";
 import { createArgsValidator } from "../../src/registry/validate-args.js";
 import { createGateway, type Gateway } from "../../src/upstream/gateway.js";
 import { followUpstreams } from "../../src/upstream/upstream-capabilities.js";
-import { createUpstreamManager, type UpstreamManager } from "../../src/upstream/upstream-manager.js";
+import { createUpstreamManager as createManager, type UpstreamManager } from "../../src/upstream/upstream-manager.js";
 import { caught } from "../helpers/caught.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
+// The warnings these tests provoke (crashes, timeouts, truncated listings) are expected: they go to a quiet logger
+// unless a test passes its own to read them.
+const createUpstreamManager: typeof createManager = (servers, options) =>
+  createManager(servers, { logger: createLogger("upstream", () => {}), ...options });
 const node = (file: string): ServerConfig =>
   ({
     command: process.execPath,

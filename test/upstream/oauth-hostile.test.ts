@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { HttpServerConfig } from "../../src/config/schema.js";
 import { CairnError, ErrorCode } from "../../src/errors.js";
 import { createLogger, encodingsOf } from "../../src/log.js";
@@ -290,6 +290,8 @@ describe("a hostile server's huge token answer", () => {
     const store = freshStore();
     await trySignIn(store);
     const conn = connection(store);
+    // The SDK says on the console that the refresh failed: expected here, kept off the output.
+    const sdkWarnings = vi.spyOn(console, "warn").mockImplementation(() => {});
     try {
       await conn.call("whoami", {}, 10_000, undefined);
       servers.hostile.token = "huge";
@@ -307,6 +309,7 @@ describe("a hostile server's huge token answer", () => {
       const reply = await conn.call("whoami", {}, 10_000, undefined);
       expect((reply.content[0] as { text: string }).text).toContain("signed in");
     } finally {
+      sdkWarnings.mockRestore();
       await conn.close();
     }
   });
@@ -341,14 +344,17 @@ describe("secrets a hostile server echoes", () => {
     });
     servers.hostile.token = "echo";
     servers.hostile.metadata = { token_endpoint_auth_methods_supported: ["client_secret_basic"] };
+    // What the SDK says on the console (a credential without an issuer stamp) is checked with the log, not printed.
+    const warned: string[] = [];
+    const sdkWarnings = vi.spyOn(console, "warn").mockImplementation((...args) => warned.push(args.join(" ")));
     const error = await refusedSignIn(
       { client_id: "cairn-confidential", client_secret: secret, redirect_port: port },
       ErrorCode.UPSTREAM_UNAVAILABLE,
-    );
+    ).finally(() => sdkWarnings.mockRestore());
     const secrets = echoedSecrets();
     expect(servers.received.some((request) => request.authorization?.startsWith("Basic "))).toBe(true);
     expect(secrets.length).toBeGreaterThan(10);
-    const shown = [error.message, JSON.stringify(error.toJSON()), lines.join("\n")].join("\n");
+    const shown = [error.message, JSON.stringify(error.toJSON()), lines.join("\n"), ...warned].join("\n");
     expect(shown).toContain("[redacted]");
     for (const value of secrets) expect(shown).not.toContain(value);
   });
