@@ -128,6 +128,18 @@ export async function runInQuickJs(
   let wake: () => void = () => {};
   const nextWake = () => new Promise<void>((resolve) => (wake = resolve));
   const timerIds = new Set<NodeJS.Timeout>();
+  /** The snippet's timers not yet fired, and the order they were set in (for timers due at the same time). */
+  const dueTimers: { due: number; seq: number; resolve: () => void }[] = [];
+  let timerSeq = 0;
+  const fireDueTimers = () => {
+    const now = Date.now();
+    const ready = dueTimers.filter((t) => t.due <= now).sort((a, b) => a.due - b.due || a.seq - b.seq);
+    for (const timer of ready) {
+      dueTimers.splice(dueTimers.indexOf(timer), 1);
+      timersPending--;
+      timer.resolve();
+    }
+  };
   const memoryStop: Stop = { code: "MEMORY_LIMIT", message: memoryLimitMessage(limits.memoryMb) };
   const guard = options.memory?.guard;
   // With a guard, the guard alone judges memory: an allocation bigger than the limit passes the cap too, and the
@@ -256,15 +268,17 @@ export async function runInQuickJs(
         const due = Date.now() + ms;
         if (due > lastDeadline) return new Promise<void>(() => {});
         return new Promise<void>((resolve) => {
+          const timer = { due, seq: timerSeq++, resolve };
+          dueTimers.push(timer);
           // Node's timers count from the event loop's clock, which can be up to a millisecond behind Date.now():
-          // a timer that fires before `due` by the clock the snippet reads waits for the rest.
+          // a timer that fires before `due` by the clock the snippet reads waits for the rest. Whichever Node timer
+          // fires, every snippet timer due by then fires with it, in the order of their due times, so a timer that
+          // had to wait for the rest never fires after a later one.
           const arm = (delay: number) => {
             const id = setTimeout(() => {
               timerIds.delete(id);
-              const left = due - Date.now();
-              if (left > 0) return arm(left);
-              timersPending--;
-              resolve();
+              fireDueTimers();
+              if (dueTimers.includes(timer)) arm(Math.max(1, timer.due - Date.now()));
             }, delay);
             timerIds.add(id);
           };
