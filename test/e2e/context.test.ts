@@ -124,7 +124,9 @@ describe("context over MCP", () => {
         name: "context",
         arguments: { query: "addEventListener HTMLElement", limit: 20, max_tokens: max },
       });
-      expect(countTokens(JSON.stringify(result))).toBeLessThanOrEqual(max);
+      // What the host hands the model: the result without the resultType and _meta a 2026-07-28 result adds.
+      const { resultType: _resultType, _meta: _envelope, ...received } = result as Record<string, unknown>;
+      expect(countTokens(JSON.stringify(received))).toBeLessThanOrEqual(max);
       const reply = JSON.parse((result.content as { text: string }[])[0]?.text ?? "{}");
       expect(reply.chunks.length).toBeLessThan(full.json.chunks.length);
       expect(reply.truncated || reply.complete === false).toBe(true);
