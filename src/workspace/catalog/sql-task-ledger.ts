@@ -17,6 +17,7 @@ import type {
   Owner,
   Publication,
   PublishedTask,
+  RunOutcome,
   RunRecord,
   RunState,
   ScheduleRecord,
@@ -221,17 +222,7 @@ export class SqlTaskLedger implements TaskLedger {
     );
   }
 
-  finishRun(
-    runId: string,
-    outcome: {
-      state: Exclude<RunState, "running">;
-      brief: unknown;
-      error?: { code: string; message: string };
-      reused?: readonly string[];
-      actor?: string | undefined;
-    },
-    publication?: Publication,
-  ): Promise<FinishedRun> {
+  finishRun(runId: string, outcome: RunOutcome, publication?: Publication): Promise<FinishedRun> {
     const self = this;
     return this.host.sql.write(function* (): Rule<FinishedRun> {
       const by = outcome.actor === undefined ? {} : { actor: outcome.actor };

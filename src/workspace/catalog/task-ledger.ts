@@ -146,6 +146,17 @@ export interface PublishedTask {
  * - A cache entry keeps its blob from collection; evicting entries (least recently used first, past the bounds)
  *   never removes a version.
  */
+/** How a run ended, as finishRun records it. */
+export interface RunOutcome {
+  state: Exclude<RunState, "running">;
+  brief: unknown;
+  error?: { code: string; message: string };
+  /** Cache keys the run reused: marked used (recency for eviction, hits) in the same write. */
+  reused?: readonly string[];
+  /** Who ran it, recorded with its event and the events of the versions it publishes. */
+  actor?: string | undefined;
+}
+
 export interface TaskLedger {
   defineTask(
     name: string,
@@ -172,19 +183,7 @@ export interface TaskLedger {
   /** Records what the finished steps produced so far and a sign of life. */
   recordProgress(runId: string, progress: Record<string, unknown>): Promise<void>;
   heartbeat(runId: string): Promise<void>;
-  finishRun(
-    runId: string,
-    outcome: {
-      state: Exclude<RunState, "running">;
-      brief: unknown;
-      error?: { code: string; message: string };
-      /** Cache keys the run reused: marked used (recency for eviction, hits) in the same write. */
-      reused?: readonly string[];
-      /** Who ran it, recorded with its event and the events of the versions it publishes. */
-      actor?: string | undefined;
-    },
-    publication?: Publication,
-  ): Promise<FinishedRun>;
+  finishRun(runId: string, outcome: RunOutcome, publication?: Publication): Promise<FinishedRun>;
   run(runId: string): Promise<RunRecord | undefined>;
   /** The task's runs, newest first. */
   runs(task: string, limit: number): Promise<RunRecord[]>;
