@@ -16,7 +16,7 @@ import {
 } from "./catalog-rows.js";
 import { ftsDocument } from "./fts-text.js";
 import { type PgConnection, type PgTx, redactUrl } from "./pg-connection.js";
-import { indexedWords, searchVectorSql } from "./pg-search.js";
+import { indexedWords, searchVectorSql } from "./pg-full-text.js";
 
 /** Tables that hold a tsvector beside their text. */
 const INDEXED = new Set(["search", "observations"]);

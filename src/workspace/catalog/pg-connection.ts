@@ -441,7 +441,7 @@ export async function runRule<T>(tx: PgTx, rule: Rule<T>): Promise<T> {
     const asked = step.value;
     let answer: unknown;
     try {
-      if (asked.kind === "engine") answer = await (asked.work as (tx: PgTx) => Promise<unknown>)(tx);
+      if (asked.kind === "outside") answer = await asked.work();
       else {
         const { text, values } = compile(asked.statement, "postgres");
         answer = asked.kind === "rows" ? await tx.rows(text, values) : await tx.run(text, values);
@@ -463,6 +463,11 @@ export class PgSql implements CatalogSql {
 
   write<T>(rule: () => Rule<T>): Promise<T> {
     return this.conn.write((tx) => runRule(tx, rule()));
+  }
+
+  /** A write: its transaction keeps the advisory lock while the rule waits outside. */
+  hold<T>(rule: () => Rule<T>): Promise<T> {
+    return this.write(rule);
   }
 
   read<T>(rule: () => Rule<T>): Promise<T> {

@@ -1,9 +1,8 @@
 // The TaskLedger on either catalog, written once over the SQL port (decision 0270): each method one transaction
 // (writes ordered with every other write of the catalog), publication in the same transaction as the versions it
-// makes. Text order is byte order (BYTEWISE), as SQLite's BINARY, whatever PostgreSQL's default collation. Past 500
-// lines because it is the whole TaskLedger contract (definitions, runs, step cache and leases, approvals, skills,
+// makes. Text order is byte order (BYTEWISE), as SQLite's BINARY, whatever PostgreSQL's default collation.
+// Over 500 lines: it is the whole TaskLedger contract (definitions, runs, step cache and leases, approvals, skills,
 // schedules) as one transaction per method; it was two files of about 680 lines each.
-
 import { CairnError, ErrorCode } from "../../errors.js";
 import type { InsertOptions, NewVersion, VersionRecord } from "./catalog.js";
 import type { NewEvent } from "./event-log.js";

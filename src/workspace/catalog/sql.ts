@@ -50,16 +50,36 @@ export function inTexts(values: readonly string[]): Spelling {
   });
 }
 
+/** After an integer column: matches any of `values`, bound as one parameter. */
+export function inIntegers(values: readonly number[]): Spelling {
+  return byDialect({
+    sqlite: sql`IN (SELECT value FROM json_each(${JSON.stringify(values)}))`,
+    postgres: sql`= ANY(CAST(${values} AS BIGINT[]))`,
+  });
+}
+
+/**
+ * `values` as a table to select from (follow it with an alias): `value`, and `position` from 0 in the given order,
+ * bound as one parameter.
+ */
+export function textRows(values: readonly string[]): Spelling {
+  return byDialect({
+    sqlite: sql`(SELECT key AS position, value FROM json_each(${JSON.stringify(values)}))`,
+    postgres: sql`(SELECT ordinality - 1 AS position, value
+      FROM unnest(CAST(${values} AS TEXT[])) WITH ORDINALITY AS given (value, ordinality))`,
+  });
+}
+
 /** The engines a rule runs on. */
 export type Dialect = "sqlite" | "postgres";
 
 /**
- * What a rule asks its engine for: the rows of a statement, or how many rows it wrote (or matched); or (`engine`) a
- * step of engine code not yet written as a rule, which the engine runs in the rule's transaction.
+ * What a rule asks its engine for: the rows of a statement, or how many rows it wrote (or matched); or (`outside`)
+ * work outside the database that the transaction waits for, holding its locks (only in `CatalogSql.hold`).
  */
 export type Step =
   | { readonly kind: "rows" | "run"; readonly statement: Statement }
-  | { readonly kind: "engine"; readonly work: (tx: never) => unknown };
+  | { readonly kind: "outside"; readonly work: () => Promise<unknown> };
 
 /** A rule of the catalog: it yields statements, receives their answers, and returns its result. */
 export type Rule<T> = Generator<Step, T, unknown>;
@@ -80,11 +100,12 @@ export function* run(statement: Statement): Generator<Step, number, unknown> {
 }
 
 /**
- * Inside a rule: the PostgreSQL catalog's own code for a step its core still writes per engine (decision 0270 lists
- * them), awaited in the rule's transaction. SQLite's core joins a rule as plain synchronous code and never asks this.
+ * Inside a rule run by `CatalogSql.hold`: awaits `work` (done outside the database, such as removing a blob) while the
+ * transaction keeps its locks, and receives its result or its error. PostgreSQL may run the whole rule again after a
+ * lost connection, so `work` must be safe to repeat.
  */
-export function* engineStep<Tx, T>(work: (tx: Tx) => Promise<T>): Generator<Step, T, unknown> {
-  return (yield { kind: "engine", work: work as (tx: never) => unknown }) as T;
+export function* outside<T>(work: () => Promise<T>): Generator<Step, T, unknown> {
+  return (yield { kind: "outside", work }) as T;
 }
 
 /**
@@ -143,6 +164,8 @@ function bound(value: unknown, dialect: Dialect): unknown {
  *   SQLite's BEGIN IMMEDIATE behind the process's write gate; PostgreSQL's READ COMMITTED transaction that first takes
  *   the catalog's advisory write lock (decision 0220). All of it commits or none of it.
  * - `read` runs the rule in one snapshot (SQLite's deferred transaction, PostgreSQL's REPEATABLE READ READ ONLY).
+ * - `hold` runs the rule as `write` does, and lets it wait (`outside`) for work outside the database in between,
+ *   every other write of the catalog waiting meanwhile: for what must not interleave with a write, and only that.
  * - `select` runs one statement alone.
  * A rule may be run again from its start (PostgreSQL retries a transaction that failed transiently, before COMMIT), so
  * a rule is given as a function that makes it, and does nothing outside its statements but compute.
@@ -150,6 +173,7 @@ function bound(value: unknown, dialect: Dialect): unknown {
 export interface CatalogSql {
   readonly dialect: Dialect;
   write<T>(rule: () => Rule<T>): Promise<T>;
+  hold<T>(rule: () => Rule<T>): Promise<T>;
   read<T>(rule: () => Rule<T>): Promise<T>;
   select<R>(statement: Statement): Promise<R[]>;
 }
