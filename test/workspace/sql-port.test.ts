@@ -45,6 +45,24 @@ describe("compile", () => {
     expect(compile(sql`x ${inTexts(["a", "b"])}`, "postgres").values).toEqual([["a", "b"]]);
   });
 
+  it("compiles each shape of one call site to its own text, from the cache as from the first time", () => {
+    // One template whose slots take a fragment or a plain value in turn: every combination, twice each.
+    const at = (x: unknown, y: unknown) => sql`SELECT ${x} AND ${y}`;
+    const fragment = sql`f(${7})`;
+    const cases = [
+      { x: fragment, y: 1, sqlite: "SELECT f(?) AND ?", values: [7, 1] },
+      { x: 1, y: fragment, sqlite: "SELECT ? AND f(?)", values: [1, 7] },
+      { x: fragment, y: fragment, sqlite: "SELECT f(?) AND f(?)", values: [7, 7] },
+      { x: 1, y: 2, sqlite: "SELECT ? AND ?", values: [1, 2] },
+      { x: sql`g(${fragment})`, y: 3, sqlite: "SELECT g(f(?)) AND ?", values: [7, 3] },
+      { x: sql`g(${1})`, y: fragment, sqlite: "SELECT g(?) AND f(?)", values: [1, 7] },
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const c of cases) expect(compile(at(c.x, c.y), "sqlite")).toEqual({ text: c.sqlite, values: c.values });
+    }
+    expect(compile(sql`x ${inTexts(["only"])}`, "postgres")).toEqual({ text: "x = $1", values: ["only"] });
+  });
+
   it("binds undefined as null, and booleans as 0/1 on SQLite only", () => {
     const statement = sql`VALUES (${undefined}, ${true}, ${false})`;
     expect(compile(statement, "sqlite").values).toEqual([null, 1, 0]);

@@ -42,16 +42,21 @@ export function byDialect(spellings: { sqlite: Statement; postgres: Statement })
  */
 export const BYTEWISE = byDialect({ sqlite: NOTHING, postgres: sql`COLLATE "C"` });
 
-/** After a text column: matches any of `values`, bound as one parameter (one statement text whatever their count). */
-export function inTexts(values: readonly string[]): Spelling {
+/**
+ * After a text column: matches any of `values`, bound as one parameter (one statement text whatever their count; a
+ * single value is a plain `= ?`, which both engines look up more cheaply).
+ */
+export function inTexts(values: readonly string[]): Statement | Spelling {
+  if (values.length === 1) return sql`= ${values[0]}`;
   return byDialect({
     sqlite: sql`IN (SELECT value FROM json_each(${JSON.stringify(values)}))`,
     postgres: sql`= ANY(CAST(${values} AS TEXT[]))`,
   });
 }
 
-/** After an integer column: matches any of `values`, bound as one parameter. */
-export function inIntegers(values: readonly number[]): Spelling {
+/** After an integer column: matches any of `values`, bound as one parameter (a single value as `= ?`). */
+export function inIntegers(values: readonly number[]): Statement | Spelling {
+  if (values.length === 1) return sql`= ${values[0]}`;
   return byDialect({
     sqlite: sql`IN (SELECT value FROM json_each(${JSON.stringify(values)}))`,
     postgres: sql`= ANY(CAST(${values} AS BIGINT[]))`,
@@ -123,8 +128,38 @@ export function compile(statement: Statement, dialect: Dialect): { text: string;
     }
     return { text, values: statement.values.map((v) => bound(v, dialect)) };
   }
-  const strings: string[] = [""];
+  // A nested statement's text depends only on which templates it splices where, so it is compiled once per shape: the
+  // walk gathers the values and the shape (each template's id, a plain value as -1, a template's end as 0), and the
+  // text comes from the cache after the first time.
   const values: unknown[] = [];
+  const shape: number[] = [];
+  const walk = (s: Statement) => {
+    shape.push(templateId(s.strings));
+    for (const value of s.values) {
+      if (value instanceof Statement) walk(value);
+      else if (value instanceof Spelling) walk(value[dialect]);
+      else {
+        values.push(bound(value, dialect));
+        shape.push(-1);
+      }
+    }
+    shape.push(0);
+  };
+  walk(statement);
+  const cache = dialect === "sqlite" ? SQLITE_SHAPES : POSTGRES_SHAPES;
+  const key = shape.join(",");
+  let text = cache.get(key);
+  if (text === undefined) {
+    text = placeholders(spliced(statement, dialect), dialect);
+    if (cache.size >= MAX_SHAPES) cache.clear();
+    cache.set(key, text);
+  }
+  return { text, values };
+}
+
+/** The template strings of `statement` with its nested statements spliced in, one string between each value. */
+function spliced(statement: Statement, dialect: Dialect): string[] {
+  const strings: string[] = [""];
   const append = (s: Statement) => {
     s.strings.forEach((part, i) => {
       strings[strings.length - 1] += part;
@@ -132,15 +167,29 @@ export function compile(statement: Statement, dialect: Dialect): { text: string;
       const value = s.values[i];
       if (value instanceof Statement) append(value);
       else if (value instanceof Spelling) append(value[dialect]);
-      else {
-        values.push(bound(value, dialect));
-        strings.push("");
-      }
+      else strings.push("");
     });
   };
   append(statement);
-  return { text: placeholders(strings, dialect), values };
+  return strings;
 }
+
+/** Template strings arrays by a number of their own (a template literal's strings are one object per call site). */
+const TEMPLATE_IDS = new WeakMap<readonly string[], number>();
+let templates = 0;
+function templateId(strings: readonly string[]): number {
+  let id = TEMPLATE_IDS.get(strings);
+  if (id === undefined) {
+    id = ++templates;
+    TEMPLATE_IDS.set(strings, id);
+  }
+  return id;
+}
+
+/** Shapes of nested statements kept compiled, per engine; past it the cache starts again (shapes are per call site). */
+const MAX_SHAPES = 4096;
+const SQLITE_SHAPES = new Map<string, string>();
+const POSTGRES_SHAPES = new Map<string, string>();
 
 const SQLITE_TEXT = new WeakMap<readonly string[], string>();
 const POSTGRES_TEXT = new WeakMap<readonly string[], string>();
