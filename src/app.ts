@@ -92,7 +92,7 @@ export interface App {
    */
   identitySession(actor?: Actor): Session;
   /** What each identity that served MCP holds and does now (metadata only), for `serve --ui`'s sessions pages. */
-  liveSessions(): SessionSummary[];
+  liveSessions(): Promise<SessionSummary[]>;
   close(): Promise<void>;
 }
 

@@ -14,6 +14,7 @@ import { mediaTypeOfFilename } from "../media-type.js";
 import { ARTIFACT_PREFIX, artifactUri, newHandle } from "./handles.js";
 import { checkLabel } from "./result-store.js";
 import { SpillBudget } from "./spill-budget.js";
+import type { ArtifactHandles } from "./stores.js";
 import { Tombstones } from "./tombstones.js";
 
 const NAME = "ArtifactStoreError";
@@ -21,7 +22,7 @@ const MAX_FILENAME_CHARS = 255;
 const WRITE_FLAGS = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW;
 
-type ArtifactLane = "artifact" | "spill";
+export type ArtifactLane = "artifact" | "spill";
 
 export interface ArtifactInfo {
   handle: string;
@@ -36,7 +37,7 @@ export interface ArtifactInfo {
   expires_at: string;
 }
 
-interface SaveArtifactOptions {
+export interface SaveArtifactOptions {
   filename?: string | undefined;
   media_type?: string | undefined;
   label?: string | undefined;
@@ -63,7 +64,7 @@ process.on("exit", () => {
   for (const dir of liveDirectories) rmSync(dir, { recursive: true, force: true });
 });
 
-export class ArtifactStore {
+export class ArtifactStore implements ArtifactHandles {
   readonly directory: string;
   /** In order of last use, least recent first: the order evictions take. */
   private readonly entries = new Map<string, Entry>();
@@ -109,7 +110,11 @@ export class ArtifactStore {
     return this.write("spill", Buffer.from(text, "utf8"), { media_type: mediaType, filename: "output.txt" });
   }
 
-  info(handle: string, options: { allowDisabled?: boolean } = {}): ArtifactInfo {
+  async info(handle: string, options: { allowDisabled?: boolean } = {}): Promise<ArtifactInfo> {
+    return this.infoNow(handle, options);
+  }
+
+  private infoNow(handle: string, options: { allowDisabled?: boolean } = {}): ArtifactInfo {
     const entry = this.get(handle, options.allowDisabled ?? false);
     const { expiresAtMs: _expires, ...info } = entry;
     return info;
@@ -126,12 +131,12 @@ export class ArtifactStore {
     }
   }
 
-  list(): ArtifactInfo[] {
+  async list(): Promise<ArtifactInfo[]> {
     this.sweep();
-    return [...this.entries.keys()].map((handle) => this.info(handle, { allowDisabled: true }));
+    return [...this.entries.keys()].map((handle) => this.infoNow(handle, { allowDisabled: true }));
   }
 
-  usage(): Record<ArtifactLane, { entries: number; bytes: number }> {
+  async usage(): Promise<Record<ArtifactLane, { entries: number; bytes: number }>> {
     return {
       artifact: { entries: this.counts.artifact, bytes: this.used.artifact },
       spill: { entries: this.counts.spill, bytes: this.used.spill },
@@ -205,7 +210,7 @@ export class ArtifactStore {
     if (filename !== undefined) entry.filename = filename;
     if (options.label !== undefined) entry.label = options.label;
     this.entries.set(handle, entry);
-    return this.info(handle, { allowDisabled: true });
+    return this.infoNow(handle, { allowDisabled: true });
   }
 
   private checkCaps(lane: ArtifactLane, size: number): void {

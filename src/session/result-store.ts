@@ -5,6 +5,7 @@
 import type { StoreConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { newHandle, RESULT_PREFIX, resultUri } from "./handles.js";
+import type { ResultHandles } from "./stores.js";
 import { Tombstones } from "./tombstones.js";
 
 const NAME = "ResultStoreError";
@@ -28,7 +29,7 @@ export interface ResultInfo {
   expires_at: string;
 }
 
-export class ResultStore {
+export class ResultStore implements ResultHandles {
   /** In order of last use, least recent first: the order evictions take. */
   private readonly entries = new Map<string, Entry>();
   private readonly evicted = new Tombstones();
@@ -47,7 +48,7 @@ export class ResultStore {
    * Stores a value given as its JSON text (already produced by the sandbox serializer, re-serialized compactly
    * here so that what is kept is exactly what `load` returns). Throws STORE_DISABLED, ENTRY_TOO_LARGE, STORE_FULL.
    */
-  save(json: string, label?: string): ResultInfo {
+  async save(json: string, label?: string): Promise<ResultInfo> {
     this.requireEnabled();
     if (label !== undefined) checkLabel(label, NAME);
     this.sweep();
@@ -87,25 +88,25 @@ export class ResultStore {
   }
 
   /** The stored JSON text. Throws HANDLE_NOT_FOUND (unknown or expired) or STORE_DISABLED. */
-  loadJson(handle: string): string {
+  async loadJson(handle: string): Promise<string> {
     return this.get(handle).json;
   }
 
-  info(handle: string): ResultInfo {
+  async info(handle: string): Promise<ResultInfo> {
     return info(handle, this.get(handle));
   }
 
-  list(): ResultInfo[] {
+  async list(): Promise<ResultInfo[]> {
     this.requireEnabled();
     this.sweep();
     return [...this.entries].map(([handle, entry]) => info(handle, entry));
   }
 
-  usage(): { entries: number; bytes: number } {
+  async usage(): Promise<{ entries: number; bytes: number }> {
     return { entries: this.entries.size, bytes: this.totalBytes };
   }
 
-  clear(): void {
+  async clear(): Promise<void> {
     this.entries.clear();
     this.evicted.clear();
     this.totalBytes = 0;

@@ -51,8 +51,10 @@ export class SessionPool {
   }
 
   /** What each identity holds and does now (metadata only). */
-  liveSessions(): SessionSummary[] {
-    return [...this.identities.values()].map((session) => summarizeSession(session, this.config, this.spillBudget));
+  liveSessions(): Promise<SessionSummary[]> {
+    return Promise.all(
+      [...this.identities.values()].map((session) => summarizeSession(session, this.config, this.spillBudget)),
+    );
   }
 
   async close(): Promise<void> {

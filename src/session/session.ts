@@ -8,10 +8,11 @@ import { ResultStore } from "./result-store.js";
 import { SessionActivity } from "./session-activity.js";
 import { spill, spillDetailed } from "./spill.js";
 import { SpillBudget } from "./spill-budget.js";
+import type { ArtifactHandles, ResultHandles } from "./stores.js";
 
 export class Session {
-  readonly results: ResultStore;
-  readonly artifacts: ArtifactStore;
+  readonly results: ResultHandles;
+  readonly artifacts: ArtifactHandles;
   /**
    * Who calls through this session: the identity of the HTTP token that opened it, else [identity] of cairn.toml; a
    * task's code step runs as the caller of its run. Every operation call of the session checks its role.
@@ -45,7 +46,7 @@ export class Session {
 
   /** Frees the session's memory and deletes its temp files. */
   async close(): Promise<void> {
-    this.results.clear();
+    await this.results.clear();
     await this.artifacts.close();
     this.onClosed(this);
   }
