@@ -14,6 +14,14 @@ import { mediaTypeOfFilename } from "../media-type.js";
 import { ARTIFACT_PREFIX, artifactUri, newHandle } from "./handles.js";
 import { checkLabel } from "./result-store.js";
 import { SpillBudget } from "./spill-budget.js";
+import {
+  artifactStoreFull,
+  artifactsDisabled,
+  artifactTooLarge,
+  handleGone,
+  spillsFull,
+  spillTooLarge,
+} from "./store-errors.js";
 import type { ArtifactHandles } from "./stores.js";
 import { Tombstones } from "./tombstones.js";
 
@@ -214,27 +222,14 @@ export class ArtifactStore implements ArtifactHandles {
   }
 
   private checkCaps(lane: ArtifactLane, size: number): void {
-    const data = { bytes: size };
     if (lane === "spill") {
       const { max_file_bytes } = this.output;
-      if (size > max_file_bytes) {
-        throw new CairnError(
-          ErrorCode.ENTRY_TOO_LARGE,
-          `output is ${size} bytes, over output.max_file_bytes = ${max_file_bytes} (one spilled copy): return a smaller projection, or save the data with save_result / save_artifact and return its handle`,
-          { name: NAME, data: { ...data, limit: max_file_bytes } },
-        );
-      }
+      if (size > max_file_bytes) throw spillTooLarge(size, max_file_bytes);
       // The process-wide total is taken by reserve(), which must be the same synchronous step as this check.
       return;
     }
     const { max_entry_bytes, max_entries, max_total_bytes } = this.config;
-    if (size > max_entry_bytes) {
-      throw new CairnError(
-        ErrorCode.ENTRY_TOO_LARGE,
-        `artifact is ${size} bytes, over artifacts.max_entry_bytes = ${max_entry_bytes}: save a smaller part, or import the file into the workspace`,
-        { name: NAME, data: { ...data, limit: max_entry_bytes } },
-      );
-    }
+    if (size > max_entry_bytes) throw artifactTooLarge(size, max_entry_bytes);
     // Room for this one: the least recently used saved artifacts go first (spilled copies have their own budget).
     for (const [handle, entry] of this.entries) {
       if (this.counts.artifact < max_entries && this.used.artifact + size <= max_total_bytes) break;
@@ -248,11 +243,7 @@ export class ArtifactStore implements ArtifactHandles {
     }
     // Writes still in flight hold their reservation and cannot be evicted: then the store is full for now.
     if (this.counts.artifact >= max_entries || this.used.artifact + size > max_total_bytes) {
-      throw new CairnError(
-        ErrorCode.STORE_FULL,
-        `artifact store is full (${this.counts.artifact} entries of artifacts.max_entries = ${max_entries}, ${this.used.artifact} of artifacts.max_total_bytes = ${max_total_bytes} bytes, this needs ${size}; what is left is being written now): save a smaller part, or try again once those saves end`,
-        { name: NAME, data: { ...data, used: this.used.artifact, limit: max_total_bytes } },
-      );
+      throw artifactStoreFull(size, { entries: this.counts.artifact, bytes: this.used.artifact }, this.config);
     }
   }
 
@@ -262,20 +253,8 @@ export class ArtifactStore implements ArtifactHandles {
     if (entry && !allowDisabled && entry.lane === "artifact") this.requireEnabled();
     if (!entry) {
       if (!allowDisabled) this.requireEnabled();
-      const shown = JSON.stringify(String(handle).slice(0, 80));
       const tombstone = typeof handle === "string" ? this.evicted.get(handle) : undefined;
-      if (tombstone !== undefined) {
-        throw new CairnError(
-          ErrorCode.HANDLE_EVICTED,
-          `artifact handle ${shown} was evicted at ${new Date(tombstone.at).toISOString()} to make room for a newer artifact (${tombstone.reason}; the least recently used go first): save it again, or raise the [artifacts] limits`,
-          { name: NAME, data: { evicted_at: new Date(tombstone.at).toISOString(), reason: tombstone.reason } },
-        );
-      }
-      throw new CairnError(
-        ErrorCode.HANDLE_NOT_FOUND,
-        `artifact handle ${shown} is unknown or expired (artifacts live ${this.config.ttl_seconds} s, and only for the identity that saved them)`,
-        { name: NAME },
-      );
+      throw handleGone("artifact", handle, tombstone, this.config.ttl_seconds);
     }
     // A use makes it the most recently used.
     this.entries.delete(handle);
@@ -300,12 +279,7 @@ export class ArtifactStore implements ArtifactHandles {
   /** Takes `size` bytes of a lane; a spill also takes them from the process budget, or throws STORE_FULL. */
   private reserve(lane: ArtifactLane, size: number): void {
     if (lane === "spill" && !this.spillBudget.reserve(size)) {
-      const { used, limit } = this.spillBudget;
-      throw new CairnError(
-        ErrorCode.STORE_FULL,
-        `spilled copies of this process would pass output.max_total_bytes = ${limit} (${used} bytes held by all sessions, ${size} more): return a smaller projection, or let another session's copies expire`,
-        { name: NAME, data: { bytes: size, used, limit } },
-      );
+      throw spillsFull(size, this.spillBudget.used, this.spillBudget.limit, "this process");
     }
     this.used[lane] += size;
     this.counts[lane] += 1;
@@ -318,17 +292,11 @@ export class ArtifactStore implements ArtifactHandles {
   }
 
   private requireEnabled(): void {
-    if (!this.config.enabled) {
-      throw new CairnError(
-        ErrorCode.STORE_DISABLED,
-        "the artifact store is disabled (artifacts.enabled = false in cairn.toml): enable it to save or load artifacts",
-        { name: NAME },
-      );
-    }
+    if (!this.config.enabled) throw artifactsDisabled();
   }
 }
 
-function checkFilename(filename: unknown): string | undefined {
+export function checkFilename(filename: unknown): string | undefined {
   if (filename === undefined || filename === null) return undefined;
   if (typeof filename !== "string" || filename.length === 0 || filename.length > MAX_FILENAME_CHARS) {
     throw new CairnError(
@@ -349,7 +317,7 @@ function checkFilename(filename: unknown): string | undefined {
   return filename;
 }
 
-function checkMediaType(mediaType: unknown): string | undefined {
+export function checkMediaType(mediaType: unknown): string | undefined {
   if (mediaType === undefined || mediaType === null) return undefined;
   if (typeof mediaType !== "string" || !/^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+-]+)*$/.test(mediaType)) {
     throw new CairnError(ErrorCode.INVALID_ARGUMENT, 'media_type must look like "type/subtype", e.g. "text/csv"', {
