@@ -35,7 +35,8 @@ export type ArtifactLane = "artifact" | "spill";
 export interface ArtifactInfo {
   handle: string;
   uri: string;
-  path: string;
+  /** A local file holding the bytes; absent in a listing of the shared store (decision 0293), which fetches none. */
+  path?: string;
   filename?: string;
   media_type: string;
   bytes: number;
@@ -51,7 +52,10 @@ export interface SaveArtifactOptions {
   label?: string | undefined;
 }
 
-interface Entry extends ArtifactInfo {
+/** What this store's handles hold: always a file in its directory. */
+export type LocalArtifactInfo = ArtifactInfo & { path: string };
+
+interface Entry extends LocalArtifactInfo {
   expiresAtMs: number;
 }
 
@@ -102,7 +106,7 @@ export class ArtifactStore implements ArtifactHandles {
   }
 
   /** Saves bytes as a snippet artifact. Throws STORE_DISABLED, ENTRY_TOO_LARGE, STORE_FULL, INVALID_ARGUMENT. */
-  async save(bytes: Uint8Array, options: SaveArtifactOptions = {}): Promise<ArtifactInfo> {
+  async save(bytes: Uint8Array, options: SaveArtifactOptions = {}): Promise<LocalArtifactInfo> {
     this.requireEnabled();
     return this.write("artifact", bytes, options);
   }
@@ -112,17 +116,17 @@ export class ArtifactStore implements ArtifactHandles {
    * is disabled); capped by output.max_file_bytes (ENTRY_TOO_LARGE) and the process-wide output.max_total_bytes
    * (STORE_FULL); a refused spill leaves no file.
    */
-  async saveSpill(text: string, mediaType: string): Promise<ArtifactInfo> {
+  async saveSpill(text: string, mediaType: string): Promise<LocalArtifactInfo> {
     // Measured before encoding: a copy over max_file_bytes must not first cost its size again in memory.
     this.checkCaps("spill", Buffer.byteLength(text, "utf8"));
     return this.write("spill", Buffer.from(text, "utf8"), { media_type: mediaType, filename: "output.txt" });
   }
 
-  async info(handle: string, options: { allowDisabled?: boolean } = {}): Promise<ArtifactInfo> {
+  async info(handle: string, options: { allowDisabled?: boolean } = {}): Promise<LocalArtifactInfo> {
     return this.infoNow(handle, options);
   }
 
-  private infoNow(handle: string, options: { allowDisabled?: boolean } = {}): ArtifactInfo {
+  private infoNow(handle: string, options: { allowDisabled?: boolean } = {}): LocalArtifactInfo {
     const entry = this.get(handle, options.allowDisabled ?? false);
     const { expiresAtMs: _expires, ...info } = entry;
     return info;
@@ -139,7 +143,7 @@ export class ArtifactStore implements ArtifactHandles {
     }
   }
 
-  async list(): Promise<ArtifactInfo[]> {
+  async list(): Promise<LocalArtifactInfo[]> {
     this.sweep();
     return [...this.entries.keys()].map((handle) => this.infoNow(handle, { allowDisabled: true }));
   }
@@ -166,7 +170,7 @@ export class ArtifactStore implements ArtifactHandles {
     liveDirectories.delete(this.directory);
   }
 
-  private async write(lane: ArtifactLane, bytes: Uint8Array, options: SaveArtifactOptions): Promise<ArtifactInfo> {
+  private async write(lane: ArtifactLane, bytes: Uint8Array, options: SaveArtifactOptions): Promise<LocalArtifactInfo> {
     if (this.closed) throw new CairnError(ErrorCode.HANDLE_NOT_FOUND, "the artifact store is closed", { name: NAME });
     const filename = checkFilename(options.filename);
     if (options.label !== undefined) checkLabel(options.label, NAME);

@@ -28,9 +28,11 @@ export class Session {
     private readonly onClosed: (session: Session) => void = () => {},
     /** The process's budget of spilled copies, shared by its sessions. @default one of this session alone */
     spillBudget: SpillBudget = new SpillBudget(config.output.max_total_bytes),
+    /** Where its handles live: the process's memory and temp files unless given (the shared stores of a fleet). */
+    stores?: { results: ResultHandles; artifacts: ArtifactHandles },
   ) {
-    this.results = new ResultStore(config.results);
-    this.artifacts = new ArtifactStore(config.artifacts, config.output, { spillBudget });
+    this.results = stores?.results ?? new ResultStore(config.results);
+    this.artifacts = stores?.artifacts ?? new ArtifactStore(config.artifacts, config.output, { spillBudget });
     this.actor = undefined;
   }
 
