@@ -72,6 +72,19 @@ export function ownerOf(actor: { name: string; role: string }): string {
   return JSON.stringify([actor.name, actor.role]);
 }
 
+/**
+ * Whether `handle` can be one this store minted (a prefix and 43 base64url characters): anything else is unknown
+ * without asking the backend, so no caller's string (a megabyte, a U+0000 PostgreSQL text refuses) reaches a query.
+ */
+function mintable(handle: unknown, prefix: string): handle is string {
+  return (
+    typeof handle === "string" &&
+    handle.length === prefix.length + 43 &&
+    handle.startsWith(prefix) &&
+    /^[A-Za-z0-9_-]+$/.test(handle.slice(prefix.length))
+  );
+}
+
 /** Frees the blobs of rows a save or clear dropped, never failing the call that dropped them. */
 function release(backend: HandleBackend, freed: readonly string[]): Promise<void> {
   return freed.length === 0 ? Promise.resolve() : backend.releaseBlobs(freed).catch(() => {});
@@ -137,10 +150,9 @@ export class SharedResultStore implements ResultHandles {
 
   private async use(handle: string): Promise<HandleRow & { json: string | null }> {
     if (!this.config.enabled) throw resultsDisabled();
-    const found =
-      typeof handle === "string" && handle.startsWith(RESULT_PREFIX)
-        ? await this.backend.use(this.owner, handle, this.now())
-        : { tombstone: undefined };
+    const found = mintable(handle, RESULT_PREFIX)
+      ? await this.backend.use(this.owner, handle, this.now())
+      : { tombstone: undefined };
     if ("row" in found && found.row.lane === "result") return found.row;
     throw handleGone("result", handle, "tombstone" in found ? found.tombstone : undefined, this.config.ttl_seconds);
   }
@@ -266,10 +278,9 @@ export class SharedArtifactStore implements ArtifactHandles {
   }
 
   private async use(handle: string, allowDisabled: boolean): Promise<HandleRow> {
-    const found =
-      typeof handle === "string" && handle.startsWith(ARTIFACT_PREFIX)
-        ? await this.backend.use(this.owner, handle, this.now())
-        : { tombstone: undefined };
+    const found = mintable(handle, ARTIFACT_PREFIX)
+      ? await this.backend.use(this.owner, handle, this.now())
+      : { tombstone: undefined };
     if ("row" in found && found.row.lane !== "result") {
       if (found.row.lane === "artifact" && !allowDisabled && !this.config.enabled) throw artifactsDisabled();
       return found.row;

@@ -153,6 +153,37 @@ describe("shared result stores", () => {
   });
 });
 
+describe("hostile handles", () => {
+  it("answers HANDLE_NOT_FOUND for any string that is no handle it minted, and goes on answering", async () => {
+    const [a] = await twoServers();
+    const kept = (await results(a, ada).save("1")).handle;
+    const art = (await artifacts(a, ada).save(Buffer.from("x"))).handle;
+    const hostile = [
+      "",
+      "res_",
+      `res_${"\u0000".repeat(43)}`,
+      `res_${"a".repeat(42)}\u0000`,
+      `res_${"x".repeat(1_000_000)}`,
+      "res_' OR '1'='1",
+      `${kept}x`,
+      kept.slice(0, -1),
+      kept.replace("res_", "art_"),
+      art.replace("art_", "res_"),
+      `res_${"é".repeat(43)}`,
+    ];
+    for (const handle of hostile) {
+      expect((await caught(results(a, ada).loadJson(handle))).code, JSON.stringify(handle.slice(0, 60))).toBe(
+        "HANDLE_NOT_FOUND",
+      );
+      const asArtifact = handle.replace(/^res_/, "art_");
+      if (asArtifact === art) continue;
+      expect((await caught(artifacts(a, ada).read(asArtifact))).code).toBe("HANDLE_NOT_FOUND");
+    }
+    expect(await results(a, ada).loadJson(kept)).toBe("1");
+    expect(Buffer.from(await artifacts(a, ada).read(art)).toString()).toBe("x");
+  });
+});
+
 describe("shared artifact stores", () => {
   it("reads on one server the bytes saved on the other, with a local file on each", async () => {
     const [a, b] = await twoServers();
