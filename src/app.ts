@@ -39,6 +39,7 @@ import { followDirectTools } from "./server/tools/direct-tools.js";
 import type { Session } from "./session/session.js";
 import { SessionPool } from "./session/session-pool.js";
 import type { SessionSummary } from "./session/session-summary.js";
+import { workspaceHandles } from "./session/shared-stores.js";
 import { loadTokenCounter } from "./tokens/encoding.js";
 import { approvalReplays } from "./upstream/approval-replays.js";
 import { openApprovalGate } from "./upstream/approvals.js";
@@ -47,6 +48,7 @@ import { oauthDir } from "./upstream/oauth-store.js";
 import { followUpstreams } from "./upstream/upstream-capabilities.js";
 import { createUpstreamManager, type UpstreamStatus } from "./upstream/upstream-manager.js";
 import { VERSION } from "./version.js";
+import { isPostgres } from "./workspace/backend-names.js";
 import type { WorkspaceSql } from "./workspace/sql.js";
 import type { Workspace } from "./workspace/workspace.js";
 
@@ -92,7 +94,7 @@ export interface App {
    */
   identitySession(actor?: Actor): Session;
   /** What each identity that served MCP holds and does now (metadata only), for `serve --ui`'s sessions pages. */
-  liveSessions(): SessionSummary[];
+  liveSessions(): Promise<SessionSummary[]>;
   close(): Promise<void>;
 }
 
@@ -239,7 +241,12 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const exposed = operationTools(table, services);
   const tools = exposed.map((e) => e.tool);
   const direct = followDirectTools(upstreamCapabilities, { manager, validator, output: config.output, approvals });
-  const sessions = new SessionPool(config, actor);
+  // On a PostgreSQL catalog every server of the workspace answers for every handle (decision 0293).
+  const sessions = new SessionPool(
+    config,
+    actor,
+    isPostgres(config.workspace.catalog) ? workspaceHandles(workspace) : undefined,
+  );
   const heldRuns = new HeldRuns({
     timeoutMs: config.approvals.timeout_ms,
     maxHeldPerIdentity: config.approvals.max_held,

@@ -24,7 +24,7 @@ export async function saveToWorkspace(
     throw new CairnError(ErrorCode.INVALID_ARGUMENT, "save takes one of content, checkpoint or from");
   }
   if (from.startsWith("res_")) {
-    const json = session.results.loadJson(from);
+    const json = await session.results.loadJson(from);
     return workspace.save(
       {
         ...(rest as SaveInput),
@@ -38,7 +38,7 @@ export async function saveToWorkspace(
     );
   }
   if (from.startsWith("art_")) {
-    const info = session.artifacts.info(from, { allowDisabled: true });
+    const info = await session.artifacts.info(from, { allowDisabled: true });
     // Read through the store (links never followed), then save the bytes.
     const bytes = await session.artifacts.read(from, { allowDisabled: info.lane === "spill" });
     return workspace.save(

@@ -66,7 +66,7 @@ export const STORE_BUILTINS: readonly StoreBuiltin[] = [
     description: "Load a value saved with save_result.",
     params: [{ name: "handle", type: "string", schema: { type: "string", pattern: "^res_" } }],
     returns: "JSON",
-    run: async ([handle], ctx) => new RawJson(ctx.session.results.loadJson(String(handle))),
+    run: async ([handle], ctx) => new RawJson(await ctx.session.results.loadJson(String(handle))),
   },
   {
     name: "save_artifact",
@@ -181,7 +181,7 @@ async function saveResult(value: unknown, label: unknown, ctx: RunContext) {
     });
   }
   // The sandbox already refused what is not JSON; this is the compact text that is stored and later loaded.
-  return ctx.session.results.save(JSON.stringify(value), label ?? undefined).handle;
+  return (await ctx.session.results.save(JSON.stringify(value), label ?? undefined)).handle;
 }
 
 async function saveArtifact(data: unknown, options: unknown, ctx: RunContext) {
@@ -222,7 +222,7 @@ async function loadArtifact(handle: unknown, options: unknown, ctx: RunContext) 
     });
   }
   const key = String(handle);
-  const info = ctx.session.artifacts.info(key, { allowDisabled: true });
+  const info = await ctx.session.artifacts.info(key, { allowDisabled: true });
   // Reserved before the read: the run stops (MEMORY_LIMIT) before the host holds more than the run may.
   const release = ctx.holdAnswer(info.bytes);
   try {

@@ -154,7 +154,7 @@ function describeIssues(issues: z.core.$ZodIssue[], root: unknown, schema: z.Zod
           const hint = near ? ` (did you mean ${best}?)` : "";
           return (
             `${[...path, key].join(".")}: unknown key${hint}: use one of ${table}'s keys ` +
-            `(${known.join(", ")}; ${CONFIG_DOCS}), or remove it`
+            `(${known.length > 0 ? `${known.join(", ")}; ` : ""}${CONFIG_DOCS}), or remove it`
           );
         })
         .join("\n");
@@ -174,7 +174,8 @@ function keysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
     while (def && def.innerType !== undefined) def = zodDef(def.innerType);
     if (!def) return [];
     if (i === path.length) return def.shape ? Object.keys(def.shape) : [];
-    node = def.type === "record" ? def.valueType : def.shape?.[String(path[i])];
+    // A record's entries and an array's elements (`[[http.tokens]]`) are tables of one schema.
+    node = def.type === "record" ? def.valueType : def.type === "array" ? def.element : def.shape?.[String(path[i])];
   }
   return [];
 }
@@ -184,6 +185,7 @@ interface ZodDef {
   innerType?: unknown;
   shape?: Record<string, unknown>;
   valueType?: unknown;
+  element?: unknown;
 }
 
 function zodDef(node: unknown): ZodDef | undefined {

@@ -204,13 +204,13 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
     if (isWorkspaceUri(uri)) return orProtocolError(async () => readWorkspaceResource(await deps.workspace(), uri));
     const result = /^cairn:\/\/results\/(res_[A-Za-z0-9_-]+)$/.exec(uri);
     if (result && deps.resultsEnabled) {
-      const text = readOrThrow(() => session.results.loadJson(result[1] as string));
+      const text = await readOrThrow(() => session.results.loadJson(result[1] as string));
       return { contents: [{ uri, mimeType: "application/json", text }] };
     }
     const artifact = /^cairn:\/\/artifacts\/(art_[A-Za-z0-9_-]+)$/.exec(uri);
     if (artifact) {
       const handle = artifact[1] as string;
-      const info = readOrThrow(() => session.artifacts.info(handle, { allowDisabled: true }));
+      const info = await readOrThrow(() => session.artifacts.info(handle, { allowDisabled: true }));
       if (info.lane === "artifact" && !deps.artifactsEnabled)
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, "artifact store is disabled");
       const bytes = await session.artifacts.read(handle, { allowDisabled: true });
@@ -255,9 +255,9 @@ function essentialAnnotations(hints: ToolDefinition["annotations"]): Partial<Too
   return out;
 }
 
-function readOrThrow<T>(read: () => T): T {
+async function readOrThrow<T>(read: () => Promise<T>): Promise<T> {
   try {
-    return read();
+    return await read();
   } catch (error) {
     // Resource reads have no tool-result channel: the store's own message travels as the protocol error.
     const cairnError = toCairnError(error);

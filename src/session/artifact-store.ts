@@ -14,6 +14,15 @@ import { mediaTypeOfFilename } from "../media-type.js";
 import { ARTIFACT_PREFIX, artifactUri, newHandle } from "./handles.js";
 import { checkLabel } from "./result-store.js";
 import { SpillBudget } from "./spill-budget.js";
+import {
+  artifactStoreFull,
+  artifactsDisabled,
+  artifactTooLarge,
+  handleGone,
+  spillsFull,
+  spillTooLarge,
+} from "./store-errors.js";
+import type { ArtifactHandles } from "./stores.js";
 import { Tombstones } from "./tombstones.js";
 
 const NAME = "ArtifactStoreError";
@@ -21,12 +30,13 @@ const MAX_FILENAME_CHARS = 255;
 const WRITE_FLAGS = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW;
 
-type ArtifactLane = "artifact" | "spill";
+export type ArtifactLane = "artifact" | "spill";
 
 export interface ArtifactInfo {
   handle: string;
   uri: string;
-  path: string;
+  /** A local file holding the bytes; absent in a listing of the shared store (decision 0293), which fetches none. */
+  path?: string;
   filename?: string;
   media_type: string;
   bytes: number;
@@ -36,13 +46,16 @@ export interface ArtifactInfo {
   expires_at: string;
 }
 
-interface SaveArtifactOptions {
+export interface SaveArtifactOptions {
   filename?: string | undefined;
   media_type?: string | undefined;
   label?: string | undefined;
 }
 
-interface Entry extends ArtifactInfo {
+/** What this store's handles hold: always a file in its directory. */
+export type LocalArtifactInfo = ArtifactInfo & { path: string };
+
+interface Entry extends LocalArtifactInfo {
   expiresAtMs: number;
 }
 
@@ -63,7 +76,7 @@ process.on("exit", () => {
   for (const dir of liveDirectories) rmSync(dir, { recursive: true, force: true });
 });
 
-export class ArtifactStore {
+export class ArtifactStore implements ArtifactHandles {
   readonly directory: string;
   /** In order of last use, least recent first: the order evictions take. */
   private readonly entries = new Map<string, Entry>();
@@ -93,7 +106,7 @@ export class ArtifactStore {
   }
 
   /** Saves bytes as a snippet artifact. Throws STORE_DISABLED, ENTRY_TOO_LARGE, STORE_FULL, INVALID_ARGUMENT. */
-  async save(bytes: Uint8Array, options: SaveArtifactOptions = {}): Promise<ArtifactInfo> {
+  async save(bytes: Uint8Array, options: SaveArtifactOptions = {}): Promise<LocalArtifactInfo> {
     this.requireEnabled();
     return this.write("artifact", bytes, options);
   }
@@ -103,13 +116,17 @@ export class ArtifactStore {
    * is disabled); capped by output.max_file_bytes (ENTRY_TOO_LARGE) and the process-wide output.max_total_bytes
    * (STORE_FULL); a refused spill leaves no file.
    */
-  async saveSpill(text: string, mediaType: string): Promise<ArtifactInfo> {
+  async saveSpill(text: string, mediaType: string): Promise<LocalArtifactInfo> {
     // Measured before encoding: a copy over max_file_bytes must not first cost its size again in memory.
     this.checkCaps("spill", Buffer.byteLength(text, "utf8"));
     return this.write("spill", Buffer.from(text, "utf8"), { media_type: mediaType, filename: "output.txt" });
   }
 
-  info(handle: string, options: { allowDisabled?: boolean } = {}): ArtifactInfo {
+  async info(handle: string, options: { allowDisabled?: boolean } = {}): Promise<LocalArtifactInfo> {
+    return this.infoNow(handle, options);
+  }
+
+  private infoNow(handle: string, options: { allowDisabled?: boolean } = {}): LocalArtifactInfo {
     const entry = this.get(handle, options.allowDisabled ?? false);
     const { expiresAtMs: _expires, ...info } = entry;
     return info;
@@ -126,12 +143,12 @@ export class ArtifactStore {
     }
   }
 
-  list(): ArtifactInfo[] {
+  async list(): Promise<LocalArtifactInfo[]> {
     this.sweep();
-    return [...this.entries.keys()].map((handle) => this.info(handle, { allowDisabled: true }));
+    return [...this.entries.keys()].map((handle) => this.infoNow(handle, { allowDisabled: true }));
   }
 
-  usage(): Record<ArtifactLane, { entries: number; bytes: number }> {
+  async usage(): Promise<Record<ArtifactLane, { entries: number; bytes: number }>> {
     return {
       artifact: { entries: this.counts.artifact, bytes: this.used.artifact },
       spill: { entries: this.counts.spill, bytes: this.used.spill },
@@ -153,7 +170,7 @@ export class ArtifactStore {
     liveDirectories.delete(this.directory);
   }
 
-  private async write(lane: ArtifactLane, bytes: Uint8Array, options: SaveArtifactOptions): Promise<ArtifactInfo> {
+  private async write(lane: ArtifactLane, bytes: Uint8Array, options: SaveArtifactOptions): Promise<LocalArtifactInfo> {
     if (this.closed) throw new CairnError(ErrorCode.HANDLE_NOT_FOUND, "the artifact store is closed", { name: NAME });
     const filename = checkFilename(options.filename);
     if (options.label !== undefined) checkLabel(options.label, NAME);
@@ -205,31 +222,18 @@ export class ArtifactStore {
     if (filename !== undefined) entry.filename = filename;
     if (options.label !== undefined) entry.label = options.label;
     this.entries.set(handle, entry);
-    return this.info(handle, { allowDisabled: true });
+    return this.infoNow(handle, { allowDisabled: true });
   }
 
   private checkCaps(lane: ArtifactLane, size: number): void {
-    const data = { bytes: size };
     if (lane === "spill") {
       const { max_file_bytes } = this.output;
-      if (size > max_file_bytes) {
-        throw new CairnError(
-          ErrorCode.ENTRY_TOO_LARGE,
-          `output is ${size} bytes, over output.max_file_bytes = ${max_file_bytes} (one spilled copy): return a smaller projection, or save the data with save_result / save_artifact and return its handle`,
-          { name: NAME, data: { ...data, limit: max_file_bytes } },
-        );
-      }
+      if (size > max_file_bytes) throw spillTooLarge(size, max_file_bytes);
       // The process-wide total is taken by reserve(), which must be the same synchronous step as this check.
       return;
     }
     const { max_entry_bytes, max_entries, max_total_bytes } = this.config;
-    if (size > max_entry_bytes) {
-      throw new CairnError(
-        ErrorCode.ENTRY_TOO_LARGE,
-        `artifact is ${size} bytes, over artifacts.max_entry_bytes = ${max_entry_bytes}: save a smaller part, or import the file into the workspace`,
-        { name: NAME, data: { ...data, limit: max_entry_bytes } },
-      );
-    }
+    if (size > max_entry_bytes) throw artifactTooLarge(size, max_entry_bytes);
     // Room for this one: the least recently used saved artifacts go first (spilled copies have their own budget).
     for (const [handle, entry] of this.entries) {
       if (this.counts.artifact < max_entries && this.used.artifact + size <= max_total_bytes) break;
@@ -243,11 +247,7 @@ export class ArtifactStore {
     }
     // Writes still in flight hold their reservation and cannot be evicted: then the store is full for now.
     if (this.counts.artifact >= max_entries || this.used.artifact + size > max_total_bytes) {
-      throw new CairnError(
-        ErrorCode.STORE_FULL,
-        `artifact store is full (${this.counts.artifact} entries of artifacts.max_entries = ${max_entries}, ${this.used.artifact} of artifacts.max_total_bytes = ${max_total_bytes} bytes, this needs ${size}; what is left is being written now): save a smaller part, or try again once those saves end`,
-        { name: NAME, data: { ...data, used: this.used.artifact, limit: max_total_bytes } },
-      );
+      throw artifactStoreFull(size, { entries: this.counts.artifact, bytes: this.used.artifact }, this.config);
     }
   }
 
@@ -257,20 +257,8 @@ export class ArtifactStore {
     if (entry && !allowDisabled && entry.lane === "artifact") this.requireEnabled();
     if (!entry) {
       if (!allowDisabled) this.requireEnabled();
-      const shown = JSON.stringify(String(handle).slice(0, 80));
       const tombstone = typeof handle === "string" ? this.evicted.get(handle) : undefined;
-      if (tombstone !== undefined) {
-        throw new CairnError(
-          ErrorCode.HANDLE_EVICTED,
-          `artifact handle ${shown} was evicted at ${new Date(tombstone.at).toISOString()} to make room for a newer artifact (${tombstone.reason}; the least recently used go first): save it again, or raise the [artifacts] limits`,
-          { name: NAME, data: { evicted_at: new Date(tombstone.at).toISOString(), reason: tombstone.reason } },
-        );
-      }
-      throw new CairnError(
-        ErrorCode.HANDLE_NOT_FOUND,
-        `artifact handle ${shown} is unknown or expired (artifacts live ${this.config.ttl_seconds} s, and only for the identity that saved them)`,
-        { name: NAME },
-      );
+      throw handleGone("artifact", handle, tombstone, this.config.ttl_seconds);
     }
     // A use makes it the most recently used.
     this.entries.delete(handle);
@@ -295,12 +283,7 @@ export class ArtifactStore {
   /** Takes `size` bytes of a lane; a spill also takes them from the process budget, or throws STORE_FULL. */
   private reserve(lane: ArtifactLane, size: number): void {
     if (lane === "spill" && !this.spillBudget.reserve(size)) {
-      const { used, limit } = this.spillBudget;
-      throw new CairnError(
-        ErrorCode.STORE_FULL,
-        `spilled copies of this process would pass output.max_total_bytes = ${limit} (${used} bytes held by all sessions, ${size} more): return a smaller projection, or let another session's copies expire`,
-        { name: NAME, data: { bytes: size, used, limit } },
-      );
+      throw spillsFull(size, this.spillBudget.used, this.spillBudget.limit, "this process");
     }
     this.used[lane] += size;
     this.counts[lane] += 1;
@@ -313,17 +296,11 @@ export class ArtifactStore {
   }
 
   private requireEnabled(): void {
-    if (!this.config.enabled) {
-      throw new CairnError(
-        ErrorCode.STORE_DISABLED,
-        "the artifact store is disabled (artifacts.enabled = false in cairn.toml): enable it to save or load artifacts",
-        { name: NAME },
-      );
-    }
+    if (!this.config.enabled) throw artifactsDisabled();
   }
 }
 
-function checkFilename(filename: unknown): string | undefined {
+export function checkFilename(filename: unknown): string | undefined {
   if (filename === undefined || filename === null) return undefined;
   if (typeof filename !== "string" || filename.length === 0 || filename.length > MAX_FILENAME_CHARS) {
     throw new CairnError(
@@ -344,7 +321,7 @@ function checkFilename(filename: unknown): string | undefined {
   return filename;
 }
 
-function checkMediaType(mediaType: unknown): string | undefined {
+export function checkMediaType(mediaType: unknown): string | undefined {
   if (mediaType === undefined || mediaType === null) return undefined;
   if (typeof mediaType !== "string" || !/^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+-]+)*$/.test(mediaType)) {
     throw new CairnError(ErrorCode.INVALID_ARGUMENT, 'media_type must look like "type/subtype", e.g. "text/csv"', {

@@ -5,6 +5,8 @@
 import type { StoreConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
 import { newHandle, RESULT_PREFIX, resultUri } from "./handles.js";
+import { handleGone, resultStoreFull, resultsDisabled, resultTooLarge } from "./store-errors.js";
+import type { ResultHandles } from "./stores.js";
 import { Tombstones } from "./tombstones.js";
 
 const NAME = "ResultStoreError";
@@ -28,7 +30,7 @@ export interface ResultInfo {
   expires_at: string;
 }
 
-export class ResultStore {
+export class ResultStore implements ResultHandles {
   /** In order of last use, least recent first: the order evictions take. */
   private readonly entries = new Map<string, Entry>();
   private readonly evicted = new Tombstones();
@@ -47,19 +49,13 @@ export class ResultStore {
    * Stores a value given as its JSON text (already produced by the sandbox serializer, re-serialized compactly
    * here so that what is kept is exactly what `load` returns). Throws STORE_DISABLED, ENTRY_TOO_LARGE, STORE_FULL.
    */
-  save(json: string, label?: string): ResultInfo {
+  async save(json: string, label?: string): Promise<ResultInfo> {
     this.requireEnabled();
     if (label !== undefined) checkLabel(label, NAME);
     this.sweep();
     const bytes = Buffer.byteLength(json, "utf8") + (label === undefined ? 0 : Buffer.byteLength(label, "utf8"));
     const { max_entry_bytes, max_entries, max_total_bytes } = this.config;
-    if (bytes > max_entry_bytes) {
-      throw new CairnError(
-        ErrorCode.ENTRY_TOO_LARGE,
-        `value is ${bytes} bytes as JSON, over results.max_entry_bytes = ${max_entry_bytes}: save a projection (the fields or rows you need), or save the full data with save_artifact`,
-        { name: NAME, data: { bytes, limit: max_entry_bytes } },
-      );
-    }
+    if (bytes > max_entry_bytes) throw resultTooLarge(bytes, max_entry_bytes);
     // Room for this value: the least recently used go first. One value fits alone (max_entry_bytes is checked above).
     while (this.entries.size > 0 && (this.entries.size >= max_entries || this.totalBytes + bytes > max_total_bytes)) {
       const [oldest, entry] = this.entries.entries().next().value as [string, Entry];
@@ -71,13 +67,7 @@ export class ResultStore {
       this.totalBytes -= entry.bytes;
       this.evicted.add(oldest, { at: this.now(), reason });
     }
-    if (this.totalBytes + bytes > max_total_bytes) {
-      throw new CairnError(
-        ErrorCode.STORE_FULL,
-        `result store is full (this value needs ${bytes} bytes, results.max_total_bytes = ${max_total_bytes}): save a smaller projection`,
-        { name: NAME, data: { used: this.totalBytes, bytes, limit: max_total_bytes } },
-      );
-    }
+    if (this.totalBytes + bytes > max_total_bytes) throw resultStoreFull(bytes, this.totalBytes, max_total_bytes);
     const handle = newHandle(RESULT_PREFIX);
     const createdAt = this.now();
     const entry: Entry = { json, label, bytes, createdAt, expiresAt: createdAt + this.config.ttl_seconds * 1000 };
@@ -87,25 +77,25 @@ export class ResultStore {
   }
 
   /** The stored JSON text. Throws HANDLE_NOT_FOUND (unknown or expired) or STORE_DISABLED. */
-  loadJson(handle: string): string {
+  async loadJson(handle: string): Promise<string> {
     return this.get(handle).json;
   }
 
-  info(handle: string): ResultInfo {
+  async info(handle: string): Promise<ResultInfo> {
     return info(handle, this.get(handle));
   }
 
-  list(): ResultInfo[] {
+  async list(): Promise<ResultInfo[]> {
     this.requireEnabled();
     this.sweep();
     return [...this.entries].map(([handle, entry]) => info(handle, entry));
   }
 
-  usage(): { entries: number; bytes: number } {
+  async usage(): Promise<{ entries: number; bytes: number }> {
     return { entries: this.entries.size, bytes: this.totalBytes };
   }
 
-  clear(): void {
+  async clear(): Promise<void> {
     this.entries.clear();
     this.evicted.clear();
     this.totalBytes = 0;
@@ -116,20 +106,8 @@ export class ResultStore {
     this.sweep();
     const entry = typeof handle === "string" ? this.entries.get(handle) : undefined;
     if (!entry) {
-      const shown = JSON.stringify(String(handle).slice(0, 80));
       const tombstone = typeof handle === "string" ? this.evicted.get(handle) : undefined;
-      if (tombstone !== undefined) {
-        throw new CairnError(
-          ErrorCode.HANDLE_EVICTED,
-          `result handle ${shown} was evicted at ${new Date(tombstone.at).toISOString()} to make room for a newer value (${tombstone.reason}; the least recently used go first): save the value again, or raise the [results] limits`,
-          { name: NAME, data: { evicted_at: new Date(tombstone.at).toISOString(), reason: tombstone.reason } },
-        );
-      }
-      throw new CairnError(
-        ErrorCode.HANDLE_NOT_FOUND,
-        `result handle ${shown} is unknown or expired (entries live ${this.config.ttl_seconds} s, and only for the identity that saved them): save the value again`,
-        { name: NAME },
-      );
+      throw handleGone("result", handle, tombstone, this.config.ttl_seconds);
     }
     // A use makes it the most recently used.
     this.entries.delete(handle);
@@ -148,13 +126,7 @@ export class ResultStore {
   }
 
   private requireEnabled(): void {
-    if (!this.config.enabled) {
-      throw new CairnError(
-        ErrorCode.STORE_DISABLED,
-        "the result store is disabled (results.enabled = false in cairn.toml): return the value instead, or enable the store",
-        { name: NAME },
-      );
-    }
+    if (!this.config.enabled) throw resultsDisabled();
   }
 }
 

@@ -4,7 +4,9 @@ import type { Actor } from "../config/identity.js";
 import type { Config } from "../config/schema.js";
 import { Session } from "./session.js";
 import { type SessionSummary, summarizeSession } from "./session-summary.js";
+import { type HandleBackend, ownerOf, SharedArtifactStore, SharedResultStore } from "./shared-stores.js";
 import { SpillBudget } from "./spill-budget.js";
+import type { ArtifactHandles, ResultHandles } from "./stores.js";
 
 export class SessionPool {
   private readonly sessions = new Set<Session>();
@@ -17,6 +19,8 @@ export class SessionPool {
     private readonly config: Config,
     /** Who a session acts as when its caller names no one: the configured identity. */
     private readonly actor: Actor,
+    /** When given, identities' handles live there, shared with the other servers of the workspace (decision 0293). */
+    private readonly shared?: HandleBackend,
   ) {
     this.spillBudget = new SpillBudget(config.output.max_total_bytes);
   }
@@ -42,6 +46,7 @@ export class SessionPool {
           this.identities.delete(key);
         },
         this.spillBudget,
+        this.shared === undefined ? undefined : this.sharedStores(as),
       );
       session.actor = as;
       this.sessions.add(session);
@@ -50,9 +55,20 @@ export class SessionPool {
     return session;
   }
 
+  private sharedStores(as: Actor): { results: ResultHandles; artifacts: ArtifactHandles } {
+    const backend = this.shared as HandleBackend;
+    const owner = ownerOf(as);
+    return {
+      results: new SharedResultStore(this.config.results, owner, backend),
+      artifacts: new SharedArtifactStore(this.config.artifacts, this.config.output, owner, backend),
+    };
+  }
+
   /** What each identity holds and does now (metadata only). */
-  liveSessions(): SessionSummary[] {
-    return [...this.identities.values()].map((session) => summarizeSession(session, this.config, this.spillBudget));
+  liveSessions(): Promise<SessionSummary[]> {
+    return Promise.all(
+      [...this.identities.values()].map((session) => summarizeSession(session, this.config, this.spillBudget)),
+    );
   }
 
   async close(): Promise<void> {

@@ -66,11 +66,15 @@ export function sessionLabel(id: string): string {
  * What `session` holds now. Listing its stores drops their expired entries first, as any use of them does, so an
  * expired handle is never shown.
  */
-export function summarizeSession(session: Session, config: Config, spillBudget: SpillBudget): SessionSummary {
-  const results = session.results.enabled ? session.results.list() : [];
-  const artifacts = session.artifacts.list();
-  const resultUsage = session.results.usage();
-  const artifactUsage = session.artifacts.usage();
+export async function summarizeSession(
+  session: Session,
+  config: Config,
+  spillBudget: SpillBudget,
+): Promise<SessionSummary> {
+  const results = session.results.enabled ? await session.results.list() : [];
+  const artifacts = await session.artifacts.list();
+  const resultUsage = await session.results.usage();
+  const artifactUsage = await session.artifacts.usage();
   const handles: HandleSummary[] = [
     ...results.map((r) => ({
       handle: r.handle,

@@ -8,10 +8,11 @@ import { ResultStore } from "./result-store.js";
 import { SessionActivity } from "./session-activity.js";
 import { spill, spillDetailed } from "./spill.js";
 import { SpillBudget } from "./spill-budget.js";
+import type { ArtifactHandles, ResultHandles } from "./stores.js";
 
 export class Session {
-  readonly results: ResultStore;
-  readonly artifacts: ArtifactStore;
+  readonly results: ResultHandles;
+  readonly artifacts: ArtifactHandles;
   /**
    * Who calls through this session: the identity of the HTTP token that opened it, else [identity] of cairn.toml; a
    * task's code step runs as the caller of its run. Every operation call of the session checks its role.
@@ -27,9 +28,11 @@ export class Session {
     private readonly onClosed: (session: Session) => void = () => {},
     /** The process's budget of spilled copies, shared by its sessions. @default one of this session alone */
     spillBudget: SpillBudget = new SpillBudget(config.output.max_total_bytes),
+    /** Where its handles live: the process's memory and temp files unless given (the shared stores of a fleet). */
+    stores?: { results: ResultHandles; artifacts: ArtifactHandles },
   ) {
-    this.results = new ResultStore(config.results);
-    this.artifacts = new ArtifactStore(config.artifacts, config.output, { spillBudget });
+    this.results = stores?.results ?? new ResultStore(config.results);
+    this.artifacts = stores?.artifacts ?? new ArtifactStore(config.artifacts, config.output, { spillBudget });
     this.actor = undefined;
   }
 
@@ -45,7 +48,7 @@ export class Session {
 
   /** Frees the session's memory and deletes its temp files. */
   async close(): Promise<void> {
-    this.results.clear();
+    await this.results.clear();
     await this.artifacts.close();
     this.onClosed(this);
   }

@@ -6,11 +6,12 @@
 import type { OutputConfig } from "../config/schema.js";
 import { groupDigits } from "../digits.js";
 import { toCairnError } from "../errors.js";
-import type { ArtifactInfo, ArtifactStore } from "./artifact-store.js";
+import type { ArtifactInfo } from "./artifact-store.js";
 import { lineOrientedJson } from "./line-json.js";
+import type { ArtifactHandles } from "./stores.js";
 
 /** Returns `text` unchanged when it fits the view, else the bounded view. Never throws (decision 0010). */
-export async function spill(text: string, output: OutputConfig, artifacts: ArtifactStore): Promise<string> {
+export async function spill(text: string, output: OutputConfig, artifacts: ArtifactHandles): Promise<string> {
   return (await spillDetailed(text, output, artifacts)).text;
 }
 
@@ -23,7 +24,7 @@ export async function spill(text: string, output: OutputConfig, artifacts: Artif
 export async function spillDetailed(
   text: string,
   output: OutputConfig,
-  artifacts: ArtifactStore,
+  artifacts: ArtifactHandles,
 ): Promise<{ text: string; saved?: ArtifactInfo }> {
   if (text.length <= output.view_chars) return { text };
   // A copy past max_file_bytes is refused anyway: it is not worth laying out first.

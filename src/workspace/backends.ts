@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import type { WorkspaceConfig } from "../config/schema.js";
 import { parseSize } from "../query/child-process-query-engine.js";
+import { isPostgres, isS3 } from "./backend-names.js";
 import type { BlobStore } from "./blobs/blob-store.js";
 import type { Catalog } from "./catalog/catalog.js";
 
@@ -36,13 +37,7 @@ export function isShared(choice: BackendChoice): boolean {
   return isPostgres(choice.catalog) || isS3(choice.blobs);
 }
 
-export function isPostgres(catalog: string | undefined): catalog is string {
-  return catalog !== undefined && /^postgres(ql)?:\/\//.test(catalog);
-}
-
-export function isS3(blobs: string | undefined): blobs is string {
-  return blobs?.startsWith("s3://") === true;
-}
+export { isPostgres, isS3 } from "./backend-names.js";
 
 /** Opens the chosen catalog: `catalog.db` in `dir`, or the PostgreSQL schema the URL names. */
 export async function openCatalog(

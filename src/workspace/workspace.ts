@@ -25,6 +25,7 @@ import {
 import type { ClaimStore, Fence } from "./catalog/claim-store.js";
 import type { Attribution, EventLog } from "./catalog/event-log.js";
 import type { MemoryStore } from "./catalog/memory-store.js";
+import type { SqlHandleLedger } from "./catalog/sql-handle-ledger.js";
 import type { TaskLedger } from "./catalog/task-ledger.js";
 import { fitPages, type PageWindow } from "./excerpt-fit.js";
 import { type WriteExportOptions, writeExport } from "./export-file.js";
@@ -820,6 +821,16 @@ export class Workspace {
       bytes: staged.bytes,
       release: () => this.catalog.releaseLease(token),
     };
+  }
+
+  /** Each identity's handle rows, for servers that share this workspace (decision 0293). */
+  get handles(): SqlHandleLedger {
+    return this.catalog.handles;
+  }
+
+  /** Removes the blobs among `sha256s` that no version, lease or handle holds any longer. */
+  async releaseBlobs(sha256s: readonly string[]): Promise<void> {
+    await this.collect([...sha256s]);
   }
 
   /** A local file holding a blob's bytes (size-checked), for engines that read files. */

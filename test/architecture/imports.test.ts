@@ -47,7 +47,7 @@ const LAYERS: Record<string, { value: string[]; types?: string[] }> = {
   sandbox: { value: [] },
   query: { value: [] },
   registry: { value: [] },
-  session: { value: [], types: ["config"] },
+  session: { value: [], types: ["config", "workspace"] },
   workspace: { value: ["query"], types: ["config"] },
   metrics: { value: ["workspace"] },
   // Only the sandbox's value limits: a code step's value is as deep as a snippet's may be.

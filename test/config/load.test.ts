@@ -134,6 +134,13 @@ x = 1
     expect(found.join("\n")).toContain("nope: unknown key");
   });
 
+  it("names the keys of an array table's entries for an unknown key there", () => {
+    const found = problems('[[http.tokens]]\nname = "ada"\nidentity = "ada"\nrole = "writer"\ntoken_env = "T"\n');
+    expect(found).toEqual([
+      'http.tokens.0.name: unknown key (did you mean role?): use one of [http.tokens.0]\'s keys (token_env, identity, role; README.md, section "Configuration"), or remove it',
+    ]);
+  });
+
   it("names the line of a TOML syntax error", () => {
     expect(problems("[sandbox]\ntimeout_ms = = 3\n")[0]).toMatch(/^line 2/);
   });

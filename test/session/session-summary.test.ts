@@ -28,12 +28,12 @@ describe("summarizeSession", () => {
     vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2026-07-07T12:00:00Z") });
     const tick = () => vi.setSystemTime(Date.now() + 1);
     const { session, budget } = open();
-    session.results.save(JSON.stringify({ secret: "held-value" }), "first");
+    await session.results.save(JSON.stringify({ secret: "held-value" }), "first");
     tick();
     await session.artifacts.save(Buffer.from("held-bytes"), { filename: "a.txt", label: "second" });
     tick();
-    session.results.save("[1,2,3]");
-    const summary = summarizeSession(session, ConfigSchema.parse({}), budget);
+    await session.results.save("[1,2,3]");
+    const summary = await summarizeSession(session, ConfigSchema.parse({}), budget);
     expect(summary.handles.map((h) => [h.kind, h.label])).toEqual([
       ["result", undefined],
       ["artifact", "second"],
@@ -59,13 +59,13 @@ describe("summarizeSession", () => {
     const { session, budget } = open({ output: { max_total_bytes: 1_000_000 } });
     budget.reserve(5_000); // another session's copies
     await session.artifacts.saveSpill("z".repeat(3_000), "text/plain");
-    const { spills } = summarizeSession(session, ConfigSchema.parse({}), budget);
+    const { spills } = await summarizeSession(session, ConfigSchema.parse({}), budget);
     expect(spills).toMatchObject({ entries: 1, bytes: 3_000, process_bytes: 8_000, max_total_bytes: 1_000_000 });
   });
 
-  it("summarizes a session whose result store is disabled", () => {
+  it("summarizes a session whose result store is disabled", async () => {
     const { session, budget } = open({ results: { enabled: false } });
-    const summary = summarizeSession(session, ConfigSchema.parse({ results: { enabled: false } }), budget);
+    const summary = await summarizeSession(session, ConfigSchema.parse({ results: { enabled: false } }), budget);
     expect(summary.results.enabled).toBe(false);
     expect(summary.handles).toEqual([]);
   });

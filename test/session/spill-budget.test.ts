@@ -86,7 +86,7 @@ describe("the process-wide spill budget", () => {
     const results = await Promise.all(all.map((s) => s.spillDetailed(text(6000))));
     expect(results.filter((r) => r.saved).length).toBe(8);
     expect(budget.used).toBe(48_000);
-    const files = all.flatMap((s) => readdirSync(s.artifacts.directory));
+    const files = all.flatMap((s) => readdirSync((s.artifacts as ArtifactStore).directory));
     expect(files).toHaveLength(8);
   });
 

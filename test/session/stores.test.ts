@@ -23,105 +23,107 @@ function artifactStore(
 }
 
 describe("ResultStore", () => {
-  it("issues unguessable res_ handles: 43 base64url chars, all distinct", () => {
+  it("issues unguessable res_ handles: 43 base64url chars, all distinct", async () => {
     const store = new ResultStore({ ...defaults.results, max_entries: 1000 });
-    const handles = new Set(Array.from({ length: 500 }, () => store.save("1").handle));
+    const handles = new Set(await Promise.all(Array.from({ length: 500 }, async () => (await store.save("1")).handle)));
     expect(handles.size).toBe(500);
     for (const h of handles) expect(h).toMatch(/^res_[A-Za-z0-9_-]{43}$/);
   });
 
-  it("counts the JSON bytes plus the label's UTF-8 bytes", () => {
+  it("counts the JSON bytes plus the label's UTF-8 bytes", async () => {
     const store = new ResultStore(defaults.results);
-    expect(store.save('"é"', "ü").bytes).toBe(4 + 2);
+    expect((await store.save('"é"', "ü")).bytes).toBe(4 + 2);
   });
 
-  it("evicts the least recently used value past max_entries, and the evicted handle says so", () => {
+  it("evicts the least recently used value past max_entries, and the evicted handle says so", async () => {
     const store = new ResultStore({ ...defaults.results, max_entries: 2 });
-    const a = store.save("1").handle;
-    const b = store.save("2").handle;
-    store.loadJson(a); // a is now the most recently used: b goes first
-    const c = store.save("3").handle;
-    expect(store.loadJson(a)).toBe("1");
-    expect(store.loadJson(c)).toBe("3");
-    expect(() => store.loadJson(b)).toThrow(
+    const a = (await store.save("1")).handle;
+    const b = (await store.save("2")).handle;
+    await store.loadJson(a); // a is now the most recently used: b goes first
+    const c = (await store.save("3")).handle;
+    expect(await store.loadJson(a)).toBe("1");
+    expect(await store.loadJson(c)).toBe("3");
+    await expect(store.loadJson(b)).rejects.toThrow(
       expect.objectContaining({
         code: "HANDLE_EVICTED",
         name: "ResultStoreError",
         message: expect.stringMatching(/evicted at .*max_entries = 2/),
       }),
     );
-    expect(store.usage().entries).toBe(2);
+    expect((await store.usage()).entries).toBe(2);
   });
 
-  it("evicts as many values as a save past max_total_bytes needs, oldest first", () => {
+  it("evicts as many values as a save past max_total_bytes needs, oldest first", async () => {
     const store = new ResultStore({ ...defaults.results, max_total_bytes: 1024 });
-    const small = [1, 2, 3].map((i) => store.save(JSON.stringify("x".repeat(300 + i))).handle);
-    const big = store.save(JSON.stringify("y".repeat(700))).handle;
-    expect(store.loadJson(big)).toContain("y");
-    const evicted = small.filter((h) => {
-      try {
-        store.loadJson(h);
-        return false;
-      } catch (error) {
-        expect(error).toMatchObject({ code: "HANDLE_EVICTED", message: expect.stringContaining("max_total_bytes") });
-        return true;
-      }
-    });
+    const small: string[] = [];
+    for (const i of [1, 2, 3]) small.push((await store.save(JSON.stringify("x".repeat(300 + i)))).handle);
+    const big = (await store.save(JSON.stringify("y".repeat(700)))).handle;
+    expect(await store.loadJson(big)).toContain("y");
+    const evicted: string[] = [];
+    for (const h of small) {
+      const error = await store.loadJson(h).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      if (error === undefined) continue;
+      expect(error).toMatchObject({ code: "HANDLE_EVICTED", message: expect.stringContaining("max_total_bytes") });
+      evicted.push(h);
+    }
     expect(evicted).toEqual(small.slice(0, 2));
-    expect(store.usage().bytes).toBeLessThanOrEqual(1024);
+    expect((await store.usage()).bytes).toBeLessThanOrEqual(1024);
   });
 
-  it("refuses a value that cannot fit even alone, and evicts nothing for it", () => {
+  it("refuses a value that cannot fit even alone, and evicts nothing for it", async () => {
     const store = new ResultStore({ ...defaults.results, max_total_bytes: 1024, max_entry_bytes: 4096 });
-    const kept = store.save("1").handle;
-    expect(() => store.save(JSON.stringify("z".repeat(2000)))).toThrow(
+    const kept = (await store.save("1")).handle;
+    await expect(store.save(JSON.stringify("z".repeat(2000)))).rejects.toThrow(
       expect.objectContaining({
         code: "STORE_FULL",
         message: expect.stringMatching(/max_total_bytes = 1024.*projection/),
       }),
     );
     // Eviction ran for it: what was there is gone, and says so; the store still saves what fits.
-    expect(() => store.loadJson(kept)).toThrow(expect.objectContaining({ code: "HANDLE_EVICTED" }));
-    expect(store.save("2").bytes).toBe(1);
+    await expect(store.loadJson(kept)).rejects.toThrow(expect.objectContaining({ code: "HANDLE_EVICTED" }));
+    expect((await store.save("2")).bytes).toBe(1);
   });
 
-  it("keeps a bounded set of tombstones: past it an evicted handle is simply unknown", () => {
+  it("keeps a bounded set of tombstones: past it an evicted handle is simply unknown", async () => {
     const store = new ResultStore({ ...defaults.results, max_entries: 1, max_total_bytes: 1024 * 1024 });
-    const first = store.save("0").handle;
-    for (let i = 1; i <= 1100; i++) store.save(String(i));
-    expect(() => store.loadJson(first)).toThrow(expect.objectContaining({ code: "HANDLE_NOT_FOUND" }));
-    const recent = store.save("x").handle;
-    store.save("y");
-    expect(() => store.loadJson(recent)).toThrow(expect.objectContaining({ code: "HANDLE_EVICTED" }));
+    const first = (await store.save("0")).handle;
+    for (let i = 1; i <= 1100; i++) await store.save(String(i));
+    await expect(store.loadJson(first)).rejects.toThrow(expect.objectContaining({ code: "HANDLE_NOT_FOUND" }));
+    const recent = (await store.save("x")).handle;
+    await store.save("y");
+    await expect(store.loadJson(recent)).rejects.toThrow(expect.objectContaining({ code: "HANDLE_EVICTED" }));
   });
 
-  it("refuses an entry past max_entry_bytes with ENTRY_TOO_LARGE", () => {
+  it("refuses an entry past max_entry_bytes with ENTRY_TOO_LARGE", async () => {
     const store = new ResultStore({ ...defaults.results, max_entry_bytes: 10 });
-    expect(() => store.save('"0123456789"')).toThrow(
+    await expect(store.save('"0123456789"')).rejects.toThrow(
       expect.objectContaining({ code: "ENTRY_TOO_LARGE", name: "ResultStoreError" }),
     );
   });
 
-  it("forgets an entry after its TTL and frees its bytes, without evicting anything else early", () => {
+  it("forgets an entry after its TTL and frees its bytes, without evicting anything else early", async () => {
     let now = 0;
     const store = new ResultStore({ ...defaults.results, ttl_seconds: 10 }, () => now);
-    const old = store.save("1").handle;
+    const old = (await store.save("1")).handle;
     now = 5000;
-    const young = store.save("2").handle;
+    const young = (await store.save("2")).handle;
     now = 10_000;
-    expect(() => store.loadJson(old)).toThrow(expect.objectContaining({ code: "HANDLE_NOT_FOUND" }));
-    expect(store.loadJson(young)).toBe("2");
-    expect(store.usage()).toEqual({ entries: 1, bytes: 1 });
+    await expect(store.loadJson(old)).rejects.toThrow(expect.objectContaining({ code: "HANDLE_NOT_FOUND" }));
+    expect(await store.loadJson(young)).toBe("2");
+    expect(await store.usage()).toEqual({ entries: 1, bytes: 1 });
   });
 
-  it("refuses everything when disabled", () => {
+  it("refuses everything when disabled", async () => {
     const store = new ResultStore({ ...defaults.results, enabled: false });
-    expect(() => store.save("1")).toThrow(expect.objectContaining({ code: "STORE_DISABLED" }));
-    expect(() => store.loadJson("res_x")).toThrow(expect.objectContaining({ code: "STORE_DISABLED" }));
+    await expect(store.save("1")).rejects.toThrow(expect.objectContaining({ code: "STORE_DISABLED" }));
+    await expect(store.loadJson("res_x")).rejects.toThrow(expect.objectContaining({ code: "STORE_DISABLED" }));
   });
 
-  it("names the handle it does not know", () => {
-    expect(() => new ResultStore(defaults.results).loadJson("res_missing")).toThrow(/res_missing/);
+  it("names the handle it does not know", async () => {
+    await expect(new ResultStore(defaults.results).loadJson("res_missing")).rejects.toThrow(/res_missing/);
   });
 });
 
@@ -163,7 +165,7 @@ describe("ArtifactStore", () => {
     await expect(store.save(Buffer.alloc(1600))).rejects.toMatchObject({ code: "ENTRY_TOO_LARGE" });
     const a = await store.save(Buffer.alloc(1000));
     const b = await store.save(Buffer.alloc(1100));
-    expect(() => store.info(a.handle)).toThrow(
+    await expect(store.info(a.handle)).rejects.toThrow(
       expect.objectContaining({ code: "HANDLE_EVICTED", message: expect.stringContaining("max_total_bytes") }),
     );
     expect(existsSync(a.path)).toBe(false);
@@ -175,7 +177,7 @@ describe("ArtifactStore", () => {
       message: expect.stringContaining("max_entries = 2"),
     });
     expect((await store.read(b.handle)).length).toBe(1100);
-    expect(store.usage().artifact.entries).toBe(2);
+    expect((await store.usage()).artifact.entries).toBe(2);
   });
 
   it("never evicts a spilled copy to make room for an artifact", async () => {
@@ -191,7 +193,7 @@ describe("ArtifactStore", () => {
     const store = artifactStore({ ttl_seconds: 1 }, {}, () => now);
     const info = await store.save(Buffer.from("bye"));
     now = 1000;
-    expect(() => store.info(info.handle)).toThrow(expect.objectContaining({ code: "HANDLE_NOT_FOUND" }));
+    await expect(store.info(info.handle)).rejects.toThrow(expect.objectContaining({ code: "HANDLE_NOT_FOUND" }));
     for (let i = 0; i < 50 && existsSync(info.path); i++) await new Promise((r) => setImmediate(r));
     expect(existsSync(info.path)).toBe(false);
   });
@@ -218,14 +220,14 @@ describe("spill", () => {
     const store = artifactStore();
     const text = "a".repeat(40_000);
     expect(await spill(text, output, store)).toBe(text);
-    expect(store.list()).toHaveLength(0);
+    expect(await store.list()).toHaveLength(0);
   });
 
   it("cuts 40,001 characters to the exact first 20,000 and last 20,000 plus the pointer line", async () => {
     const store = artifactStore();
     const text = `${"h".repeat(20_000)}M${"t".repeat(20_000)}`;
     const view = await spill(text, output, store);
-    const [saved] = store.list();
+    const [saved] = await store.list();
     expect(view.split("\n")).toEqual([
       "h".repeat(20_000),
       "[... 1 chars omitted ...]",

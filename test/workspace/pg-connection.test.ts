@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { createPgCatalog, parsePgTarget } from "../../src/workspace/catalog/pg-catalog.js";
 import { createPgConnection, isTransient, redactUrl } from "../../src/workspace/catalog/pg-connection.js";
+import { PG_MIGRATIONS } from "../../src/workspace/catalog/pg-migrations.js";
 import { freshPostgresUrl } from "../helpers/backends.js";
 import { caught } from "../helpers/caught.js";
 
@@ -13,7 +14,7 @@ describe("PostgreSQL connection", () => {
     const { url: base, schema } = parsePgTarget(url);
     const conn = await createPgConnection(base, { ...(schema === undefined ? {} : { schema }) });
     const rows = await conn.rows<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
-    expect(rows.map((r) => r.version)).toEqual([1]);
+    expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
     await conn.close();
     await Promise.all(catalogs.map((c) => c.close()));
   });

@@ -37,8 +37,8 @@ export const readOutput: OperationFactory = () =>
     annotations: READ_ONLY,
     tool: { profiles: ["minimal", "agent", "runtime", "full"] },
     handler: async (args, ctx) => {
-      if (args.handle.startsWith("res_")) throw resultHandle(args.handle, ctx.session);
-      const info = ctx.session.artifacts.info(args.handle, { allowDisabled: true });
+      if (args.handle.startsWith("res_")) throw await resultHandle(args.handle, ctx.session);
+      const info = await ctx.session.artifacts.info(args.handle, { allowDisabled: true });
       if (!isTextMediaType(info.media_type)) {
         throw new CairnError(
           ErrorCode.INVALID_ARGUMENT,
@@ -59,8 +59,8 @@ export const readOutput: OperationFactory = () =>
  * A res_ handle holds a JSON value, not text: it is read in a snippet, where the part that matters can be picked out.
  * The error says how, with the value's size when the handle is known (an unknown one says so instead).
  */
-function resultHandle(handle: string, session: Session): CairnError {
-  const info = session.results.info(handle);
+async function resultHandle(handle: string, session: Session): Promise<CairnError> {
+  const info = await session.results.info(handle);
   return new CairnError(
     ErrorCode.INVALID_ARGUMENT,
     `${handle} is a saved result (${groupDigits(info.bytes)} bytes of JSON), not a text output: read_output reads art_ handles. Run execute_code with \`const v = await load_result("${handle}")\` and return the part you need (a filter, a count, a slice), or read the resource ${info.uri}`,

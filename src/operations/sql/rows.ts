@@ -116,7 +116,7 @@ async function queryIntoResult(
     .queryRows(
       query,
       limits,
-      async (file) => store.save(await readFile(file.path, "utf8")).handle,
+      async (file) => (await store.save(await readFile(file.path, "utf8"))).handle,
       ctx.signal,
       writeOptions(ctx),
     )

@@ -149,10 +149,19 @@ export const COPIED_TABLES: readonly TableSpec[] = [
 ];
 
 /**
- * Tables a copy leaves behind: the chunks themselves (the destination's indexer rebuilds them from the blobs), one
- * process's state (leases, blob removals to retry) and each engine's own migration history.
+ * Tables a copy leaves behind: the chunks themselves (the destination's indexer rebuilds them from the blobs), the
+ * running servers' state (leases, blob removals to retry, identities' handles: decision 0293) and each engine's own
+ * migration history.
  */
-export const LEFT_BEHIND = ["chunks", "blob_leases", "step_leases", "cleanup_pending", "schema_migrations"] as const;
+export const LEFT_BEHIND = [
+  "chunks",
+  "blob_leases",
+  "step_leases",
+  "cleanup_pending",
+  "handles",
+  "handle_tombstones",
+  "schema_migrations",
+] as const;
 
 /** Tables that must be empty for a catalog to receive a copy (everything but the migration history). */
 export const CONTENT_TABLES: readonly string[] = [

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { ClaimStore, Fence } from "./claim-store.js";
 import type { Attribution, EventLog } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
+import type { SqlHandleLedger } from "./sql-handle-ledger.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 /** The kinds SPEC.md names. */
@@ -255,6 +256,8 @@ export interface Catalog {
   readonly memory: MemoryStore;
   /** Fenced claims on named resources; a write's fence is checked in the write's own transaction. */
   readonly claims: ClaimStore;
+  /** Each identity's res_ and art_ handles, when servers share the catalog (decision 0293). */
+  readonly handles: SqlHandleLedger;
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
   /** Resolves refs (ids or names) in one snapshot; `undefined` for a ref that names nothing. */
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;

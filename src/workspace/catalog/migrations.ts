@@ -320,4 +320,39 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 7,
+    name: "handles of identities",
+    sql: `
+      -- Each identity's res_ and art_ handles when several servers share the catalog (decision 0293): a result's JSON
+      -- in the row, an artifact's or a spilled copy's bytes in the blob store (sha256, which keeps the blob from
+      -- collection). owner is the identity's name and role; used_at orders evictions (the least recently used first).
+      CREATE TABLE handles (
+        handle TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        lane TEXT NOT NULL CHECK (lane IN ('result', 'artifact', 'spill')),
+        bytes INTEGER NOT NULL CHECK (bytes >= 0),
+        label TEXT,
+        filename TEXT,
+        media_type TEXT,
+        json TEXT,
+        sha256 TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX handles_owner ON handles (owner, lane, used_at);
+      CREATE INDEX handles_expiry ON handles (expires_at);
+      CREATE INDEX handles_sha256 ON handles (sha256) WHERE sha256 IS NOT NULL;
+
+      -- Handles evicted to make room, so that they answer HANDLE_EVICTED with why; a bounded number per owner.
+      CREATE TABLE handle_tombstones (
+        handle TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        reason TEXT NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX handle_tombstones_owner ON handle_tombstones (owner, at);
+    `,
+  },
 ];

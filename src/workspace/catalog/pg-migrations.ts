@@ -283,4 +283,35 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "handles of identities (SQLite migration 7)",
+    sql: `
+      CREATE TABLE handles (
+        handle TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        lane TEXT NOT NULL CHECK (lane IN ('result', 'artifact', 'spill')),
+        bytes BIGINT NOT NULL CHECK (bytes >= 0),
+        label TEXT,
+        filename TEXT,
+        media_type TEXT,
+        json TEXT,
+        sha256 TEXT,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at BIGINT NOT NULL
+      );
+      CREATE INDEX handles_owner ON handles (owner, lane, used_at);
+      CREATE INDEX handles_expiry ON handles (expires_at);
+      CREATE INDEX handles_sha256 ON handles (sha256) WHERE sha256 IS NOT NULL;
+
+      CREATE TABLE handle_tombstones (
+        handle TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        reason TEXT NOT NULL
+      );
+      CREATE INDEX handle_tombstones_owner ON handle_tombstones (owner, at);
+    `,
+  },
 ];

@@ -30,13 +30,14 @@ export function* collectBlobs(
   const unique = [...new Set(candidates)];
   const result: BlobCollection = { removed: [], pending: [] };
   yield* run(sql`DELETE FROM blob_leases WHERE created_at < ${expired}`);
-  // A version references its blob, and so does a step-cache entry until it is evicted. One statement for all: a prune
+  // A version references its blob, and so do a step-cache entry until it is evicted and an identity's handle. One statement for all: a prune
   // passes every blob of the bucket, and every other writer waits meanwhile.
   const referenced = yield* rows<{ sha256: string }>(
     sql`SELECT c.value AS sha256 FROM ${textRows(unique)} c
         WHERE EXISTS (SELECT 1 FROM versions v WHERE v.sha256 = c.value)
            OR EXISTS (SELECT 1 FROM step_cache s WHERE s.sha256 = c.value)
-           OR EXISTS (SELECT 1 FROM blob_leases l WHERE l.sha256 = c.value)`,
+           OR EXISTS (SELECT 1 FROM blob_leases l WHERE l.sha256 = c.value)
+           OR EXISTS (SELECT 1 FROM handles h WHERE h.sha256 = c.value)`,
   );
   const kept = new Set(referenced.map((row) => row.sha256));
   if (kept.size > 0) yield* run(sql`DELETE FROM cleanup_pending WHERE sha256 ${inTexts([...kept])}`);

@@ -45,6 +45,7 @@ import { collectBlobs, leaseBlobs } from "./sql-blob-leases.js";
 import * as reads from "./sql-catalog-reads.js";
 import { SqlClaimStore } from "./sql-claim-store.js";
 import { SqlEventLog } from "./sql-event-log.js";
+import { SqlHandleLedger } from "./sql-handle-ledger.js";
 import { SqlMemoryStore } from "./sql-memory-store.js";
 import { SqlTaskLedger } from "./sql-task-ledger.js";
 import {
@@ -77,6 +78,8 @@ export abstract class SqlCatalog implements Catalog {
   readonly events: SqlEventLog;
   readonly memory: MemoryStore;
   readonly claims: ClaimStore;
+  /** Each identity's handles, for servers that share this catalog (decision 0293). */
+  readonly handles: SqlHandleLedger;
   private readonly claimStore: SqlClaimStore;
   private readonly leaseTtlMs: number;
   /** The engine-neutral rules' way onto the engine's connection. */
@@ -94,6 +97,7 @@ export abstract class SqlCatalog implements Catalog {
     this.claimStore = new SqlClaimStore({ sql: connection });
     this.claims = this.claimStore;
     this.memory = new SqlMemoryStore({ sql: connection });
+    this.handles = new SqlHandleLedger(connection);
     this.tasks = new SqlTaskLedger({
       sql: connection,
       appendEvent: (event) => this.events.append(event),
