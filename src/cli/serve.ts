@@ -158,6 +158,7 @@ export function registerServe(program: Command): void {
           sessionsPerIdentity: app.config.http.max_sessions_per_identity,
           runsPerIdentity: app.config.http.max_runs_per_identity,
           maxWorkers: app.config.sandbox.max_workers,
+          readyBoundMs: Math.min(app.config.workspace.backend_timeout_ms, READY_BOUND_MS),
         });
         if (ui !== undefined) warmQueryEngine(app);
       } catch (error) {
@@ -171,7 +172,7 @@ export function registerServe(program: Command): void {
         throw new ExitError(EXIT_FAILURE);
       }
       process.stderr.write(
-        `cairn: serving MCP over Streamable HTTP at ${running.url} (Authorization: Bearer <token>; ${http.tokens.length} identit${http.tokens.length === 1 ? "y" : "ies"})\n`,
+        `cairn: serving MCP over Streamable HTTP at ${running.url} (Authorization: Bearer <token>; ${http.tokens.length} identit${http.tokens.length === 1 ? "y" : "ies"}; instance ${running.instance})\n`,
       );
       if (options.ui === true) {
         const origin = running.url.slice(0, -"/mcp".length);
@@ -184,15 +185,79 @@ export function registerServe(program: Command): void {
           `cairn: the ${kind} ${origin}/ (sign in once at ${origin}/?token=<your token>, or send Authorization: Bearer <token>${changes})\n`,
         );
       }
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
-      await running.close();
-      await app.close();
-      process.exit(0);
+      await nextSignal();
+      process.exit(await drain(app, running, tools));
     });
+}
+
+/** `/readyz`'s bound on each backend's answer: `[workspace] backend_timeout_ms`, at most this. */
+const READY_BOUND_MS = 5000;
+/** After the drain, how long closing the rest (upstreams, the workspace) may take before the process exits anyway. */
+const CLOSE_GRACE_MS = 5000;
+
+/** Resolves on the next SIGTERM or SIGINT. */
+function nextSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off("SIGTERM", on);
+      process.off("SIGINT", on);
+      resolve(signal);
+    };
+    process.on("SIGTERM", on);
+    process.on("SIGINT", on);
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * The graceful drain (decision 0290), after the first SIGTERM or SIGINT: new work is refused (503 DRAINING) while the
+ * requests in flight finish, for at most `[http] drain_timeout_ms`; a second signal or the bound stops what remains,
+ * named on stderr. Runs waiting for a person's approval do not hold the drain; they are stopped with the server.
+ * The exit code: 0 when everything in flight finished, 1 when something was stopped.
+ */
+async function drain(app: App, running: RunningHttpServer, tools: ReturnType<App["selectTools"]>): Promise<number> {
+  const bound = app.config.http.drain_timeout_ms;
+  const inflight = running.inflight();
+  process.stderr.write(
+    `cairn: draining: ${describeWork(inflight)} in flight; new requests get 503 DRAINING; stopping what remains in ${bound / 1000} s ([http] drain_timeout_ms), or at once on a second SIGTERM\n`,
+  );
+  const outcome = await Promise.race([
+    running.drain().then(() => "drained" as const),
+    delay(bound).then(() => "bound" as const),
+    nextSignal().then(() => "signal" as const),
+  ]);
+  const remaining = running.inflight();
+  if (outcome !== "drained") {
+    const why = outcome === "bound" ? `${bound / 1000} s ([http] drain_timeout_ms) passed` : "a second signal came";
+    process.stderr.write(
+      `cairn: ${why}: stopping ${describeWork(remaining)} still in flight (their clients get no answer and may send them again)\n`,
+    );
+  }
+  const held = app.serverDeps(tools).heldRuns?.size ?? 0;
+  if (held > 0) {
+    process.stderr.write(
+      `cairn: stopping ${held} run${held === 1 ? "" : "s"} waiting for an approval (their retries answer APPROVAL_EXPIRED; what they did before the gate stands)\n`,
+    );
+  }
+  await running.close();
+  const closed = await Promise.race([
+    app.close().then(() => true),
+    delay(CLOSE_GRACE_MS).then(() => false),
+    nextSignal().then(() => false),
+  ]);
+  if (!closed) process.stderr.write("cairn: closing upstreams and the workspace did not finish: exiting without it\n");
+  if (outcome === "drained") process.stderr.write("cairn: drained: every request in flight finished\n");
+  return outcome === "drained" && closed ? 0 : EXIT_FAILURE;
+}
+
+function describeWork(work: { what: string; count: number }[]): string {
+  const total = work.reduce((sum, w) => sum + w.count, 0);
+  if (total === 0) return "no request";
+  const kinds = work.map((w) => (w.count === 1 ? w.what : `${w.what} ×${w.count}`)).join(", ");
+  return `${total} request${total === 1 ? "" : "s"} (${kinds})`;
 }
 
 interface HttpSettings {
