@@ -158,7 +158,7 @@ export function registerServe(program: Command): void {
           sessionsPerIdentity: app.config.http.max_sessions_per_identity,
           runsPerIdentity: app.config.http.max_runs_per_identity,
           maxWorkers: app.config.sandbox.max_workers,
-          readyBoundMs: Math.min(app.config.workspace.backend_timeout_ms, READY_BOUND_MS),
+          readyBoundMs: Math.min(app.config.workspace.backend_timeout_ms / 2, READY_BOUND_MS),
         });
         if (ui !== undefined) warmQueryEngine(app);
       } catch (error) {
@@ -190,7 +190,10 @@ export function registerServe(program: Command): void {
     });
 }
 
-/** `/readyz`'s bound on each backend's answer: `[workspace] backend_timeout_ms`, at most this. */
+/**
+ * `/readyz`'s bound on each backend's answer: half of `[workspace] backend_timeout_ms` (so a backend that does not
+ * answer is reported as such, before its own deadline turns it into a failure), at most this.
+ */
 const READY_BOUND_MS = 5000;
 /** After the drain, how long closing the rest (upstreams, the workspace) may take before the process exits anyway. */
 const CLOSE_GRACE_MS = 5000;

@@ -392,3 +392,58 @@ export function fileAppears(path: string): Promise<void> {
     }
   });
 }
+
+/** One built `cairn serve --transport http` on its own, its stderr watched line by line. */
+export interface Served {
+  readonly url: string;
+  readonly port: number;
+  readonly instance: string;
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  stderr(): string;
+  /** Resolves once stderr has a line matching `pattern` (already or later). */
+  line(pattern: RegExp): Promise<string>;
+}
+
+/** Starts `cairn serve --transport http` with `args` (a free port unless one is given) and the fleet's token. */
+export async function startServe(args: string[], env: Record<string, string> = {}): Promise<Served> {
+  const child = spawn(process.execPath, [MAIN, "serve", "--transport", "http", "--port", "0", ...args], {
+    env: { ...process.env, CAIRN_LOG: "warn", CAIRN_TOKEN: FLEET_TOKEN, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  let waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const match = (pattern: RegExp) => stderr.split("\n").find((l) => pattern.test(l));
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+    waiters = waiters.filter((w) => {
+      const found = match(w.pattern);
+      if (found === undefined) return true;
+      w.resolve(found);
+      return false;
+    });
+  });
+  const started = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const check = () => {
+      const m = INSTANCE_LINE.exec(stderr);
+      if (m) resolve(m);
+    };
+    child.stderr?.on("data", check);
+    child.once("exit", (code) => reject(new Error(`cairn serve exited ${code}: ${stderr}`)));
+  });
+  const url = started[1] as string;
+  return {
+    url,
+    port: Number(new URL(url).port),
+    instance: started[2] as string,
+    child,
+    exited,
+    stderr: () => stderr,
+    line: (pattern) => {
+      const found = match(pattern);
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve) => waiters.push({ pattern, resolve }));
+    },
+  };
+}
