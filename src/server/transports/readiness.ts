@@ -33,6 +33,8 @@ export class Readiness {
   private last: { report: ReadinessReport; at: number } | undefined;
   private running: Promise<ReadinessReport> | undefined;
   private wasReady: boolean | undefined;
+  /** Each check's last state, so a failure is logged when it begins, not on every probe while it lasts. */
+  private readonly states = new Map<string, CheckState>();
 
   constructor(private readonly options: ReadinessOptions) {}
 
@@ -73,10 +75,16 @@ export class Readiness {
         .then(
           (): CheckState => "ok",
           (error: unknown): CheckState => {
-            this.options.logger.warn(`readiness: the ${name} check failed`, { error: toCairnError(error).message });
+            if (this.states.get(name) !== "unavailable") {
+              this.options.logger.warn(`readiness: the ${name} check failed`, { error: toCairnError(error).message });
+            }
             return "unavailable";
           },
         )
+        .then((state) => {
+          this.states.set(name, state);
+          return state;
+        })
         .finally(() => this.pending.delete(name));
       this.pending.set(name, pending);
     }
