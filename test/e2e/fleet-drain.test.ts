@@ -106,6 +106,7 @@ describe("a graceful drain on SIGTERM", () => {
   it("lets the run in flight finish, refuses new work with 503 DRAINING and Retry-After, then exits 0", async () => {
     const { served, gates } = await serve("finish");
     const client = await modernClient(served.url);
+    const legacy = await connectHttp("2025-11-25", served.url, FLEET_TOKEN);
     const origin = served.url.slice(0, -"/mcp".length);
     const running = gatedRun(client, gates, "a");
     await fileAppears(join(gates, "a.entered"));
@@ -130,6 +131,9 @@ describe("a graceful drain on SIGTERM", () => {
     // The client the SDK drives sees the same refusal as an HTTP error it can retry on.
     const late = await client.callTool({ name: "execute_code", arguments: { code: "return 1" } }).catch((e) => e);
     expect((late as { data?: { status?: number } }).data?.status).toBe(503);
+    // A 2025 session opened before the drain gets no new run either.
+    const lateLegacy = await legacy.callTool({ name: "execute_code", arguments: { code: "return 1" } }).catch((e) => e);
+    expect(String(lateLegacy)).toMatch(/503|DRAINING/);
 
     // The balancer's view: not ready, but alive.
     const ready = await fetch(`${origin}/readyz`);
@@ -140,7 +144,7 @@ describe("a graceful drain on SIGTERM", () => {
     expect(await running).toContain("after a");
     expect(await served.exited).toBe(0);
     expect(served.stderr()).toContain("cairn: drained: every request in flight finished");
-    await client.close().catch(() => {});
+    await Promise.allSettled([client.close(), legacy.close()]);
   }, 90_000);
 
   it("stops what remains when [http] drain_timeout_ms passes, naming it, and exits 1", async () => {
