@@ -219,7 +219,7 @@ function delay(ms: number): Promise<void> {
  * The graceful drain (decision 0290), after the first SIGTERM or SIGINT: new work is refused (503 DRAINING) while the
  * requests in flight finish, for at most `[http] drain_timeout_ms`; a second signal or the bound stops what remains,
  * named on stderr. Runs waiting for a person's approval do not hold the drain; they are stopped with the server.
- * The exit code: 0 when everything in flight finished, 1 when something was stopped.
+ * The exit code: 0 when everything in flight finished, 1 when something was stopped (or closing did not finish).
  */
 async function drain(app: App, running: RunningHttpServer, tools: ReturnType<App["selectTools"]>): Promise<number> {
   const bound = app.config.http.drain_timeout_ms;
@@ -233,10 +233,14 @@ async function drain(app: App, running: RunningHttpServer, tools: ReturnType<App
     nextSignal().then(() => "signal" as const),
   ]);
   const remaining = running.inflight();
+  // Cut short with nothing in flight: only the balancer's probe was awaited, and nothing is lost.
+  const cut = outcome !== "drained" && remaining.length > 0;
   if (outcome !== "drained") {
     const why = outcome === "bound" ? `${bound / 1000} s ([http] drain_timeout_ms) passed` : "a second signal came";
     process.stderr.write(
-      `cairn: ${why}: stopping ${describeWork(remaining)} still in flight (their clients get no answer and may send them again)\n`,
+      cut
+        ? `cairn: ${why}: stopping ${describeWork(remaining)} still in flight (their clients get no answer and may send them again)\n`
+        : `cairn: ${why} before a readiness probe saw the drain: no request was in flight\n`,
     );
   }
   const held = app.serverDeps(tools).heldRuns?.size ?? 0;
@@ -252,8 +256,8 @@ async function drain(app: App, running: RunningHttpServer, tools: ReturnType<App
     nextSignal().then(() => false),
   ]);
   if (!closed) process.stderr.write("cairn: closing upstreams and the workspace did not finish: exiting without it\n");
-  if (outcome === "drained") process.stderr.write("cairn: drained: every request in flight finished\n");
-  return outcome === "drained" && closed ? 0 : EXIT_FAILURE;
+  if (!cut) process.stderr.write("cairn: drained: every request in flight finished\n");
+  return !cut && closed ? 0 : EXIT_FAILURE;
 }
 
 function describeWork(work: { what: string; count: number }[]): string {

@@ -197,6 +197,28 @@ describe("a graceful drain on SIGTERM", () => {
   }, 90_000);
 });
 
+describe("a drain on a server a balancer probes", () => {
+  it("waits for the next readiness probe, which is told it drains, before it stops listening", async () => {
+    const { served } = await serve("probed");
+    const origin = served.url.slice(0, -"/mcp".length);
+    expect((await fetch(`${origin}/readyz`)).status).toBe(200);
+    served.child.kill("SIGTERM");
+    await served.line(DRAINING_LINE);
+    const told = await fetch(`${origin}/readyz`);
+    expect([told.status, await told.json()]).toEqual([503, { status: "draining" }]);
+    expect(await served.exited).toBe(0);
+    expect(served.stderr()).toContain("cairn: drained: every request in flight finished");
+  }, 90_000);
+
+  it("waits for that probe no longer than the bound, and exits 0 when nothing was in flight", async () => {
+    const { served } = await serve("unprobed", "drain_timeout_ms = 1000");
+    expect((await fetch(`${served.url.slice(0, -"/mcp".length)}/readyz`)).status).toBe(200);
+    served.child.kill("SIGTERM");
+    expect(await served.exited).toBe(0);
+    expect(served.stderr()).toContain("before a readiness probe saw the drain: no request was in flight");
+  }, 90_000);
+});
+
 describe("runs waiting for an approval during a drain", () => {
   const pass = { name: "execute_code", arguments: { code: `await gate.pass({}); return "approved"` } };
   const approve = { approval: { action: "accept", content: { approve: true } } };
