@@ -75,7 +75,7 @@ export function registerServe(program: Command): void {
     )
     .addHelpText(
       "after",
-      `\nHTTP needs $CAIRN_TOKEN (the [identity] of cairn.toml) or [[http.tokens]] (token_env, identity, role): ${TOKEN_HELP}.`,
+      `\nHTTP needs $CAIRN_TOKEN (the [identity] of cairn.toml) or [[http.tokens]] (token_env, identity, role): ${TOKEN_HELP}.\nFor a load balancer, GET /healthz and /readyz answer without a token; SIGTERM drains: new requests get 503 DRAINING while those in flight finish, for at most [http] drain_timeout_ms (a second SIGTERM stops them).`,
     )
     .action(async (options: ServeOptions, command: Command) => {
       if (options.transport !== "stdio" && options.transport !== "http") {
