@@ -185,8 +185,10 @@ export function registerServe(program: Command): void {
           `cairn: the ${kind} ${origin}/ (sign in once at ${origin}/?token=<your token>, or send Authorization: Bearer <token>${changes})\n`,
         );
       }
-      await nextSignal();
-      process.exit(await drain(app, running, tools));
+      // One listener for the rest of the process: between signals the default action (exit at once) never returns.
+      const signals = new Signals();
+      await signals.next();
+      process.exit(await drain(app, running, tools, signals));
     });
 }
 
@@ -198,17 +200,24 @@ const READY_BOUND_MS = 5000;
 /** After the drain, how long closing the rest (upstreams, the workspace) may take before the process exits anyway. */
 const CLOSE_GRACE_MS = 5000;
 
-/** Resolves on the next SIGTERM or SIGINT. */
-function nextSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off("SIGTERM", on);
-      process.off("SIGINT", on);
-      resolve(signal);
+/** SIGTERM and SIGINT, counted by one listener that stays: `next()` resolves on the next one after the call. */
+class Signals {
+  private count = 0;
+  private waiters: { after: number; resolve: () => void }[] = [];
+
+  constructor() {
+    const on = () => {
+      this.count++;
+      for (const waiter of this.waiters) if (waiter.after < this.count) waiter.resolve();
+      this.waiters = this.waiters.filter((w) => w.after >= this.count);
     };
     process.on("SIGTERM", on);
     process.on("SIGINT", on);
-  });
+  }
+
+  next(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push({ after: this.count, resolve }));
+  }
 }
 
 function delay(ms: number): Promise<void> {
@@ -221,7 +230,12 @@ function delay(ms: number): Promise<void> {
  * named on stderr. Runs waiting for a person's approval do not hold the drain; they are stopped with the server.
  * The exit code: 0 when everything in flight finished, 1 when something was stopped (or closing did not finish).
  */
-async function drain(app: App, running: RunningHttpServer, tools: ReturnType<App["selectTools"]>): Promise<number> {
+async function drain(
+  app: App,
+  running: RunningHttpServer,
+  tools: ReturnType<App["selectTools"]>,
+  signals: Signals,
+): Promise<number> {
   const bound = app.config.http.drain_timeout_ms;
   const inflight = running.inflight();
   process.stderr.write(
@@ -230,7 +244,7 @@ async function drain(app: App, running: RunningHttpServer, tools: ReturnType<App
   const outcome = await Promise.race([
     running.drain().then(() => "drained" as const),
     delay(bound).then(() => "bound" as const),
-    nextSignal().then(() => "signal" as const),
+    signals.next().then(() => "signal" as const),
   ]);
   const remaining = running.inflight();
   // Cut short with nothing in flight: only the balancer's probe was awaited, and nothing is lost.
@@ -253,7 +267,7 @@ async function drain(app: App, running: RunningHttpServer, tools: ReturnType<App
   const closed = await Promise.race([
     app.close().then(() => true),
     delay(CLOSE_GRACE_MS).then(() => false),
-    nextSignal().then(() => false),
+    signals.next().then(() => false),
   ]);
   if (!closed) process.stderr.write("cairn: closing upstreams and the workspace did not finish: exiting without it\n");
   if (!cut) process.stderr.write("cairn: drained: every request in flight finished\n");
