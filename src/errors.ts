@@ -39,6 +39,11 @@ export const ErrorCode = {
    * ran. It frees one (DELETE an idle session, let a run finish) or waits; other identities are unaffected.
    */
   SHARE_EXHAUSTED: "SHARE_EXHAUSTED",
+  /**
+   * The HTTP server is draining (it got SIGTERM) and takes no new work: nothing of the request ran. Over HTTP it comes
+   * as 503 with Retry-After; send the request again (a load balancer sends it to another server).
+   */
+  DRAINING: "DRAINING",
   // Workspace
   NOT_FOUND: "NOT_FOUND",
   VERSION_CONFLICT: "VERSION_CONFLICT",
@@ -107,6 +112,7 @@ const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   CANCELLED: "SandboxError",
   BUSY: "SandboxError",
   SHARE_EXHAUSTED: "PolicyError",
+  DRAINING: "PolicyError",
   NOT_FOUND: "WorkspaceError",
   VERSION_CONFLICT: "WorkspaceError",
   INVALID_NAME: "WorkspaceError",

@@ -75,7 +75,7 @@ export function registerServe(program: Command): void {
     )
     .addHelpText(
       "after",
-      `\nHTTP needs $CAIRN_TOKEN (the [identity] of cairn.toml) or [[http.tokens]] (token_env, identity, role): ${TOKEN_HELP}.`,
+      `\nHTTP needs $CAIRN_TOKEN (the [identity] of cairn.toml) or [[http.tokens]] (token_env, identity, role): ${TOKEN_HELP}.\nFor a load balancer, GET /healthz and /readyz answer without a token; SIGTERM drains: new requests get 503 DRAINING while those in flight finish, for at most [http] drain_timeout_ms (a second SIGTERM stops them).`,
     )
     .action(async (options: ServeOptions, command: Command) => {
       if (options.transport !== "stdio" && options.transport !== "http") {
@@ -158,6 +158,7 @@ export function registerServe(program: Command): void {
           sessionsPerIdentity: app.config.http.max_sessions_per_identity,
           runsPerIdentity: app.config.http.max_runs_per_identity,
           maxWorkers: app.config.sandbox.max_workers,
+          readyBoundMs: Math.min(app.config.workspace.backend_timeout_ms / 2, READY_BOUND_MS),
         });
         if (ui !== undefined) warmQueryEngine(app);
       } catch (error) {
@@ -171,7 +172,7 @@ export function registerServe(program: Command): void {
         throw new ExitError(EXIT_FAILURE);
       }
       process.stderr.write(
-        `cairn: serving MCP over Streamable HTTP at ${running.url} (Authorization: Bearer <token>; ${http.tokens.length} identit${http.tokens.length === 1 ? "y" : "ies"})\n`,
+        `cairn: serving MCP over Streamable HTTP at ${running.url} (Authorization: Bearer <token>; ${http.tokens.length} identit${http.tokens.length === 1 ? "y" : "ies"}; instance ${running.instance})\n`,
       );
       if (options.ui === true) {
         const origin = running.url.slice(0, -"/mcp".length);
@@ -184,15 +185,100 @@ export function registerServe(program: Command): void {
           `cairn: the ${kind} ${origin}/ (sign in once at ${origin}/?token=<your token>, or send Authorization: Bearer <token>${changes})\n`,
         );
       }
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
-      await running.close();
-      await app.close();
-      process.exit(0);
+      // One listener for the rest of the process: between signals the default action (exit at once) never returns.
+      const signals = new Signals();
+      await signals.next();
+      process.exit(await drain(app, running, tools, signals));
     });
+}
+
+/**
+ * `/readyz`'s bound on each backend's answer: half of `[workspace] backend_timeout_ms` (so a backend that does not
+ * answer is reported as such, before its own deadline turns it into a failure), at most this.
+ */
+const READY_BOUND_MS = 5000;
+/** After the drain, how long closing the rest (upstreams, the workspace) may take before the process exits anyway. */
+const CLOSE_GRACE_MS = 5000;
+
+/** SIGTERM and SIGINT, counted by one listener that stays: `next()` resolves on the next one after the call. */
+class Signals {
+  private count = 0;
+  private waiters: { after: number; resolve: () => void }[] = [];
+
+  constructor() {
+    const on = () => {
+      this.count++;
+      for (const waiter of this.waiters) if (waiter.after < this.count) waiter.resolve();
+      this.waiters = this.waiters.filter((w) => w.after >= this.count);
+    };
+    process.on("SIGTERM", on);
+    process.on("SIGINT", on);
+  }
+
+  next(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push({ after: this.count, resolve }));
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * The graceful drain (decision 0290), after the first SIGTERM or SIGINT: new work is refused (503 DRAINING) while the
+ * requests in flight finish, for at most `[http] drain_timeout_ms`; a second signal or the bound stops what remains,
+ * named on stderr. Runs waiting for a person's approval do not hold the drain; they are stopped with the server.
+ * The exit code: 0 when everything in flight finished, 1 when something was stopped (or closing did not finish).
+ */
+async function drain(
+  app: App,
+  running: RunningHttpServer,
+  tools: ReturnType<App["selectTools"]>,
+  signals: Signals,
+): Promise<number> {
+  const bound = app.config.http.drain_timeout_ms;
+  const inflight = running.inflight();
+  process.stderr.write(
+    `cairn: draining: ${describeWork(inflight)} in flight; new requests get 503 DRAINING; stopping what remains in ${bound / 1000} s ([http] drain_timeout_ms), or at once on a second SIGTERM\n`,
+  );
+  const outcome = await Promise.race([
+    running.drain().then(() => "drained" as const),
+    delay(bound).then(() => "bound" as const),
+    signals.next().then(() => "signal" as const),
+  ]);
+  const remaining = running.inflight();
+  // Cut short with nothing in flight: only the balancer's probe was awaited, and nothing is lost.
+  const cut = outcome !== "drained" && remaining.length > 0;
+  if (outcome !== "drained") {
+    const why = outcome === "bound" ? `${bound / 1000} s ([http] drain_timeout_ms) passed` : "a second signal came";
+    process.stderr.write(
+      cut
+        ? `cairn: ${why}: stopping ${describeWork(remaining)} still in flight (their clients get no answer and may send them again)\n`
+        : `cairn: ${why} before a readiness probe saw the drain: no request was in flight\n`,
+    );
+  }
+  const held = app.serverDeps(tools).heldRuns?.size ?? 0;
+  if (held > 0) {
+    process.stderr.write(
+      `cairn: stopping ${held} run${held === 1 ? "" : "s"} waiting for an approval (their retries answer APPROVAL_EXPIRED; what they did before the gate stands)\n`,
+    );
+  }
+  await running.close();
+  const closed = await Promise.race([
+    app.close().then(() => true),
+    delay(CLOSE_GRACE_MS).then(() => false),
+    signals.next().then(() => false),
+  ]);
+  if (!closed) process.stderr.write("cairn: closing upstreams and the workspace did not finish: exiting without it\n");
+  if (!cut) process.stderr.write("cairn: drained: every request in flight finished\n");
+  return !cut && closed ? 0 : EXIT_FAILURE;
+}
+
+function describeWork(work: { what: string; count: number }[]): string {
+  const total = work.reduce((sum, w) => sum + w.count, 0);
+  if (total === 0) return "no request";
+  const kinds = work.map((w) => (w.count === 1 ? w.what : `${w.what} ×${w.count}`)).join(", ");
+  return `${total} request${total === 1 ? "" : "s"} (${kinds})`;
 }
 
 interface HttpSettings {

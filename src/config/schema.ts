@@ -374,6 +374,12 @@ const HttpConfigSchema = z.strictObject({
     1024,
     "tool calls of tools that are not read-only (execute_code, writes, direct upstream tools) one identity may have in flight; identities times this may not pass sandbox.max_workers (default: sandbox.max_workers divided by the identities; no limit with one identity)",
   ).optional(),
+  // A graceful drain on SIGTERM (decision 0290): new work is refused with 503 DRAINING meanwhile.
+  drain_timeout_ms: int(
+    0,
+    3_600_000,
+    "after SIGTERM, how long `serve --transport http` lets the requests in flight finish before it stops them and exits (0: at once; a second SIGTERM stops them at once too) (default 30000)",
+  ).default(30_000),
 });
 
 const ApprovalsConfigSchema = z.strictObject({

@@ -167,6 +167,11 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
       "needs two or more HTTP identities (this suite serves stdio): test/e2e/http-shares.test.ts produces it for " +
       "sessions and runs over real HTTP and checks its message names the limit and how to free a slot",
   },
+  DRAINING: {
+    notProducible:
+      "needs an HTTP server that got SIGTERM (this suite serves stdio): test/e2e/fleet-drain.test.ts produces it " +
+      "as 503 with Retry-After and checks its message says nothing ran and to send the request again",
+  },
   NOT_FOUND: () => toolError("inspect", { ref: "no-such-artifact" }),
   VERSION_CONFLICT: async () => {
     const name = unique("twice");

@@ -76,14 +76,20 @@ export class HttpSessions {
   }
 
   /**
-   * Hands a request to the live session `id` and resolves once it is handled; false when there is no such session or
-   * it was opened with another token.
+   * Hands a request to the live session `id` (with its `body` when the caller has already read it) and resolves once
+   * it is handled; false when there is no such session or it was opened with another token.
    */
-  async forward(id: string, token: number, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  async forward(
+    id: string,
+    token: number,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body?: unknown,
+  ): Promise<boolean> {
     const entry = this.entries.get(id);
     if (!entry || entry.ended || entry.token !== token) return false;
     this.track(entry, req, res);
-    await entry.transport.handleRequest(req, res);
+    await entry.transport.handleRequest(req, res, body);
     return true;
   }
 

@@ -3,7 +3,10 @@
 // server from the SDK's createMcpHandler, and a 2025 client gets a session (the legacy lane), bound to the identity
 // that opened it. Either way the request acts on its identity's handles (decision 0261), within the identity's share
 // of runs; legacy sessions also count against its share of sessions. Plain node:http rather than Express: every
-// check runs in a fixed order before a byte of the body is read.
+// check runs in a fixed order before a byte of the body is read. For a load balancer (decision 0290): /healthz and
+// /readyz without a token, every response naming this process (`Cairn-Instance`), and a drain that refuses new work
+// with 503 DRAINING while the work in flight finishes.
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeHandler, toWebRequest } from "@modelcontextprotocol/node";
@@ -15,7 +18,7 @@ import {
   type McpHttpHandler,
 } from "@modelcontextprotocol/server";
 import { CairnError, ErrorCode } from "../../errors.js";
-import { type AccessRules, checkAccess, type HttpToken } from "../../http-guards/http-guards.js";
+import { type AccessRules, checkAccess, checkHostAndOrigin, type HttpToken } from "../../http-guards/http-guards.js";
 import { isLoopbackHost } from "../../http-guards/loopback.js";
 import { createMcpServer } from "../create-server.js";
 import type { ToolDefinition } from "../tool.js";
@@ -27,9 +30,22 @@ import {
   DEFAULT_MAX_SESSIONS,
 } from "./http-defaults.js";
 import { HttpSessions } from "./http-sessions.js";
+import { Inflight } from "./inflight.js";
+import { Readiness } from "./readiness.js";
 import type { ServeHost } from "./serve-host.js";
 
 const MCP_PATH = "/mcp";
+/** Liveness (the process answers) and readiness (it can serve: the backends answer, no drain), without a token. */
+const HEALTH_PATH = "/healthz";
+const READY_PATH = "/readyz";
+/** The header of every response naming the process that answered (random per start: nothing of the host in it). */
+export const INSTANCE_HEADER = "Cairn-Instance";
+/** What a refusal during a drain asks the client to wait before trying again (a balancer sends it elsewhere). */
+const DRAIN_RETRY_AFTER_S = 1;
+/** `/readyz`'s bound on each backend's answer. */
+const DEFAULT_READY_BOUND_MS = 5000;
+/** A blob digest no content has: the readiness check asks the blob store whether it holds it (one HEAD or stat). */
+const ABSENT_BLOB = "0".repeat(64);
 /** The SDK transport's own bound on a POST body; the initialize request is read by Cairn under the same bound. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -72,6 +88,11 @@ interface HttpServeOptions {
    * handler here; the server knows nothing else of it). Absent: such paths get 404.
    */
   ui?: HttpHandler | undefined;
+  /**
+   * `/readyz`'s bound on each backend's answer (the catalog, the blob store); past it the backend counts as not
+   * answering. @default 5000
+   */
+  readyBoundMs?: number;
 }
 
 /** A handler of whole requests: it writes the response itself and never rejects. */
@@ -81,6 +102,15 @@ export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => Promise
 export interface RunningHttpServer {
   readonly url: string;
   readonly port: number;
+  /** This process's id in the `Cairn-Instance` header of every response. */
+  readonly instance: string;
+  /**
+   * Begins a drain: from now on new work is refused (503, `DRAINING`, Retry-After) and /readyz answers 503; open
+   * streams are ended. Resolves when the work in flight has ended; the server still listens until `close()`.
+   */
+  drain(): Promise<void>;
+  /** The work in flight now, by kind, for the report of a drain cut short. */
+  inflight(): { what: string; count: number }[];
   close(): Promise<void>;
 }
 
@@ -91,6 +121,8 @@ interface Routes {
   /** Answers a 2026-07-28 request; the caller's token index rides in `req.auth.clientId`. */
   modern: (req: IncomingMessage & { auth?: AuthInfo }, res: ServerResponse, body: unknown) => Promise<void>;
   ui: HttpHandler | undefined;
+  inflight: Inflight;
+  readiness: Readiness;
 }
 
 /**
@@ -143,14 +175,30 @@ export async function serveHttp(
   // Upstream tools that come and go reach every open subscriptions/listen stream.
   const unsubscribe = deps.onToolsChanged?.(() => handler.notify.toolsChanged());
   const modernNode = toNodeHandler(handler, { maxRequestBodySize: MAX_BODY_BYTES });
+  const inflight = new Inflight();
+  const readiness = new Readiness({
+    // One read each, through the workspace the requests use (opening it first, when it is not open yet).
+    checks: {
+      catalog: async () => (await deps.workspace()).lookup(["cairn-readyz"]),
+      blobs: async () => (await deps.workspace()).hasBlob(ABSENT_BLOB),
+    },
+    boundMs: options.readyBoundMs ?? DEFAULT_READY_BOUND_MS,
+    logger,
+  });
   const routes: Routes = {
     access: { tokens, allowRemote },
     sessions,
     modern: (req, res, body) => modernNode(req, res, body),
     ui: options.ui,
+    inflight,
+    readiness,
   };
+  const instance = randomBytes(6).toString("base64url");
 
   const http: NodeHttpServer = createServer((req, res) => {
+    res.setHeader(INSTANCE_HEADER, instance);
+    // A draining server closes each connection after its response, so a balancer's next request opens one elsewhere.
+    if (inflight.draining) res.setHeader("Connection", "close");
     route(req, res, routes).catch((error: unknown) => {
       logger.error("request failed", { error: String((error as Error)?.stack ?? error) });
       if (!res.headersSent) sendRpcError(res, 500, -32603, "Internal error");
@@ -171,6 +219,9 @@ export async function serveHttp(
   return {
     url,
     port: bound,
+    instance,
+    drain: () => inflight.drain(),
+    inflight: () => inflight.describe(),
     async close() {
       if (sessions.closing) return;
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
@@ -186,7 +237,7 @@ export async function serveHttp(
 /** The options with their defaults, checked before anything listens (the throws `serveHttp` documents). */
 function checkedOptions(
   options: HttpServeOptions,
-): Required<Omit<HttpServeOptions, "ui" | "sessionsPerIdentity" | "runsPerIdentity" | "maxWorkers">> {
+): Required<Omit<HttpServeOptions, "ui" | "sessionsPerIdentity" | "runsPerIdentity" | "maxWorkers" | "readyBoundMs">> {
   const host = options.host ?? DEFAULT_HTTP_HOST;
   const allowRemote = options.allowRemote ?? false;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
@@ -226,12 +277,14 @@ function checkedOptions(
 }
 
 /**
- * Answers one request, in order: a path other than /mcp goes to the `ui` handler when there is one; then Host,
- * Origin and token; the path; shutdown; a request of an existing legacy session; else a POST, which is a 2026-07-28
- * request (answered at once) or a 2025 initialize, which opens a session when there is room.
+ * Answers one request, in order: /healthz and /readyz (Host and Origin checked, no token); a path other than /mcp
+ * goes to the `ui` handler when there is one; then Host, Origin and token; the path; shutdown; a request of an
+ * existing legacy session; else a POST, which is a 2026-07-28 request (answered at once) or a 2025 initialize, which
+ * opens a session when there is room. During a drain, what would start new work is refused with 503 DRAINING.
  */
 async function route(req: IncomingMessage, res: ServerResponse, routes: Routes): Promise<void> {
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
+  if (path === HEALTH_PATH || path === READY_PATH) return health(req, res, path, routes);
   // The web view checks Host, Origin and the token itself (it also takes its cookie, which /mcp never does).
   if (path !== MCP_PATH && routes.ui !== undefined) return routes.ui(req, res);
   const verdict = checkAccess(req.headers, routes.access);
@@ -240,14 +293,29 @@ async function route(req: IncomingMessage, res: ServerResponse, routes: Routes):
     return sendRpcError(res, verdict.status, -32000, verdict.message);
   }
   if (path !== MCP_PATH) return sendRpcError(res, 404, -32601, `Not found: Cairn serves MCP at ${MCP_PATH}`);
-  const { sessions } = routes;
+  const { sessions, inflight } = routes;
   if (sessions.closing) return sendRpcError(res, 503, -32000, "Cairn is shutting down");
 
   const sessionHeader = req.headers["mcp-session-id"];
   const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
   if (sessionId !== undefined) {
+    let body: unknown;
+    if (req.method === "GET") {
+      // The session's standalone stream only waits for the server's messages: a drain ends it.
+      if (inflight.draining) return refuseDraining(res, undefined);
+      inflight.stream(res);
+    } else if (req.method === "POST" && inflight.draining) {
+      // Answers to the server's own questions and notifications (a cancel) help work in flight end: they pass.
+      const read = await readJson(req, res);
+      if (read === undefined) return;
+      if (startsWork(read.parsed)) return refuseDraining(res, read.parsed);
+      body = read.parsed;
+      inflight.track(res, describe(read.parsed));
+    } else if (req.method === "POST") {
+      inflight.track(res, "2025 session request");
+    }
     // A session answers only the token that opened it: another identity cannot act through it.
-    if (!(await sessions.forward(sessionId, verdict.token, req, res))) {
+    if (!(await sessions.forward(sessionId, verdict.token, req, res, body))) {
       sendRpcError(res, 404, -32001, "Session not found");
     }
     return;
@@ -263,29 +331,54 @@ async function route(req: IncomingMessage, res: ServerResponse, routes: Routes):
 }
 
 /**
+ * `/healthz`: 200 while the process answers, draining or not. `/readyz`: 200 when the workspace's catalog and blob
+ * store answer within the bound, 503 when one does not or the server drains. Neither needs a token nor looks at one,
+ * so neither tells whether a token is good; their bodies name states only (the reasons go to the log).
+ */
+async function health(req: IncomingMessage, res: ServerResponse, path: string, routes: Routes): Promise<void> {
+  // A page on another site resolving to this address (DNS rebinding) reads nothing here either.
+  const refused = checkHostAndOrigin(req.headers, routes.access);
+  if (refused !== undefined) return sendJson(res, refused.status, { status: "forbidden", error: refused.message });
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    res.setHeader("Allow", "GET, HEAD");
+    return sendJson(res, 405, { status: "method not allowed" });
+  }
+  res.setHeader("Cache-Control", "no-store");
+  if (path === HEALTH_PATH) return sendJson(res, 200, { status: "ok" });
+  routes.inflight.probe(res);
+  if (routes.inflight.draining || routes.sessions.closing) {
+    res.setHeader("Retry-After", String(DRAIN_RETRY_AFTER_S));
+    return sendJson(res, 503, { status: "draining" });
+  }
+  const report = await routes.readiness.check();
+  // A drain may have begun while the backends were asked.
+  if (routes.inflight.draining) return sendJson(res, 503, { status: "draining" });
+  sendJson(res, report.ready ? 200 : 503, { status: report.ready ? "ready" : "unready", checks: report.checks });
+}
+
+/**
  * A POST without a session id: a 2026-07-28 request goes to the SDK's per-request handler (which checks its envelope
  * and the Mcp-Method and Mcp-Name headers against the body); a 2025 one must be an initialize, and a session must be
  * free for it.
  */
 async function post(req: IncomingMessage, res: ServerResponse, routes: Routes, token: number): Promise<void> {
-  const body = await readBody(req, MAX_BODY_BYTES);
-  if (body === "too-large") {
-    return sendRpcError(res, 413, -32000, `Payload Too Large: a request body may hold ${MAX_BODY_BYTES} bytes`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString("utf8"));
-  } catch {
-    return sendRpcError(res, 400, -32700, "Parse error: Invalid JSON");
-  }
+  const read = await readJson(req, res);
+  if (read === undefined) return;
+  const { parsed } = read;
+  const { inflight } = routes;
+  if (inflight.draining && startsWork(parsed)) return refuseDraining(res, parsed);
   if (!(await isLegacyRequest(await toWebRequest(req, parsed), parsed))) {
     const auth: AuthInfo = { token: "bearer", clientId: String(token), scopes: [] };
+    // A subscriptions/listen stream only waits for change notifications: a drain ends it.
+    if (methodOf(parsed) === "subscriptions/listen") inflight.stream(res);
+    else inflight.track(res, describe(parsed));
     return routes.modern(Object.assign(req, { auth }), res, parsed);
   }
   const messages = Array.isArray(parsed) ? parsed : [parsed];
   if (!messages.some((m) => isInitializeRequest(m))) {
     return sendRpcError(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required");
   }
+  inflight.track(res, "initialize");
   const refused = await routes.sessions.open(req, res, parsed, token);
   if (refused !== undefined) {
     // 429 when this identity used its own share (decision 0252), 503 when the server itself is full.
@@ -294,16 +387,87 @@ async function post(req: IncomingMessage, res: ServerResponse, routes: Routes, t
   }
 }
 
+/** The body of a POST, parsed; undefined once a 413 or a parse error has been answered. */
+async function readJson(req: IncomingMessage, res: ServerResponse): Promise<{ parsed: unknown } | undefined> {
+  const body = await readBody(req, MAX_BODY_BYTES);
+  if (body === "too-large") {
+    sendRpcError(res, 413, -32000, `Payload Too Large: a request body may hold ${MAX_BODY_BYTES} bytes`);
+    return undefined;
+  }
+  try {
+    return { parsed: JSON.parse(body.toString("utf8")) };
+  } catch {
+    sendRpcError(res, 400, -32700, "Parse error: Invalid JSON");
+    return undefined;
+  }
+}
+
+type Message = { method?: unknown; id?: unknown; params?: { name?: unknown; requestState?: unknown } };
+
+function messagesOf(parsed: unknown): Message[] {
+  return (Array.isArray(parsed) ? parsed : [parsed]).filter((m): m is Message => typeof m === "object" && m !== null);
+}
+
+function methodOf(parsed: unknown): string | undefined {
+  const [first] = messagesOf(parsed);
+  return typeof first?.method === "string" ? first.method : undefined;
+}
+
+/**
+ * Whether a body would start new work: any request, except a 2026-07-28 tools/call that carries a `requestState`
+ * (it resumes a run this server holds for a person's approval, or is told it is gone). Responses to the server's own
+ * requests and notifications start nothing.
+ */
+function startsWork(parsed: unknown): boolean {
+  return messagesOf(parsed).some(
+    (m) =>
+      typeof m.method === "string" &&
+      m.id !== undefined &&
+      !(m.method === "tools/call" && typeof m.params?.requestState === "string"),
+  );
+}
+
+/** What a request is, for the report of a drain cut short: its method, and a tool call's tool (never arguments). */
+function describe(parsed: unknown): string {
+  const [first] = messagesOf(parsed);
+  if (first === undefined || typeof first.method !== "string") return "response or notification";
+  const method = first.method.slice(0, 64);
+  const name = first.params?.name;
+  return method === "tools/call" && typeof name === "string" ? `tools/call ${name.slice(0, 64)}` : method;
+}
+
+/** New work refused during a drain: 503 and Retry-After, which a balancer understands; nothing ran. */
+function refuseDraining(res: ServerResponse, parsed: unknown): void {
+  res.setHeader("Retry-After", String(DRAIN_RETRY_AFTER_S));
+  const [first] = messagesOf(parsed);
+  const id = typeof first?.id === "string" || typeof first?.id === "number" ? first.id : null;
+  sendRpcError(
+    res,
+    503,
+    -32000,
+    `Cairn is draining (shutting down) and takes no new work: nothing of this request ran; send it again in ${DRAIN_RETRY_AFTER_S} s (a load balancer sends it to another server)`,
+    { code: ErrorCode.DRAINING, retryAfterS: DRAIN_RETRY_AFTER_S },
+    id,
+  );
+}
+
+function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  res.statusCode = status;
+  res.setHeader("Content-Type", "application/json");
+  res.end(JSON.stringify(body));
+}
+
 function sendRpcError(
   res: ServerResponse,
   status: number,
   code: number,
   message: string,
   data?: Record<string, unknown>,
+  id: string | number | null = null,
 ): void {
   res.statusCode = status;
   res.setHeader("Content-Type", "application/json");
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message, ...(data ? { data } : {}) }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message, ...(data ? { data } : {}) }, id }));
 }
 
 /** Reads a body up to `max` bytes; past it the rest is drained (not buffered) so the 413 can still be sent. */
