@@ -8,7 +8,8 @@ const data = resolve(import.meta.dirname, "../../node_modules/vega-datasets/data
 
 let c: Connected;
 beforeAll(async () => {
-  c = await connect("", [
+  // The data files and the test's own folder (cairn.toml's, ".") are the import roots.
+  c = await connect(`[workspace]\nimport_roots = [".", "${data}"]\n`, [
     "--tools",
     "execute_code",
     "save",

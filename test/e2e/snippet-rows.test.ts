@@ -17,7 +17,7 @@ const scratch = mkdtempSync(join(tmpdir(), "cairn-rows-"));
 let c: Connected;
 beforeAll(async () => {
   c = await connect(
-    `[servers.memory]\ncommand = "${process.execPath}"\nargs = ["${memory}"]\nenv = { MEMORY_FILE_PATH = "${join(scratch, "memory.json")}" }\n`,
+    `[workspace]\nimport_roots = ["${data}", "${scratch}"]\n[servers.memory]\ncommand = "${process.execPath}"\nargs = ["${memory}"]\nenv = { MEMORY_FILE_PATH = "${join(scratch, "memory.json")}" }\n`,
     ["--tools", "execute_code", "import", "query", "read_output"],
   );
   await c.call("import", { path: join(data, "flights-3m.parquet"), name: "data/flights" });
