@@ -223,6 +223,7 @@ describe("rows in snippets over MCP", () => {
       "save_as",
       "expected_version",
       "allow_historical",
+      "preview_rows",
     ]);
     const refused = await c.call("query", { inputs: ["data/airports"], sql: "SELECT 1", rows: "all" });
     expect(refused.json.error.code).toBe("INVALID_ARGUMENT");
