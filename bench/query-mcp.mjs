@@ -3,7 +3,7 @@
 // over 100 ms. Cairn's figure includes MCP, argument checks, the catalog lookup, the lock-down and the preview.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ms, progress, QUICK, ROOT, startCairn, summary, table } from "./lib.mjs";
 
 const PARQUET = join(ROOT, "node_modules/vega-datasets/data/flights-3m.parquet");
@@ -17,7 +17,11 @@ export default async function run() {
   for (let i = 0; i < rowsCsv; i++)
     lines.push(`${i},2026-01-${String((i % 28) + 1).padStart(2, "0")},c${i % 17},${(i * 7919) % 1000}.${i % 100}`);
   writeFileSync(csv, `${lines.join("\n")}\n`);
-  const cairn = await startCairn({ serveArgs: ["--tools", "query", "import"] });
+  // import reads only under the import roots (decision 0280): the data files' folders.
+  const cairn = await startCairn({
+    toml: `[workspace]\nimport_roots = ${JSON.stringify([dirname(PARQUET), dir])}\n`,
+    serveArgs: ["--tools", "query", "import"],
+  });
   const { DuckDBInstance } = await import("@duckdb/node-api");
   const bare = await (await DuckDBInstance.create(":memory:", { threads: "2", memory_limit: "1GB" })).connect();
   const cases = [

@@ -6,7 +6,7 @@
 // text; the three briefs must hold the same rows, and February's totals must equal DuckDB's own.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { countTokens, requestTokens } from "../dist/tokens/count.js";
 import { progress, ROOT, startCairn, table } from "./lib.mjs";
 
@@ -54,7 +54,12 @@ async function counted(cairn, tool, args) {
  * @param {{ jan: string, feb: string }} files
  */
 async function prepared(files) {
-  const cairn = await startCairn({ serveArgs: ["--profile", "full"] });
+  // import reads only under the import roots (decision 0280): the data files' folders.
+  const roots = [dirname(AIRPORTS), dirname(files.jan), dirname(files.feb)];
+  const cairn = await startCairn({
+    toml: `[workspace]\nimport_roots = ${JSON.stringify(roots)}\n`,
+    serveArgs: ["--profile", "full"],
+  });
   await counted(cairn, "import", { path: files.jan, name: "flights/2001" });
   await counted(cairn, "import", { path: AIRPORTS, name: "ref/airports" });
   await counted(cairn, "import", { path: files.feb, name: "flights/2001-02" });

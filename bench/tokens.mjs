@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { runCrossover } from "../dist/demo/crossover.js";
 import { runWorkflow } from "../dist/demo/workflow.js";
 import { countTokens, requestTokens } from "../dist/tokens/count.js";
@@ -176,7 +176,9 @@ export async function measureSavedSnippet() {
   const schema = JSON.parse(readFileSync(join(SAVED_FIXTURES, "airports-by-state.schema.json"), "utf8"));
   const airports = join(ROOT, "node_modules", "vega-datasets", "data", "airports.csv");
   // The full profile offers import; the two execute_code requests are the same in every profile.
-  const server = await startCairn({ toml: 'profile = "full"\n' });
+  const server = await startCairn({
+    toml: `profile = "full"\n[workspace]\nimport_roots = ${JSON.stringify([dirname(airports)])}\n`,
+  });
   try {
     const imported = await server.call("import", { path: airports, name: "data/airports" });
     if (imported.isError) throw new Error(`saved snippet bench: import failed: ${imported.text}`);

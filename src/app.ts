@@ -11,7 +11,7 @@ import { defineSavedBindings } from "./codemode/saved-bindings.js";
 import { stepSnippets } from "./codemode/step-snippets.js";
 import { defineStoreBindings, storeCapabilities } from "./codemode/store-bindings.js";
 import { type Actor, configuredActor } from "./config/identity.js";
-import type { LoadedConfig } from "./config/load.js";
+import { importRoots, type LoadedConfig } from "./config/load.js";
 import type { Config } from "./config/schema.js";
 import { lazy } from "./lazy.js";
 import { createLogger, type Logger } from "./log.js";
@@ -33,7 +33,7 @@ import type { ServerDeps } from "./server/create-server.js";
 import { HeldRuns } from "./server/held-runs.js";
 import { namespaceContent } from "./server/namespace-resource.js";
 import { operationTools, trimListedFields } from "./server/operation-tools.js";
-import { type Profile, selectToolNames } from "./server/profiles.js";
+import { notEnabledError, type Profile, selectToolNames } from "./server/profiles.js";
 import type { ToolDefinition } from "./server/tool.js";
 import { followDirectTools } from "./server/tools/direct-tools.js";
 import type { Session } from "./session/session.js";
@@ -214,6 +214,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     registry,
     ready,
     upstreamStatus: () => manager.list().map(({ server, status, cause }) => ({ server, status, cause })),
+    // Imports from tools and snippets never read Cairn's own state, whatever the roots (decision 0280).
+    importRoots: { roots: importRoots(config, loaded.configPath), hidden: [loaded.workspaceDir, oauthDir()] },
     approvals: approvalReplays({ approvals, gateway, ready }),
   };
   const bindings = new Bindings({ suggest: (name) => registry.suggest(name) });
@@ -239,6 +241,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     saved,
   );
   const exposed = operationTools(table, services);
+  // The profile of the last selectTools: what a call of a tool it leaves out is told.
+  let servedProfile: Profile = config.profile;
   const tools = exposed.map((e) => e.tool);
   const direct = followDirectTools(upstreamCapabilities, { manager, validator, output: config.output, approvals });
   // On a PostgreSQL catalog every server of the workspace answers for every handle (decision 0293).
@@ -280,6 +284,7 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       const byName = new Map(tools.map((t) => [t.name, t]));
       const available = exposed.map(({ tool, profiles }) => ({ name: tool.name, profiles }));
       const profile = selection.profile ?? config.profile;
+      servedProfile = profile;
       capture.enabled = config.memory.capture ?? profile === "runtime";
       const names = selectToolNames(available, profile, selection.tools);
       usage.measureTokens = names.includes("metrics");
@@ -303,6 +308,16 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       workspace,
       logger,
       heldRuns,
+      notEnabled: (name: string) => {
+        if (selected.some((t) => t.name === name)) return undefined;
+        const off = exposed.find((e) => e.tool.name === name);
+        if (off === undefined) return undefined;
+        const snippet = table.find((o) => o.name === name)?.snippet?.path;
+        return {
+          role: off.tool.role,
+          error: notEnabledError({ name, profiles: off.profiles, snippet }, servedProfile),
+        };
+      },
     }),
     actor,
     newSession: (id, as) => sessions.newSession(id, as),

@@ -16,6 +16,11 @@ export const ErrorCode = {
   STORE_DISABLED: "STORE_DISABLED",
   // Capabilities
   TOOL_NOT_FOUND: "TOOL_NOT_FOUND",
+  /**
+   * A built-in tool this server has but its profile does not list: the message names `--tools +NAME` and the
+   * `profile` key of cairn.toml that list it (and its snippet function, where it has one). Nothing ran.
+   */
+  TOOL_NOT_ENABLED: "TOOL_NOT_ENABLED",
   TOOL_FAILED: "TOOL_FAILED",
   UPSTREAM_UNAVAILABLE: "UPSTREAM_UNAVAILABLE",
   TOOL_TIMEOUT: "TOOL_TIMEOUT",
@@ -99,6 +104,7 @@ const ERROR_NAME_BY_CODE: Record<ErrorCode, string> = {
   NOT_JSON: "ResultStoreError",
   STORE_DISABLED: "ResultStoreError",
   TOOL_NOT_FOUND: "ToolNotFoundError",
+  TOOL_NOT_ENABLED: "ToolNotFoundError",
   TOOL_FAILED: "ToolCallError",
   UPSTREAM_UNAVAILABLE: "ToolCallError",
   TOOL_TIMEOUT: "ToolCallError",

@@ -8,7 +8,7 @@ import { checkEntry, type EntryCheck } from "../hosts/entry-check.js";
 import { type HostEntryRead, readHostEntry } from "../hosts/host-file.js";
 import { HOST_NAMES, HOSTS, type HostName, hostConfigPath, SERVER_KEY, shellQuote } from "../hosts/hosts.js";
 import { EXIT_FAILURE, ExitError } from "./common.js";
-import { type DoctorStep, probeEntry, type UpstreamState } from "./doctor-probe.js";
+import { type DoctorStep, probeEntry } from "./doctor-probe.js";
 import { parseHost } from "./host-config.js";
 
 export interface DoctorReport {
@@ -64,7 +64,10 @@ async function doctorHost(host: HostName): Promise<DoctorReport> {
     `run the entry by hand to see why: ${commandLine}; if Node or Cairn moved, or the configuration did: ${reinstall}`,
   );
   steps.push(...probe.steps);
-  if (probe.upstreams) steps.push(...upstreamSteps(host, probe.upstreams, checked, entry.env));
+  if (probe.upstreams) {
+    const { upstreamSteps } = await import("./doctor-upstreams.js");
+    steps.push(...upstreamSteps(host, probe.upstreams, checked, entry.env));
+  }
   const { backendSteps } = await import("./doctor-backends.js");
   steps.push(...(await backendSteps(checked.pins.config, checked.pins.workspace, entry.env)));
   const { programSteps } = await import("./doctor-programs.js");
@@ -117,43 +120,6 @@ function unpinnedConfig(
     detail: `the entry pins no --config, so the host's Cairn does not read ${local}`,
     fix: `if the host should use it, run here: cairn host-config ${host} --install --force`,
   };
-}
-
-function upstreamSteps(
-  host: HostName,
-  upstreams: UpstreamState[],
-  checked: EntryCheck,
-  env: Record<string, string> | undefined,
-): DoctorStep[] {
-  const config = checked.pins.config ?? env?.CAIRN_CONFIG;
-  if (upstreams.length === 0) {
-    return [
-      {
-        step: "upstreams",
-        status: "ok",
-        detail: config
-          ? `none configured in ${config}`
-          : "none: the entry pins no --config, so Cairn reads ./cairn.toml of whatever directory the host starts it in",
-      },
-    ];
-  }
-  const where = config ?? "the cairn.toml this entry loads";
-  return upstreams.map((upstream) =>
-    upstream.status === "ready"
-      ? { step: `upstream ${upstream.name}`, status: "ok", detail: `ready, ${upstream.tools} tools` }
-      : {
-          step: `upstream ${upstream.name}`,
-          status: "FAIL",
-          detail:
-            upstream.status === "connecting"
-              ? "still starting when the check gave up waiting"
-              : `${upstream.status}: ${upstream.cause ?? "no cause given"}`,
-          fix:
-            upstream.status === "connecting"
-              ? `check that [servers.${upstream.name}] in ${where} starts on its own, or raise its startup_timeout_ms`
-              : `fix [servers.${upstream.name}] in ${where} as the cause says, then run cairn doctor ${host} again`,
-        },
-  );
 }
 
 function printReport(report: DoctorReport): void {

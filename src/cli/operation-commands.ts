@@ -104,9 +104,23 @@ function omittedLine(output: unknown): string {
   return `\n[omitted to fit --max-tokens: ${what.join(", ")}${typeof next_step === "string" ? `; ${next_step}` : ""}]`;
 }
 
-function firstSentence(text: string): string {
-  const end = text.search(/[.;:](\s|$)/);
-  return (end < 0 ? text : text.slice(0, end)).replace(/^./, (c) => c.toLowerCase());
+/**
+ * The summary's first sentence, whole: it ends at a `.` or `;` followed by a space (or the end) outside parentheses
+ * and brackets, never at a colon, which opens a clause (`approves one exact version (a name: its current one)`).
+ */
+export function firstSentence(text: string): string {
+  let depth = 0;
+  let end = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "(" || c === "[" || c === "{") depth++;
+    else if ((c === ")" || c === "]" || c === "}") && depth > 0) depth--;
+    else if ((c === "." || c === ";") && depth === 0 && (i + 1 === text.length || /\s/.test(text[i + 1] as string))) {
+      end = i;
+      break;
+    }
+  }
+  return text.slice(0, end).replace(/^./, (c) => c.toLowerCase());
 }
 
 function describe(field: Field): string {

@@ -2,7 +2,7 @@
 // names the file, the key path and what is allowed; all of them are reported together, not just the first.
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { closest, distance } from "fastest-levenshtein";
 import { parse as parseToml, TomlError } from "smol-toml";
 import type { z } from "zod";
@@ -260,6 +260,17 @@ function expandVariables(value: unknown, path: string[], env: NodeJS.ProcessEnv,
     return out;
   }
   return value;
+}
+
+/**
+ * The folders imports from tools and snippets may read under, absolute: `workspace.import_roots` relative to the
+ * folder of cairn.toml (`~` expanded), default that folder; without a cairn.toml, only roots given (from the working
+ * directory), else none (decision 0280).
+ */
+export function importRoots(config: Config, configPath: string | null, cwd = process.cwd()): string[] {
+  const base = configPath === null ? cwd : dirname(configPath);
+  const roots = config.workspace.import_roots ?? (configPath === null ? [] : ["."]);
+  return roots.map((root) => expandHome(root, base));
 }
 
 function configError(source: string, problems: string[]): CairnError {

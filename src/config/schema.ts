@@ -107,6 +107,12 @@ const WorkspaceConfigSchema = z.strictObject({
   max_preview_rows: int(0, 10_000, "rows returned by query").default(25),
   max_preview_bytes: int(256, 10 * MIB, "bytes of rows returned by query").default(7680),
   index_bytes: int(0, 64 * MIB, "bytes of text indexed for find").default(65_536),
+  import_roots: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "folders the import tool and workspace.import may read under, relative to cairn.toml's folder (default: that folder; none without a cairn.toml); the command line's cairn import reads anywhere",
+    ),
   catalog: z
     .string()
     .regex(/^(sqlite|postgres(ql)?:\/\/\S+)$/, 'write "sqlite" or a postgres:// URL')

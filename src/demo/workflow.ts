@@ -3,7 +3,7 @@
 // is a script, so both ways make the same decisions; only what the model would read and write is counted.
 // Over 500 lines: one scripted story read top to bottom, its steps in the order the two sessions take them, so each
 // step's two ways sit side by side.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,24 +18,12 @@ export const QUESTION =
 export const CAIRN_MAIN = fileURLToPath(new URL("../main.js", import.meta.url));
 export const FLIGHTS_SERVER = fileURLToPath(new URL("./flights-server.js", import.meta.url));
 
-/** The tools the Cairn host sees: the defaults plus the opt-in import. */
-const CAIRN_TOOLS = [
-  "execute_code",
-  "read_output",
-  "search_tools",
-  "describe_tools",
-  "save",
-  "find",
-  "inspect",
-  "resume",
-  "query",
-  "describe",
-  "refresh",
-  "import",
-];
+/** The Cairn host sees the default profile (agent), as a host configured with nothing else does. */
+const CAIRN_TOOLS: string[] = [];
 /** The direct host keeps its notes in a store with the same save/resume/inspect tools, without code mode. */
 const NOTES_TOOLS = ["save", "inspect", "resume"];
 
+const AIRPORTS_FILE = "airports.csv";
 const PAGE = 500;
 const DELAY_MINUTES = 120;
 const TOP = 10;
@@ -126,6 +114,8 @@ interface CairnHome {
 /** A temp workspace with its config: the flights server as upstream `flights`. */
 function cairnHome(rows: number, label: string, flightsServer: string): CairnHome {
   const dir = mkdtempSync(join(tmpdir(), `cairn-demo-${label}-`));
+  // The user's airports file sits beside cairn.toml, under the default import root (decision 0280).
+  copyFileSync(airportsCsvPath(), join(dir, AIRPORTS_FILE));
   const config = join(dir, "cairn.toml");
   writeFileSync(
     config,
@@ -146,7 +136,15 @@ function cairnHome(rows: number, label: string, flightsServer: string): CairnHom
 function startCairn(main: string, home: CairnHome, tools: string[], name: string) {
   return MeteredClient.start({
     command: process.execPath,
-    args: [main, "serve", "--config", home.config, "--workspace", home.workspace, "--tools", ...tools],
+    args: [
+      main,
+      "serve",
+      "--config",
+      home.config,
+      "--workspace",
+      home.workspace,
+      ...(tools.length > 0 ? ["--tools", ...tools] : []),
+    ],
     cwd: home.dir,
     env: { CAIRN_LOG: "error" },
     name,
@@ -562,7 +560,7 @@ async function keepInWorkspace({ cairn, notes }: Session, rows: number, scan: Sc
     summary: `The first ${rows} flights of 2001 (id, date, delay, distance, origin, destination)`,
   });
   const airports = await cairn.expect("import", {
-    path: airportsCsvPath(),
+    path: AIRPORTS_FILE,
     name: "ref/airports",
     summary: "US airports: iata, name, city, state, country, latitude, longitude",
   });

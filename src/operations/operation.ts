@@ -12,6 +12,7 @@ import type { UsageRecorder } from "../metrics/usage-recorder.js";
 import type { CapabilityRegistry } from "../registry/capability-registry.js";
 import type { Session } from "../session/session.js";
 import type { TaskService } from "../tasks/tasks.js";
+import type { ImportRoots } from "../workspace/import-roots.js";
 import type { ReplyBudget } from "../workspace/retrieval/budget.js";
 import type { WorkspaceSql } from "../workspace/sql.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -37,6 +38,8 @@ export interface OperationServices {
   upstreamStatus(): { server: string; status: string; cause?: string | undefined }[];
   /** This process's usage recorder (metrics); absent where nothing records. */
   readonly usage?: UsageRecorder | undefined;
+  /** Where `import` from a tool or snippet may read (decision 0280); absent: nowhere. */
+  readonly importRoots?: ImportRoots | undefined;
   /** Replays upstream calls approved by handle (decision 0240); absent where no upstream is reachable. */
   readonly approvals?: ApprovalReplays | undefined;
 }

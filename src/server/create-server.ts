@@ -3,8 +3,8 @@
 // validated, errors become tool results, and long text is spilled. The Session it is given belongs to the caller's
 // identity (decision 0261), so whatever a request saves outlives the request and the connection.
 import { ProtocolError, ProtocolErrorCode, Server, type ServerContext } from "@modelcontextprotocol/server";
-import type { z } from "zod";
-import { roleAllows } from "../config/identity.js";
+import { z } from "zod";
+import { type Role, roleAllows } from "../config/identity.js";
 import { type CairnError, toCairnError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { toJsonSchema } from "../operations/json-schema.js";
@@ -39,6 +39,11 @@ export interface ServerDeps {
   logger: Logger;
   /** The runs of this process that wait between 2026-07-28 requests for a person's approval (decision 0264). */
   heldRuns?: HeldRuns | undefined;
+  /**
+   * A built-in tool the profile leaves out: the least role that may call it and the error that says how to enable it
+   * (TOOL_NOT_ENABLED); undefined for a name no built-in has.
+   */
+  notEnabled?: ((name: string) => { role?: Role | undefined; error: CairnError } | undefined) | undefined;
 }
 
 /** What a transport adds to one session's server. */
@@ -111,7 +116,23 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
       .filter((t) => !staticTools.has(t.name) && permitted(t))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
   ];
-  const findTool = (name: string) => allTools().find((tool) => tool.name === name);
+  // A built-in the profile leaves out answers how to enable it, to a role that could call it (decision 0280).
+  const notEnabled = (name: string): ToolDefinition | undefined => {
+    const off = deps.notEnabled?.(name);
+    if (off === undefined || !roleAllows(session.actor?.role ?? "writer", off.role ?? "writer")) return undefined;
+    return {
+      name,
+      title: name,
+      description: off.error.message,
+      inputSchema: z.unknown(),
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      role: off.role,
+      handler: async () => {
+        throw off.error;
+      },
+    };
+  };
+  const findTool = (name: string) => allTools().find((tool) => tool.name === name) ?? notEnabled(name);
   const unsubscribe =
     options.announceToolChanges === false
       ? undefined

@@ -50,3 +50,18 @@ export function selectToolNames(
   }
   return available.filter((name) => chosen.has(name));
 }
+
+/**
+ * What calling a tool the profile leaves out answers (TOOL_NOT_ENABLED): how to list it (`--tools +name`, or a
+ * `profile` of cairn.toml that holds it) and, when it has one, the snippet function that reaches it in any profile.
+ */
+export function notEnabledError(tool: ProfiledTool & { snippet?: string | undefined }, profile: Profile): CairnError {
+  const holders = PROFILE_NAMES.filter((p) => tool.profiles.includes(p));
+  const key = holders.length > 0 ? `, or set profile = "${holders[0]}" in cairn.toml` : "";
+  const snippet = tool.snippet === undefined ? "" : `; snippets reach it in any profile as ${tool.snippet}(…)`;
+  return new CairnError(
+    ErrorCode.TOOL_NOT_ENABLED,
+    `${tool.name} is not enabled in this server's profile (${profile}): start cairn serve with --tools +${tool.name} (in the host's server arguments)${key}${snippet}`,
+    { data: { tool: tool.name, profile, enable: `--tools +${tool.name}`, profiles: holders } },
+  );
+}

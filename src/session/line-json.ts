@@ -1,19 +1,23 @@
 // JSON laid out one record per line, for spilled copies that a line-oriented reader (read_output's grep) can search:
-// arrays hold one element per line, big objects one member per line; the value is exactly the same JSON. Works on the
-// text (never parsing it into objects), in time linear in its length for each level it lays out.
+// arrays hold one element per line, a record that holds records keeps its own fields on the line it opens and its
+// records on the lines below (a tree reads as one node a line), big objects one member per line; the value is exactly
+// the same JSON, member order included (decision 0283). Works on the text (never parsing it into objects), in time
+// linear in its length for each level it lays out.
 
 /** A container at most this long stays on one line. */
 const ONE_LINE_CHARS = 120;
-/** An array element at most this long is one line, however it is nested (a row, a record). */
+/** A record (array element or member) at most this long is one line, unless it holds an array of records. */
 const RECORD_CHARS = 2000;
-/** Levels laid out below the top; deeper values stay compact on their line. */
-const MAX_DEPTH = 6;
+/** Levels laid out below the top (a tree node is two: its object and its children array); deeper stay compact. */
+const MAX_DEPTH = 16;
 
 /**
  * `text` (one JSON value) laid out one record per line: the members of a top-level object stay on the line they
  * start on (`{"ok":true,"value":[` keeps its first line), and each big array or object below is broken into one
- * element or member per line, indented two spaces a level. `JSON.parse` of the result equals `JSON.parse(text)`.
- * Undefined when `text` is not exactly one JSON object or array (nothing then changes).
+ * element or member per line, indented two spaces a level; an object that holds an array of records (a tree node's
+ * children) keeps its other members on the line it opens, so a line that matches a node holds that node's own fields.
+ * `JSON.parse` of the result equals `JSON.parse(text)`, with members in the same order. Undefined when `text` is not
+ * exactly one JSON object or array (nothing then changes).
  */
 export function lineOrientedJson(text: string): string | undefined {
   const compact = compactJson(text);
@@ -33,19 +37,71 @@ const OPEN_ARRAY = 0x5b; // [
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
+function isContainer(text: string, start: number): boolean {
+  const c = text.charCodeAt(start);
+  return c === OPEN_OBJECT || c === OPEN_ARRAY;
+}
+
+/** The value at [start, end) is an array of objects or arrays too long for one line: records to lay out. */
+function isRecordArray(text: string, start: number, end: number): boolean {
+  return text.charCodeAt(start) === OPEN_ARRAY && end - start > ONE_LINE_CHARS && isContainer(text, start + 1);
+}
+
+/** The object at [start, end) has a member that is an array of records (a tree node with its children). */
+function holdsRecords(text: string, start: number, end: number): boolean {
+  if (text.charCodeAt(start) !== OPEN_OBJECT || end - start <= ONE_LINE_CHARS) return false;
+  // Most records hold no array of containers at all: a scan of their text for "[{" / "[[" says so without parsing.
+  const own = text.slice(start + 1, end - 1);
+  if (!own.includes("[{") && !own.includes("[[")) return false;
+  return members(text, start, end).some(([, from, to]) => isRecordArray(text, from, to));
+}
+
+/** A record that stays whole on its line: not long, and holding no records of its own. */
+function staysWhole(text: string, start: number, end: number): boolean {
+  return end - start <= RECORD_CHARS && !isRecordArray(text, start, end) && !holdsRecords(text, start, end);
+}
+
 /** The value at [start, end) of compact JSON text, broken into lines when it is a big container. */
 function layout(text: string, start: number, end: number, indent: string, depth: number): string {
   const open = text.charCodeAt(start);
   if ((open !== OPEN_OBJECT && open !== OPEN_ARRAY) || end - start <= ONE_LINE_CHARS || depth > MAX_DEPTH) {
     return text.slice(start, end);
   }
+  const parts = members(text, start, end);
+  if (parts.length === 0) return text.slice(start, end);
   const inner = `${indent}  `;
-  const lines = members(text, start, end).map(([key, from, to]) => {
-    if (open === OPEN_ARRAY && to - from <= RECORD_CHARS) return inner + text.slice(from, to);
-    return inner + text.slice(key, from) + layout(text, from, to, inner, depth + 1);
-  });
-  if (lines.length === 0) return text.slice(start, end);
-  return `${text[start]}\n${lines.join(",\n")}\n${indent}${text[end - 1]}`;
+  if (open === OPEN_ARRAY) {
+    const lines = parts.map(([, from, to]) =>
+      staysWhole(text, from, to) ? inner + text.slice(from, to) : inner + layout(text, from, to, inner, depth + 1),
+    );
+    return `[\n${lines.join(",\n")}\n${indent}]`;
+  }
+  if (!parts.some(([, from, to]) => isContainer(text, from) && !staysWhole(text, from, to))) {
+    // A long object of small members (a dictionary, a record of long strings): one member a line.
+    const lines = parts.map(
+      ([key, from, to]) => inner + text.slice(key, from) + layout(text, from, to, inner, depth + 1),
+    );
+    return `{\n${lines.join(",\n")}\n${indent}}`;
+  }
+  // A record holding records: its small members on the line it opens (a new line past RECORD_CHARS), each big one
+  // opening there and laid out below, at this record's indent.
+  let out = "{";
+  let line = 1;
+  for (const [i, [key, from, to]] of parts.entries()) {
+    const member = text.slice(key, from);
+    const big = isContainer(text, from) && !staysWhole(text, from, to);
+    const piece = big ? member + layout(text, from, to, indent, depth + 1) : text.slice(key, to);
+    const sep = i === 0 ? "" : ",";
+    if (!big && line + sep.length + piece.length > RECORD_CHARS && line > 1) {
+      out += `${sep}\n${inner}${piece}`;
+      line = inner.length + piece.length;
+    } else {
+      out += sep + piece;
+      const lastBreak = piece.lastIndexOf("\n");
+      line = lastBreak < 0 ? line + sep.length + piece.length : piece.length - lastBreak - 1;
+    }
+  }
+  return `${out}}`;
 }
 
 /**

@@ -25,6 +25,8 @@ export interface SqlQueryInput {
   expected_version?: number | undefined;
   allow_historical?: boolean | undefined;
   summary?: string | undefined;
+  /** Rows of the preview, at most (and by default) `max_preview_rows`; 0: none (a save_as the caller only keeps). */
+  preview_rows?: number | undefined;
 }
 
 export interface SqlQueryReply extends Omit<QueryResult, "saved" | "rows_file"> {
@@ -167,7 +169,9 @@ export class WorkspaceSql {
         sql: input.sql,
         ...(input.parameters === undefined ? {} : { parameters: input.parameters }),
         limits: {
-          maxPreviewRows: options.previewRows ?? this.config.max_preview_rows,
+          maxPreviewRows:
+            options.previewRows ??
+            Math.min(input.preview_rows ?? this.config.max_preview_rows, this.config.max_preview_rows),
           maxPreviewBytes: this.config.max_preview_bytes,
           timeoutMs: this.config.query_timeout_ms,
         },

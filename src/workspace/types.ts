@@ -1,6 +1,7 @@
 // Arguments and results of the Workspace API: plain JSON-shaped objects, as SPEC.md's workspace tools describe them.
 
 import type { ArtifactKind, CheckpointFields, VersionRecord } from "./catalog/catalog.js";
+import type { ImportRoots } from "./import-roots.js";
 import type { CompactMetadata, FullMetadata } from "./metadata.js";
 import type { Omitted } from "./retrieval/budget.js";
 
@@ -163,6 +164,11 @@ export interface ImportInput {
 export interface ImportOptions extends WriteOptions {
   /** Called as bytes are copied. */
   onProgress?: (copiedBytes: number, totalBytes: number) => void;
+  /**
+   * Reads only under these roots (a relative path from the first), links resolved (import-roots.ts); absent: any
+   * absolute path (the command line, run by the user).
+   */
+  within?: ImportRoots | undefined;
 }
 
 /** Who makes a write, recorded with it in the event log (catalog/event-log.ts). */

@@ -29,6 +29,7 @@ import type { SqlHandleLedger } from "./catalog/sql-handle-ledger.js";
 import type { TaskLedger } from "./catalog/task-ledger.js";
 import { fitPages, type PageWindow } from "./excerpt-fit.js";
 import { type WriteExportOptions, writeExport } from "./export-file.js";
+import { openUnderRoots } from "./import-roots.js";
 import { WORKSPACE_LIMITS } from "./limits.js";
 import { inferType } from "./media.js";
 import { type CompactMetadata, compactMetadata, listedArtifact, metadata } from "./metadata.js";
@@ -489,17 +490,24 @@ export class Workspace {
     const path = args.path;
     if (typeof path !== "string" || path === "") throw importFailed(String(path), "path must be a non-empty string");
     checkWellFormed("path", path);
-    if (!isAbsolute(path)) throw importFailed(path, "the path is relative: pass an absolute path");
+    if (!isAbsolute(path) && options.within === undefined) {
+      throw importFailed(path, "the path is relative: pass an absolute path");
+    }
     const name = checkName(args.name);
     const summary = checkText("summary", args.summary, MAX_LABEL_CHARS);
     const expected = checkInteger("expected_version", args.expected_version, 1, Number.MAX_SAFE_INTEGER);
 
     let handle: FileHandle;
-    try {
-      // O_NONBLOCK: opening a FIFO must fail the import below, not wait for a writer forever.
-      handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    } catch (error) {
-      throw importFailed(path, (error as Error).message, error);
+    let source = path;
+    if (options.within !== undefined) {
+      ({ handle, real: source } = await openUnderRoots(path, options.within, importFailed));
+    } else {
+      try {
+        // O_NONBLOCK: opening a FIFO must fail the import below, not wait for a writer forever.
+        handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+      } catch (error) {
+        throw importFailed(path, (error as Error).message, error);
+      }
     }
     try {
       const info = await handle.stat();
@@ -519,7 +527,7 @@ export class Workspace {
           media_type: type.media_type,
           filename: basename(path),
           summary: summary ?? null,
-          source: path,
+          source,
           dependencies: [],
           checkpoint: null,
           sql: null,

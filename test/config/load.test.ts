@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadConfig, parseConfig } from "../../src/config/load.js";
+import { importRoots, loadConfig, parseConfig } from "../../src/config/load.js";
 import { RESERVED_NAMESPACES, SERVER_NAME_PATTERN } from "../../src/config/schema.js";
 import { QuickJsExecutor } from "../../src/sandbox/quickjs-executor.js";
 import { runSnippet, value } from "../helpers/run-snippet.js";
@@ -233,6 +233,21 @@ x = 1
     expect(loadConfig({ env: { CAIRN_CONFIG: join(dir, "other.toml") }, cwd: local }).config.sandbox.timeout_ms).toBe(
       4321,
     );
+  });
+
+  it("takes the import roots from cairn.toml's folder: by default that folder, none without a file", () => {
+    const local = mkdtempSync(join(dir, "roots-"));
+    const file = join(local, "cairn.toml");
+    writeFileSync(file, "");
+    expect(importRoots(loadConfig({ configPath: file, env: {} }).config, file)).toEqual([local]);
+    writeFileSync(file, '[workspace]\nimport_roots = ["data", "/srv/shared", "~/inbox"]\n');
+    expect(importRoots(loadConfig({ configPath: file, env: {} }).config, file)).toEqual([
+      join(local, "data"),
+      "/srv/shared",
+      join(homedir(), "inbox"),
+    ]);
+    expect(importRoots(parseConfig({}, "x"), null, local)).toEqual([]);
+    expect(problems('[workspace]\nimport_roots = "data"\n')[0]).toContain("workspace.import_roots");
   });
 
   it("rejects a document that is not a table", () => {

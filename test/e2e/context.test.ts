@@ -19,11 +19,14 @@ const sources = new Map<string, Buffer>();
 beforeAll(async () => {
   c = await connect(
     `
+[workspace]
+import_roots = ["${LIB}"]
+
 [servers.everything]
 command = "${process.execPath}"
 args = ["${everything}", "stdio"]
 `,
-    ["--tools", "+import"],
+    [],
   );
   for (const file of FILES) {
     const imported = await c.call("import", { path: join(LIB, file), name: `ts/${file}` });

@@ -130,6 +130,17 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
   NOT_JSON: () => snippetError(catching("await save_result({ at: new Map() })")),
   STORE_DISABLED: () => snippetError(catching("await save_artifact('x')")),
   TOOL_NOT_FOUND: () => snippetError(catching("await call_tool('everything.get-sumn', { a: 1, b: 2 })")),
+  // delete is opt-in: a server on the default profile names how to enable it.
+  TOOL_NOT_ENABLED: async (conn) => {
+    const agent = await connect("", [], conn.era);
+    try {
+      const r = await agent.call("delete", { name: "notes/a" });
+      expect(r.isError, r.text).toBe(true);
+      return r.json.error;
+    } finally {
+      await agent.close();
+    }
+  },
   TOOL_FAILED: () => snippetError(catching("await call_tool('crashing.fail', {})")),
   UPSTREAM_UNAVAILABLE: () => snippetError(catching("await call_tool('elsewhere.echo', { message: 'x' })")),
   TOOL_TIMEOUT: () => snippetError(catching("await hanging.hang({})")),
@@ -222,7 +233,7 @@ const TRIGGERS: Record<ErrorCode, Trigger | NotProducible> = {
       sql: "SELECT count(*) FROM range(100000000) x, range(100000000) y WHERE x.range + y.range = -1",
     });
   },
-  IMPORT_FAILED: () => toolError("import", { path: "/nonexistent/cairn-walk/flights.csv", name: unique("imported") }),
+  IMPORT_FAILED: () => toolError("import", { path: "nonexistent/cairn-walk/flights.csv", name: unique("imported") }),
   CORRUPT: async (conn) => {
     const name = unique("tampered");
     const content = "original text";

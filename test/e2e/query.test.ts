@@ -8,7 +8,8 @@ const data = resolve(import.meta.dirname, "../../node_modules/vega-datasets/data
 
 let c: Connected;
 beforeAll(async () => {
-  c = await connect("", [
+  // The data files and the test's own folder (cairn.toml's, ".") are the import roots.
+  c = await connect(`[workspace]\nimport_roots = [".", "${data}"]\n`, [
     "--tools",
     "execute_code",
     "save",
@@ -40,6 +41,28 @@ describe("query over MCP", () => {
     expect(r.json.truncated).toBe(true);
     expect(r.json.row_count).toBeGreaterThan(25);
     expect(r.text.length).toBeLessThan(8000);
+  });
+
+  it("keeps a save_as without a preview with preview_rows 0, and takes fewer rows when asked", async () => {
+    const sql = "SELECT * FROM input1 WHERE delay > 120";
+    const kept = await c.call("query", { inputs: ["data/flights"], sql, save_as: "late/flights", preview_rows: 0 });
+    expect(kept.isError, kept.text).toBe(false);
+    expect(kept.json).toMatchObject({ rows: [], row_count: 42681, truncated: true, saved: { version: 1 } });
+    // The intermediate is whole in the workspace: the saved Parquet holds every row.
+    const counted = await c.call("query", { inputs: ["late/flights"], sql: "SELECT count(*) AS n FROM input1" });
+    expect(counted.json.rows).toEqual([{ n: 42681 }]);
+    const three = await c.call("query", { inputs: ["data/flights"], sql, preview_rows: 3 });
+    expect(three.json.rows).toHaveLength(3);
+    const snippet = await c.run(
+      "const r = await workspace.query({ inputs: ['data/flights'], sql: 'SELECT 1 AS one', preview_rows: 0 }); return [r.rows.length, r.row_count]",
+    );
+    expect(snippet.json.value).toEqual([0, 1]);
+  });
+
+  it.each([[-1], [26], [1.5], ["3"]])("refuses preview_rows %j, naming the bound", async (preview_rows) => {
+    const r = await c.call("query", { inputs: ["data/flights"], sql: "SELECT 1", preview_rows });
+    expect(r.json.error.code).toBe("INVALID_ARGUMENT");
+    expect(r.json.error.message).toContain("preview_rows");
   });
 
   it("joins two inputs with bound parameters", async () => {

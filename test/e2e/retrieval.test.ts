@@ -3,7 +3,7 @@
 // their cursor to the end, retrieve's reply stays within max_bytes, and the snippet and CLI surfaces answer the same.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Connected, connect, MAIN } from "../helpers/mcp-client.js";
 import { naiveMatches } from "../workspace/retrieval/oracle.js";
@@ -16,7 +16,7 @@ const NOTE = "We draw on an htmlcanvaselement here.";
 let c: Connected;
 let id: string;
 beforeAll(async () => {
-  c = await connect("", ["--tools", "+import"]);
+  c = await connect(`[workspace]\nimport_roots = ["${dirname(LIB_DOM)}"]\n`);
   const imported = await c.call("import", { path: LIB_DOM, name: "ts/lib.dom" });
   expect(imported.isError).toBe(false);
   id = imported.json.artifact_id;

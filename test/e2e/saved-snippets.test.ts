@@ -5,7 +5,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Connected, connect, MAIN } from "../helpers/mcp-client.js";
@@ -31,6 +31,9 @@ profile = "full"
 timeout_ms = 20000
 memory_mb = 48
 max_tool_calls = 300
+
+[workspace]
+import_roots = ["${dirname(airportsCsv)}"]
 
 [servers.memory]
 command = "${process.execPath}"

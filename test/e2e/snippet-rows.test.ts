@@ -17,7 +17,7 @@ const scratch = mkdtempSync(join(tmpdir(), "cairn-rows-"));
 let c: Connected;
 beforeAll(async () => {
   c = await connect(
-    `[servers.memory]\ncommand = "${process.execPath}"\nargs = ["${memory}"]\nenv = { MEMORY_FILE_PATH = "${join(scratch, "memory.json")}" }\n`,
+    `[workspace]\nimport_roots = ["${data}", "${scratch}"]\n[servers.memory]\ncommand = "${process.execPath}"\nargs = ["${memory}"]\nenv = { MEMORY_FILE_PATH = "${join(scratch, "memory.json")}" }\n`,
     ["--tools", "execute_code", "import", "query", "read_output"],
   );
   await c.call("import", { path: join(data, "flights-3m.parquet"), name: "data/flights" });
@@ -223,6 +223,7 @@ describe("rows in snippets over MCP", () => {
       "save_as",
       "expected_version",
       "allow_historical",
+      "preview_rows",
     ]);
     const refused = await c.call("query", { inputs: ["data/airports"], sql: "SELECT 1", rows: "all" });
     expect(refused.json.error.code).toBe("INVALID_ARGUMENT");

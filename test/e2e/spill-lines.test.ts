@@ -71,20 +71,41 @@ describe("spilled replies, one record per line", () => {
     expect(r.text.startsWith(window.json.text)).toBe(true);
   });
 
-  it("lays out an object value member by member, its arrays one element a line", async () => {
+  it("lays out an object value with its own fields on the first line and its records one a line", async () => {
     const r = await c.run(`
       const items = Array.from({ length: 3000 }, (_, i) => ({ id: i, label: "item " + i, ok: i % 7 !== 0 }));
       return { total: items.length, failed: items.filter((x) => !x.ok).length, items };
     `);
     const { handle } = pointer(r.text);
-    expect(r.text.split("\n").slice(0, 4)).toEqual([
-      '{"ok":true,"value":{',
-      '  "total":3000,',
-      '  "failed":429,',
-      '  "items":[',
+    expect(r.text.split("\n").slice(0, 2)).toEqual([
+      '{"ok":true,"value":{"total":3000,"failed":429,"items":[',
+      '  {"id":0,"label":"item 0","ok":false},',
     ]);
     const found = await c.call("read_output", { handle, grep: '"label":"item 2024"' });
-    expect(found.json.matches).toEqual([{ line: 2029, text: '    {"id":2024,"label":"item 2024","ok":true},' }]);
+    expect(found.json.matches).toEqual([{ line: 2026, text: '  {"id":2024,"label":"item 2024","ok":true},' }]);
+  });
+
+  it("spills a nested tree one node a line: grep returns a product whole and a category with its own fields", async () => {
+    // The catalog of issue 31: four levels of categories, six products on each shelf, returned whole by a snippet.
+    const r = await c.run(`
+      const words = ["Granite", "Maple", "Copper", "Linen"];
+      let sku = 0;
+      const node = (depth, path) => depth === 4
+        ? Array.from({ length: 6 }, () => { const i = sku++; return { sku: "S" + i, name: words[i % 4] + " Mug " + i, price: 5 + (i % 90), tags: ["home"] }; })
+        : Array.from({ length: 4 }, (_, k) => ({ name: path + k, kind: "category", [depth === 3 ? "products" : "children"]: node(depth + 1, path + k + ".") }));
+      return node(0, "cat-");
+    `);
+    const { handle, path } = pointer(r.text);
+    const product = await c.call("read_output", { handle, grep: '"Granite Mug 40"' });
+    expect(product.json.matches.map((m: { text: string }) => JSON.parse(m.text.trim().replace(/,$/, "")))).toEqual([
+      { sku: "S40", name: "Granite Mug 40", price: 45, tags: ["home"] },
+    ]);
+    const category = await c.call("read_output", { handle, grep: '"name":"cat-1.2"' });
+    expect(category.json.matches.map((m: { text: string }) => m.text)).toEqual([
+      '    {"name":"cat-1.2","kind":"category","children":[',
+    ]);
+    const copy = JSON.parse(readFileSync(path, "utf8"));
+    expect(copy.value[1].children[2].name).toBe("cat-1.2");
   });
 
   it("keeps a string value on its one line, as before", async () => {

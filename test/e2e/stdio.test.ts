@@ -16,7 +16,8 @@ describe.each(ERAS)("cairn serve over stdio, a %s client", (era) => {
     const { tools } = await c.client.listTools();
     const names = tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(["execute_code", "read_output"]));
-    expect(names).not.toContain("import");
+    // import reads only under the import roots, so the default profile lists it (decision 0280); delete is opt-in.
+    expect(names).toContain("import");
     expect(names).not.toContain("delete");
     const exec = tools.find((t) => t.name === "execute_code");
     // code, or saved (a saved snippet's name): exactly one, which the server checks (decision 0242).

@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { countTokens as cl100k } from "gpt-tokenizer/encoding/cl100k_base";
 import { countTokens as o200k } from "gpt-tokenizer/encoding/o200k_base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -40,7 +40,7 @@ interface Budgeted {
 /** A connected server whose replies are also read off the wire, as the JSON of each result. */
 async function server(encoding: Encoding, toml = "") {
   const c = await connect(
-    `[output]\ntokenizer = "${encoding}"\n${toml}\n[servers.everything]\ncommand = "${process.execPath}"\nargs = ["${everything}", "stdio"]\n`,
+    `[output]\ntokenizer = "${encoding}"\n${toml}\n[workspace]\nimport_roots = ["${dirname(DOM)}"]\n[servers.everything]\ncommand = "${process.execPath}"\nargs = ["${everything}", "stdio"]\n`,
     ["--profile", "full"],
   );
   let wire = "";

@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(() => c.close());
 
 describe("workspace over MCP", () => {
-  it("offers import and delete only when listed", async () => {
+  it("offers import by default and delete only when listed", async () => {
     const names = (await c.client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(["execute_code", "read_output", "save", "find", "inspect", "resume", "import", "delete"]);
     const del = (await c.client.listTools()).tools.find((t) => t.name === "delete");
@@ -31,8 +31,8 @@ describe("workspace over MCP", () => {
     const defaults = await connect();
     try {
       const defaultNames = (await defaults.client.listTools()).tools.map((t) => t.name);
-      expect(defaultNames).toEqual(expect.arrayContaining(["save", "find", "inspect", "resume"]));
-      expect(defaultNames).not.toContain("import");
+      // import reads only under the import roots, so the default profile lists it (decision 0280); delete is opt-in.
+      expect(defaultNames).toEqual(expect.arrayContaining(["save", "find", "inspect", "resume", "import"]));
       expect(defaultNames).not.toContain("delete");
     } finally {
       await defaults.close();
@@ -98,8 +98,9 @@ describe("workspace over MCP", () => {
     writeFileSync(path, "x,y\n1,2\n");
     const imported = await c.call("import", { path, name: "files/data" });
     expect(imported.json).toMatchObject({ kind: "csv", bytes: 8 });
+    // A relative path is taken from the first import root: the folder of cairn.toml.
     const relative = await c.call("import", { path: "data.csv", name: "files/rel" });
-    expect(relative.json.error.code).toBe("IMPORT_FAILED");
+    expect(relative.json).toMatchObject({ kind: "csv", bytes: 8 });
     const refused = await c.call("delete", { ref: "files/data" });
     expect(refused.json.error.code).toBe("VERSION_CONFLICT");
     const deleted = await c.call("delete", { ref: "files/data", expected_version: 1 });

@@ -2,7 +2,7 @@
 // built server, with server-everything as a real upstream), and fails with the fixing command when the file is
 // missing, the entry is stale, the server cannot start or an upstream cannot.
 import { spawnSync } from "node:child_process";
-import { lstatSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ const everything = require.resolve("@modelcontextprotocol/server-everything/dist
 
 const EVERYTHING = `[servers.everything]\ncommand = "${process.execPath}"\nargs = ["${everything}", "stdio"]\n`;
 const BROKEN = '[servers.broken]\ncommand = "cairn-no-such-server"\n';
+const hanging = join(import.meta.dirname, "../fixtures/servers/hanging.mjs");
 
 interface Step {
   step: string;
@@ -141,13 +142,31 @@ describe("cairn doctor HOST", () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^ok +upstream everything: ready/m);
     expect(r.stdout).toMatch(/^FAIL +upstream broken: unavailable: the command "cairn-no-such-server" was not found/m);
-    expect(r.stdout).toContain(`fix: fix [servers.broken] in ${join(project, "cairn.toml")}`);
+    expect(r.stdout).toContain(`fix: run the command of [servers.broken] in ${join(project, "cairn.toml")} by hand`);
     expect(r.stdout).toContain("some checks failed");
 
     writeFileSync(join(project, "cairn.toml"), EVERYTHING);
     const fixed = await cairnAsync(home, ["doctor", "codex"]);
     expect(fixed.code, fixed.stdout).toBe(0);
     expect(fixed.stdout).toContain("all checks passed");
+  });
+
+  it("tells an npx -y server that outlasts its startup_timeout_ms to raise it or install the server", async () => {
+    // What a cold `npx -y` does before its server answers (downloading the package) is waiting: a server named npx that
+    // never answers initialize stands in for it.
+    const home = newHome();
+    const bin = join(home, "bin");
+    write(bin, "npx", `#!/bin/sh\nexec "${process.execPath}" "${hanging}" --never-initialize\n`);
+    chmodSync(join(bin, "npx"), 0o755);
+    const slow = `[servers.fs]\ncommand = "${join(bin, "npx")}"\nargs = ["-y", "@modelcontextprotocol/server-filesystem", "/data"]\nstartup_timeout_ms = 1000\n`;
+    const project = installFromProject(home, "cursor", slow);
+    const r = await cairnAsync(home, ["doctor", "cursor", "--json"]);
+    expect(r.code).toBe(1);
+    const fs = step(stepsOf(r.stdout), "upstream fs");
+    expect(fs.status).toBe("FAIL");
+    expect(fs.fix).toContain("npx -y downloads @modelcontextprotocol/server-filesystem on its first start");
+    expect(fs.fix).toContain(`startup_timeout_ms = 120000 in [servers.fs] in ${join(project, "cairn.toml")}`);
+    expect(fs.fix).toContain("npm install -g @modelcontextprotocol/server-filesystem");
   });
 
   it("fails on a stale path without starting anything, and the printed command fixes the entry", async () => {

@@ -1,6 +1,6 @@
 // Which tools a host sees: the profiles and the --tools rules, as a table.
 import { describe, expect, it } from "vitest";
-import { selectToolNames } from "../../src/server/profiles.js";
+import { notEnabledError, selectToolNames } from "../../src/server/profiles.js";
 import { caught } from "../helpers/caught.js";
 
 const ALL = ["execute_code", "read_output", "search_tools", "save", "find", "query", "import", "delete"];
@@ -43,5 +43,23 @@ describe("selectToolNames", () => {
       Promise.resolve().then(() => selectToolNames(TOOLS, "minimal", ["-execute_code", "-read_output"])),
     );
     expect(error.code).toBe("INVALID_ARGUMENT");
+  });
+});
+
+describe("notEnabledError", () => {
+  it("names --tools +name, the profile key that holds the tool and its snippet function", () => {
+    const error = notEnabledError({ name: "delete", profiles: ["full"], snippet: "workspace.delete" }, "agent");
+    expect(error.code).toBe("TOOL_NOT_ENABLED");
+    expect(error.message).toContain("profile (agent)");
+    expect(error.message).toContain("--tools +delete");
+    expect(error.message).toContain('profile = "full" in cairn.toml');
+    expect(error.message).toContain("workspace.delete(…)");
+    expect(error.data).toMatchObject({ tool: "delete", enable: "--tools +delete", profiles: ["full"] });
+  });
+
+  it("names the smallest profile that lists it, and no snippet function when there is none", () => {
+    const error = notEnabledError({ name: "recall", profiles: ["runtime", "full"] }, "minimal");
+    expect(error.message).toContain('profile = "runtime"');
+    expect(error.message).not.toContain("snippets reach it");
   });
 });

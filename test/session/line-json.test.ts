@@ -46,6 +46,42 @@ describe("lineOrientedJson", () => {
     expect(laid.split("\n")).toContain('  {"id":1}');
   });
 
+  it("lays a tree out one node a line: a node's own fields on the line it opens, its children below (issue 31)", () => {
+    const leaf = (i: number) => ({ sku: `S${i}`, name: `Granite Mug ${i}`, price: i + 0.99, tags: ["home", "mug"] });
+    const node = (name: string, depth: number): unknown =>
+      depth === 0
+        ? { name, kind: "shelf", products: Array.from({ length: 6 }, (_, i) => leaf(i)) }
+        : { name, kind: "aisle", children: [0, 1, 2].map((k) => node(`${name}.${k}`, depth - 1)) };
+    const tree = [node("a", 3), node("b", 3)];
+    const laid = lineOrientedJson(JSON.stringify({ ok: true, value: tree })) as string;
+    const lines = laid.split("\n");
+    expect(lines.slice(0, 6)).toEqual([
+      '{"ok":true,"value":[',
+      '  {"name":"a","kind":"aisle","children":[',
+      '    {"name":"a.0","kind":"aisle","children":[',
+      '      {"name":"a.0.0","kind":"aisle","children":[',
+      '        {"name":"a.0.0.0","kind":"shelf","products":[',
+      `          ${JSON.stringify(leaf(0))},`,
+    ]);
+    // Every line that names a node holds that node's own fields; every product is one whole line.
+    expect(lines.filter((l) => l.includes('"name":"a.1.2"'))).toEqual([
+      '      {"name":"a.1.2","kind":"aisle","children":[',
+    ]);
+    expect(
+      lines
+        .filter((l) => l.includes("Granite Mug 4"))
+        .every((l) => l.trim().replace(/,$/, "") === JSON.stringify(leaf(4))),
+    ).toBe(true);
+    expect(JSON.stringify(JSON.parse(laid))).toBe(JSON.stringify({ ok: true, value: tree }));
+  });
+
+  it("keeps member order when a record's small members come after its records", () => {
+    const value = { items: Array.from({ length: 30 }, (_, i) => ({ id: i })), total: 30, note: "after" };
+    const laid = lineOrientedJson(JSON.stringify([value, value])) as string;
+    expect(Object.keys(JSON.parse(laid)[0])).toEqual(["items", "total", "note"]);
+    expect(laid.split("\n")).toContain('  ],"total":30,"note":"after"},');
+  });
+
   it.each([
     "",
     "   ",

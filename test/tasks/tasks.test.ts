@@ -311,6 +311,32 @@ describe("task_run", () => {
     expect((await caught(call("task_run", { name: "failing", resume_from: "run_nope" }))).code).toBe("NOT_FOUND");
   });
 
+  it("is never complete while a step's preview leaves rows out, and says which rows (issue 31)", async () => {
+    const targets = `store,sales,target\n${Array.from({ length: 15 }, (_, i) => `s${i},${100 + i},${i < 11 ? 90 : 200}`).join("\n")}\n`;
+    await call("import", { path: file("targets.csv", targets), name: "demo/targets" });
+    await call("task_define", {
+      name: "vs-target",
+      objective: "Which stores meet their sales target?",
+      sources: { stores: "demo/targets" },
+      steps: [
+        {
+          name: "vs_target",
+          inputs: ["stores"],
+          sql: "SELECT store, sales >= target AS meets FROM input1 ORDER BY store",
+        },
+      ],
+    });
+    const brief = await call("task_run", { name: "vs-target" });
+    expect(brief.steps[0]).toMatchObject({ row_count: 15, truncated: true });
+    expect(brief.steps[0].rows).toHaveLength(5);
+    expect(brief.brief_complete).toBe(false);
+    expect(brief.omitted).toContainEqual(expect.stringContaining("rows 6-15 of step vs_target"));
+    expect((await call("task_status", { name: "vs-target" })).brief_complete).toBe(false);
+    // The rows left out are the same in a rerun of the same snapshot: a caller holding the base is told unchanged.
+    const again = await call("task_run", { name: "vs-target", base_run: brief.run_id });
+    expect(again).toMatchObject({ delivery: "unchanged", base_run: brief.run_id });
+  });
+
   it("fits a brief to max_tokens by dropping citation text and rows, saying so", async () => {
     const full = await call("task_run", { name: "spending-review" });
     const fullTokens = encode(JSON.stringify(full)).length;

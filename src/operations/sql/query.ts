@@ -31,16 +31,23 @@ export const query: OperationFactory = (config) => {
     parameters: z.array(z.unknown()).max(SQL_LIMITS.parameters).optional().describe("Values bound to ?, in order."),
     save_as: z.string().optional().describe("Save the full result as a version of this name."),
     expected_version: z.number().int().optional().describe("With save_as: the name's current version."),
-    allow_historical: z.boolean().optional().describe("Allow inputs that are no longer current."),
+    allow_historical: z.boolean().optional().describe("Allow superseded inputs."),
+    preview_rows: z
+      .number()
+      .int()
+      .min(0)
+      .max(workspace.max_preview_rows)
+      .optional()
+      .describe("0: no preview (a save_as only kept)."),
   });
   return defineOperation({
     name: "query",
     title: "SQL over workspace tables",
-    summary: `One read-only DuckDB \`SELECT\` over CSV/Parquet/JSON artifacts named \`input1\`…\`inputN\`; the SQL can read nothing else. At most ${workspace.max_preview_rows} rows / ${workspace.max_preview_bytes} bytes of preview, \`row_count\` of the full result, exact big integers and decimals as strings; ${workspace.query_timeout_ms / 1000} s deadline and ${workspace.query_memory} of memory for the whole query, enforced by ending the DuckDB child process that runs it. \`save_as\` keeps the full result as Parquet with its SQL and pinned inputs. Stale inputs are refused unless \`allow_historical\`.`,
+    summary: `One read-only DuckDB \`SELECT\` over CSV/Parquet/JSON artifacts named \`input1\`…\`inputN\`; the SQL can read nothing else. At most ${workspace.max_preview_rows} rows / ${workspace.max_preview_bytes} bytes of preview (\`preview_rows\` lowers it; 0 for none, as for a \`save_as\` only kept), \`row_count\` of the full result, exact big integers and decimals as strings; ${workspace.query_timeout_ms / 1000} s deadline and ${workspace.query_memory} of memory for the whole query, enforced by ending the DuckDB child process that runs it. \`save_as\` keeps the full result as Parquet with its SQL and pinned inputs. Stale inputs are refused unless \`allow_historical\`.`,
     description:
-      `One read-only DuckDB SELECT over workspace tables (input1..inputN); it reads nothing else. ` +
+      `One read-only DuckDB SELECT over workspace tables (input1..inputN), reading nothing else. ` +
       `Returns {columns, rows, row_count, truncated, saved?}: a preview of at most ${workspace.max_preview_rows} rows / ${workspace.max_preview_bytes} bytes, row_count of the full result; big integers and decimals as strings. ` +
-      `save_as keeps the full result as Parquet, stale when an input moves on (refresh re-runs it). Inputs no longer current fail (STALE_INPUT) unless allow_historical. ${workspace.query_timeout_ms / 1000} s, ${workspace.query_memory}.`,
+      `save_as keeps the full result as Parquet, stale when an input moves on (refresh re-runs it). Superseded inputs fail (STALE_INPUT) unless allow_historical. ${workspace.query_timeout_ms / 1000} s, ${workspace.query_memory}.`,
     input,
     // Snippets may take every row; the tool's schema (and what tools/list costs) stays the preview's.
     snippetInput: input.extend(wholeRowsFields(config)),
