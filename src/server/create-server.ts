@@ -253,7 +253,8 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
     orProtocolError(() =>
       getPrompt(request.params.name, request.params.arguments, {
         workspace: deps.workspace,
-        hasTool: (name) => findTool(name) !== undefined,
+        // Listed tools only: a stand-in that answers TOOL_NOT_ENABLED is no tool a prompt may name.
+        hasTool: (name) => allTools().some((tool) => tool.name === name),
       }),
     ),
   );
