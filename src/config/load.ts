@@ -160,10 +160,28 @@ function describeIssues(issues: z.core.$ZodIssue[], root: unknown, schema: z.Zod
         .join("\n");
     }
     const got = valueAt(root, issue.path);
+    if (got === undefined && issue.code === "invalid_type" && issue.path.length > 0) {
+      // A key the table needs and the file leaves out: say so, and what it is for.
+      const about = schemaAt(schema, issue.path)?.description;
+      const key = String(issue.path.at(-1));
+      return `${path.join(".")}: missing: add ${key} = … to [${path.slice(0, -1).join(".") || "the top level"}]${about === undefined ? "" : ` (${about})`}`;
+    }
     const shown =
       got === undefined ? "" : ` (got ${JSON.stringify(typeof got === "string" ? clip(quoted(got)) : got)})`;
     return `${path.join(".") || "(top level)"}: ${issue.message}${shown}`;
   });
+}
+
+/** The schema of the value at `path`, through defaults, optionals, records and arrays; undefined when none. */
+function schemaAt(schema: z.ZodType, path: PropertyKey[]): { description?: string | undefined } | undefined {
+  let node: unknown = schema;
+  for (const step of path) {
+    let def = zodDef(node);
+    while (def && def.innerType !== undefined) def = zodDef(def.innerType);
+    if (!def) return undefined;
+    node = def.type === "record" ? def.valueType : def.type === "array" ? def.element : def.shape?.[String(step)];
+  }
+  return node as { description?: string | undefined } | undefined;
 }
 
 /** The keys the table at `path` of `schema` accepts, through defaults, optionals and records (`[cli.programs.X]`). */

@@ -141,6 +141,12 @@ x = 1
     ]);
   });
 
+  it("says a required key is missing, where to add it and what it is for", () => {
+    expect(problems('[[http.tokens]]\ntoken_env = "T"\nrole = "writer"\n')).toEqual([
+      "http.tokens.0.identity: missing: add identity = … to [http.tokens.0] (the identity of clients presenting this token)",
+    ]);
+  });
+
   it("names the line of a TOML syntax error", () => {
     expect(problems("[sandbox]\ntimeout_ms = = 3\n")[0]).toMatch(/^line 2/);
   });
