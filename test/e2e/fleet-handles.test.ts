@@ -2,20 +2,20 @@
 // one S3 bucket, the same bearer token on both (one identity). A handle a snippet saves through one server is loaded,
 // read with read_output, read as a resource and passed to a snippet on the other, in both protocol eras; another
 // identity's token cannot reach it on either; a spilled reply's handle is readable on the other server.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshPostgresUrl, freshS3 } from "../helpers/backends.js";
-import { callers, connectHttp, ERAS, type Era, MAIN, type McpClient } from "../helpers/mcp-client.js";
+import { type Served, startServe } from "../helpers/fleet.js";
+import { callers, connectHttp, ERAS, type Era, type McpClient } from "../helpers/mcp-client.js";
 
 const root = mkdtempSync(join(tmpdir(), "cairn-fleet-handles-"));
 const catalog = freshPostgresUrl();
 const s3 = freshS3();
 const ADA = "ada-token-0123456789abcdef0123456789";
 const BOB = "bob-token-0123456789abcdef0123456789";
-const servers: { child: ChildProcess; url: string }[] = [];
+const servers: Served[] = [];
 const clients: McpClient[] = [];
 
 async function serve(name: string): Promise<string> {
@@ -41,32 +41,14 @@ region = "${s3.region}"
 path_style = true
 `,
   );
-  const child = spawn(
-    process.execPath,
-    [MAIN, "serve", "--config", config, "--transport", "http", "--port", "0", "--workspace", join(root, name)],
-    {
-      env: {
-        ...process.env,
-        CAIRN_LOG: "error",
-        ADA_TOKEN: ADA,
-        BOB_TOKEN: BOB,
-        AWS_ACCESS_KEY_ID: s3.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let stderr = "";
-    child.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /serving MCP over Streamable HTTP at (http:\/\/\S+)/.exec(stderr);
-      if (match) resolve(match[1] as string);
-    });
-    child.once("exit", (code) => reject(new Error(`cairn serve exited ${code}: ${stderr}`)));
+  const served = await startServe(["--config", config, "--workspace", join(root, name)], {
+    ADA_TOKEN: ADA,
+    BOB_TOKEN: BOB,
+    AWS_ACCESS_KEY_ID: s3.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
   });
-  servers.push({ child, url });
-  return url;
+  servers.push(served);
+  return served.url;
 }
 
 async function client(era: Era, url: string, token: string) {
