@@ -88,7 +88,7 @@ export async function openUnderRoots(
   if (within.roots.length === 0) {
     throw new CairnError(
       ErrorCode.NOT_ALLOWED,
-      `cannot import ${path}: this server allows no import root (no cairn.toml, and no workspace.import_roots). Start it with a cairn.toml (its folder is the default root), list folders in [workspace] import_roots, or import on the command line (cairn import PATH NAME)`,
+      `cannot import ${path}: this server allows no import root (no cairn.toml, or an empty workspace.import_roots). Start it with a cairn.toml (its folder is the default root), list folders in [workspace] import_roots, or import on the command line (cairn import PATH NAME)`,
       { data: { path, roots: [] } },
     );
   }
