@@ -214,8 +214,12 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     registry,
     ready,
     upstreamStatus: () => manager.list().map(({ server, status, cause }) => ({ server, status, cause })),
-    // Imports from tools and snippets never read Cairn's own state, whatever the roots (decision 0280).
-    importRoots: { roots: importRoots(config, loaded.configPath), hidden: [loaded.workspaceDir, oauthDir()] },
+    // Imports from tools and snippets never read Cairn's own state, whatever the roots (decision 0280): cairn.toml
+    // included, whose headers and env may hold literal secrets.
+    importRoots: {
+      roots: importRoots(config, loaded.configPath),
+      hidden: [loaded.workspaceDir, oauthDir(), ...(loaded.configPath === null ? [] : [loaded.configPath])],
+    },
     approvals: approvalReplays({ approvals, gateway, ready }),
   };
   const bindings = new Bindings({ suggest: (name) => registry.suggest(name) });

@@ -518,7 +518,11 @@ export class Workspace {
         throw importFailed(path, error.message, error);
       });
       const type = inferType({ filename: basename(path) }, head, head.length === info.size);
-      const chunks = handle.createReadStream({ start: 0, highWaterMark: 4 * 1024 * 1024, autoClose: false });
+      // As long as it was when opened: a file another program keeps appending to is not read forever.
+      const chunks: BlobSource =
+        info.size === 0
+          ? new Uint8Array(0)
+          : handle.createReadStream({ start: 0, end: info.size - 1, highWaterMark: 4 * 1024 * 1024, autoClose: false });
       const record = await this.commit(
         chunks,
         {

@@ -1,6 +1,6 @@
 // import where the model is (decision 0280): the default profile lists it, snippets call workspace.import, both read
 // only under the import roots of cairn.toml; a tool the profile leaves out answers how to enable it.
-import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { afterEach, describe, expect, it } from "vitest";
@@ -85,6 +85,39 @@ describe.each(ERAS)("import on the default profile, through a %s client", (era) 
     expect((await c.call("list", {})).json.artifacts ?? []).toEqual([]);
     writeFileSync(join(c.dir, "ok.csv"), "a\n1\n");
     expect((await c.call("import", { path: "ok.csv", name: "in/ok" })).json.version).toBe(1);
+  });
+
+  it("refuses cairn.toml, hard links to the catalog and links out from snippets too, and answers afterwards", async () => {
+    c = await connect(
+      '[servers.api]\nurl = "http://127.0.0.1:9/mcp"\nheaders = { Authorization = "Bearer hunter2" }\n',
+      [],
+      era,
+    );
+    await c.call("list", {});
+    linkSync(join(c.dir, "ws", "catalog.db"), join(c.dir, "catalog-copy.db"));
+    linkSync(join(c.dir, "cairn.toml"), join(c.dir, "settings.txt"));
+    symlinkSync("/proc/self/environ", join(c.dir, "env.csv"));
+    symlinkSync("/dev/zero", join(c.dir, "zero.csv"));
+    for (const path of ["cairn.toml", "catalog-copy.db", "settings.txt", "env.csv", "zero.csv"]) {
+      const r = await c.call("import", { path, name: "in/x" });
+      expect(r.json.error?.code, `${path}: ${r.text}`).toBe("NOT_ALLOWED");
+      expect(r.text).not.toContain("hunter2");
+    }
+    const r = await c.run(`
+      const codes = [];
+      for (const path of ["cairn.toml", "catalog-copy.db", "settings.txt", "env.csv", "zero.csv", "/etc/passwd", "../ws/catalog.db"]) {
+        try { await workspace.import({ path, name: "in/x" }); codes.push("imported " + path); } catch (e) { codes.push(e.code); }
+        try { await call_tool("workspace.import", { path, name: "in/y" }); codes.push("imported " + path); } catch (e) { codes.push(e.code); }
+      }
+      return codes;
+    `);
+    expect(r.json.value, r.text).toEqual(Array(14).fill("NOT_ALLOWED"));
+    expect(r.text).not.toContain("hunter2");
+    expect((await c.call("list", {})).json.artifacts ?? []).toEqual([]);
+    writeFileSync(join(c.dir, "ok.csv"), "a\n1\n");
+    expect((await c.run('return (await workspace.import({ path: "ok.csv", name: "in/ok" })).version')).json.value).toBe(
+      1,
+    );
   });
 
   it("reads only the folders import_roots lists, relative to cairn.toml", async () => {
