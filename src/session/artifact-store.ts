@@ -172,12 +172,7 @@ export class ArtifactStore implements ArtifactHandles {
 
   private async write(lane: ArtifactLane, bytes: Uint8Array, options: SaveArtifactOptions): Promise<LocalArtifactInfo> {
     if (this.closed) throw new CairnError(ErrorCode.HANDLE_NOT_FOUND, "the artifact store is closed", { name: NAME });
-    const filename = checkFilename(options.filename);
-    if (options.label !== undefined) checkLabel(options.label, NAME);
-    const mediaType =
-      checkMediaType(options.media_type) ??
-      (filename === undefined ? undefined : mediaTypeOfFilename(filename)) ??
-      "application/octet-stream";
+    const { filename, mediaType } = checkedSaveOptions(options);
     this.sweep();
     const size = bytes.byteLength;
     this.checkCaps(lane, size);
@@ -300,7 +295,21 @@ export class ArtifactStore implements ArtifactHandles {
   }
 }
 
-export function checkFilename(filename: unknown): string | undefined {
+/**
+ * A save's filename and label checked (INVALID_ARGUMENT), and its media type: the one given, else the filename's,
+ * else application/octet-stream. The same for every store of artifacts.
+ */
+export function checkedSaveOptions(options: SaveArtifactOptions): { filename: string | undefined; mediaType: string } {
+  const filename = checkFilename(options.filename);
+  if (options.label !== undefined) checkLabel(options.label, NAME);
+  const mediaType =
+    checkMediaType(options.media_type) ??
+    (filename === undefined ? undefined : mediaTypeOfFilename(filename)) ??
+    "application/octet-stream";
+  return { filename, mediaType };
+}
+
+function checkFilename(filename: unknown): string | undefined {
   if (filename === undefined || filename === null) return undefined;
   if (typeof filename !== "string" || filename.length === 0 || filename.length > MAX_FILENAME_CHARS) {
     throw new CairnError(
@@ -321,7 +330,7 @@ export function checkFilename(filename: unknown): string | undefined {
   return filename;
 }
 
-export function checkMediaType(mediaType: unknown): string | undefined {
+function checkMediaType(mediaType: unknown): string | undefined {
   if (mediaType === undefined || mediaType === null) return undefined;
   if (typeof mediaType !== "string" || !/^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+-]+)*$/.test(mediaType)) {
     throw new CairnError(ErrorCode.INVALID_ARGUMENT, 'media_type must look like "type/subtype", e.g. "text/csv"', {

@@ -4,7 +4,6 @@
 // process stores' own (result-store.ts, artifact-store.ts), enforced in one write per save across every server.
 import type { OutputConfig, StoreConfig } from "../config/schema.js";
 import { CairnError, ErrorCode } from "../errors.js";
-import { mediaTypeOfFilename } from "../media-type.js";
 import type {
   HandleLane,
   HandleRow,
@@ -13,7 +12,7 @@ import type {
   SaveAnswer,
 } from "../workspace/catalog/sql-handle-ledger.js";
 import type { Workspace } from "../workspace/workspace.js";
-import { type ArtifactInfo, checkFilename, checkMediaType, type SaveArtifactOptions } from "./artifact-store.js";
+import { type ArtifactInfo, checkedSaveOptions, type SaveArtifactOptions } from "./artifact-store.js";
 import { ARTIFACT_PREFIX, artifactUri, newHandle, RESULT_PREFIX, resultUri } from "./handles.js";
 import { checkLabel, type ResultInfo } from "./result-store.js";
 import {
@@ -240,12 +239,7 @@ export class SharedArtifactStore implements ArtifactHandles {
   ): Promise<ArtifactInfo> {
     if (this.closed)
       throw new CairnError(ErrorCode.HANDLE_NOT_FOUND, "the artifact store is closed", { name: ARTIFACT_ERROR });
-    const filename = checkFilename(options.filename);
-    if (options.label !== undefined) checkLabel(options.label, ARTIFACT_ERROR);
-    const mediaType =
-      checkMediaType(options.media_type) ??
-      (filename === undefined ? undefined : mediaTypeOfFilename(filename)) ??
-      "application/octet-stream";
+    const { filename, mediaType } = checkedSaveOptions(options);
     const blob = await this.backend.putBlob(bytes);
     const now = this.now();
     let answer: SaveAnswer;
