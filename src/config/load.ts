@@ -179,6 +179,7 @@ function schemaAt(schema: z.ZodType, path: PropertyKey[]): { description?: strin
     let def = zodDef(node);
     while (def && def.innerType !== undefined) def = zodDef(def.innerType);
     if (!def) return undefined;
+    // A record's entries and an array's elements (`[[http.tokens]]`) are tables of one schema.
     node = def.type === "record" ? def.valueType : def.type === "array" ? def.element : def.shape?.[String(step)];
   }
   return node as { description?: string | undefined } | undefined;
@@ -186,16 +187,9 @@ function schemaAt(schema: z.ZodType, path: PropertyKey[]): { description?: strin
 
 /** The keys the table at `path` of `schema` accepts, through defaults, optionals and records (`[cli.programs.X]`). */
 function keysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
-  let node: unknown = schema;
-  for (let i = 0; i <= path.length; i++) {
-    let def = zodDef(node);
-    while (def && def.innerType !== undefined) def = zodDef(def.innerType);
-    if (!def) return [];
-    if (i === path.length) return def.shape ? Object.keys(def.shape) : [];
-    // A record's entries and an array's elements (`[[http.tokens]]`) are tables of one schema.
-    node = def.type === "record" ? def.valueType : def.type === "array" ? def.element : def.shape?.[String(path[i])];
-  }
-  return [];
+  let def = zodDef(schemaAt(schema, path));
+  while (def && def.innerType !== undefined) def = zodDef(def.innerType);
+  return def?.shape ? Object.keys(def.shape) : [];
 }
 
 interface ZodDef {
