@@ -1,5 +1,6 @@
 // Composition root: config -> executor -> bindings -> tools -> sessions. The ONE place that picks backends; every
 // command of the CLI builds the app here and talks to it, never to the parts directly.
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { createCliRunner } from "./cli-programs/cli-runner.js";
 import { Bindings } from "./codemode/bindings.js";
@@ -255,9 +256,12 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
     actor,
     isPostgres(config.workspace.catalog) ? workspaceHandles(workspace) : undefined,
   );
+  // This process's id: in every HTTP response (Cairn-Instance) and in every approval state it seals (decision 0294).
+  const instance = randomBytes(6).toString("base64url");
   const heldRuns = new HeldRuns({
     timeoutMs: config.approvals.timeout_ms,
     maxHeldPerIdentity: config.approvals.max_held,
+    instance,
   });
   const namespace = () =>
     namespaceContent({

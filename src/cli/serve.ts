@@ -16,6 +16,7 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_SESSIONS,
 } from "../server/transports/http-defaults.js";
+import { isPostgres } from "../workspace/backend-names.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
 import { uiHostOf, warmQueryEngine } from "./ui.js";
 
@@ -159,6 +160,8 @@ export function registerServe(program: Command): void {
           runsPerIdentity: app.config.http.max_runs_per_identity,
           maxWorkers: app.config.sandbox.max_workers,
           readyBoundMs: Math.min(app.config.workspace.backend_timeout_ms / 2, READY_BOUND_MS),
+          // Servers sharing a PostgreSQL workspace relay approvals' retries to each other (decision 0294).
+          peers: isPostgres(app.config.workspace.catalog) ? { advertiseUrl: app.config.http.advertise_url } : undefined,
         });
         if (ui !== undefined) warmQueryEngine(app);
       } catch (error) {

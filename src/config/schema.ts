@@ -386,6 +386,13 @@ const HttpConfigSchema = z.strictObject({
     3_600_000,
     "after SIGTERM, how long `serve --transport http` lets the requests in flight finish before it stops them and exits (0: at once; a second SIGTERM stops them at once too) (default 30000)",
   ).default(30_000),
+  // Several servers on one PostgreSQL workspace forward an approval's retry to the server holding its run (0294).
+  advertise_url: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe(
+      "where the other servers of a shared (PostgreSQL) workspace reach this one's /mcp, to forward an approval's retry to the server holding its run (default: http://<listening address>:<port>/mcp, the machine's hostname when it listens on every address)",
+    ),
 });
 
 const ApprovalsConfigSchema = z.strictObject({

@@ -1,5 +1,6 @@
 // An MCP client that meters what a model would read and write through it: the tool definitions a host loads, every
-// request (tool name + arguments JSON) and every reply text, in o200k_base tokens. It speaks to real servers over stdio.
+// request (tool name + arguments JSON) and every reply text, in o200k_base tokens. It speaks to real servers over stdio,
+// or over any client a caller connected (a fleet's balancer over HTTP, in either protocol era).
 import { Client } from "@modelcontextprotocol/client";
 import { countTokens, requestTokens, toolListTokens } from "../tokens/count.js";
 import { BoundedStdioClientTransport } from "../upstream/bounded-stdio-transport.js";
@@ -48,19 +49,34 @@ export interface StartOptions {
   name: string;
 }
 
+/** What the meter needs of a connected MCP client: the v2 SDK's Client has it; a v1 one is adapted in a line. */
+export interface ToolClient {
+  listTools(): Promise<{ tools: { name: string }[] }>;
+  callTool(
+    params: { name: string; arguments: Record<string, unknown> },
+    options: { timeout: number },
+  ): Promise<{ content?: unknown; isError?: unknown }>;
+  close(): Promise<void>;
+}
+
 export class MeteredClient {
   /** Everything metered since the last `take()`. */
   private pending: Metered = NOTHING;
   private stderr = "";
 
   private constructor(
-    private readonly client: Client,
-    transport: BoundedStdioClientTransport,
+    private readonly client: ToolClient,
+    transport: BoundedStdioClientTransport | undefined,
     readonly name: string,
   ) {
-    transport.stderr?.on("data", (chunk: Buffer) => {
+    transport?.stderr?.on("data", (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString()).slice(-4096);
     });
+  }
+
+  /** Meters a client the caller connected (and closes it on close()). */
+  static over(client: ToolClient, name: string): MeteredClient {
+    return new MeteredClient(client, undefined, name);
   }
 
   static async start(options: StartOptions): Promise<MeteredClient> {
@@ -90,7 +106,7 @@ export class MeteredClient {
   }
 
   async call(tool: string, args: Record<string, unknown>): Promise<Reply> {
-    let result: Awaited<ReturnType<Client["callTool"]>>;
+    let result: Awaited<ReturnType<ToolClient["callTool"]>>;
     try {
       result = await this.client.callTool({ name: tool, arguments: args }, { timeout: REQUEST_TIMEOUT_MS });
     } catch (error) {

@@ -96,6 +96,12 @@ interface WorkflowOptions {
   flightsServer?: string;
   /** Called after each step, both ways done. */
   onStep?: (step: StepReport, index: number) => void;
+  /**
+   * Connects the Cairn side of each session to a server the caller runs (a fleet behind a balancer, whose servers
+   * have the flights server as upstream `flights` and the airports file under their import root), instead of starting
+   * `cairn serve` over stdio on a workspace of its own.
+   */
+  connectCairn?: (name: string) => Promise<MeteredClient>;
 }
 
 const fmt = groupDigits;
@@ -339,7 +345,8 @@ export async function runWorkflow(options: WorkflowOptions): Promise<WorkflowRes
   };
   const homes = { cairn: cairnHome(rows, "cairn", server), notes: cairnHome(rows, "notes", server) };
   const open: MeteredClient[] = [];
-  const openSession = () => startSession(main, server, rows, homes, open);
+  const cairnSide = options.connectCairn ?? ((name: string) => startCairn(main, homes.cairn, CAIRN_TOOLS, name));
+  const openSession = () => startSession(cairnSide, main, server, rows, homes, open);
   const closeAll = async () => {
     await Promise.all(open.splice(0).map((c) => c.close()));
   };
@@ -396,6 +403,7 @@ export async function runWorkflow(options: WorkflowOptions): Promise<WorkflowRes
  * reads), adding each to `open` as soon as it runs so that a failed start still closes the others.
  */
 async function startSession(
+  cairnSide: (name: string) => Promise<MeteredClient>,
   main: string,
   server: string,
   rows: number,
@@ -408,7 +416,7 @@ async function startSession(
     return c;
   };
   const [cairn, flights, notes] = await Promise.all([
-    track(startCairn(main, homes.cairn, CAIRN_TOOLS, "cairn")),
+    track(cairnSide("cairn")),
     track(startFlights(server, rows)),
     track(startCairn(main, homes.notes, NOTES_TOOLS, "notes store")),
   ]);

@@ -23,8 +23,12 @@ const MAX_STATE_CHARS = 1024;
 
 export class ApprovalStateSeal {
   private readonly key = randomBytes(32);
-  /** Names this process in each state, so a state from another process (a restart) is told apart from a forgery. */
-  readonly instance = randomBytes(6).toString("base64url");
+
+  /**
+   * `instance` names this process in each state: another server of the workspace forwards the retry to it (decision
+   * 0294), and a state of another process (a restart) is told apart from a forgery.
+   */
+  constructor(readonly instance: string = randomBytes(6).toString("base64url")) {}
 
   seal(state: ApprovalState, identity: string): string {
     const body = Buffer.from(
@@ -55,6 +59,20 @@ export class ApprovalStateSeal {
     return createHmac("sha256", this.key).update(`cairn.approval-state\0${identity}\0${body}`).digest();
   }
 }
+
+/**
+ * The process a state names, read without verifying it (only the process that sealed it can): where to forward the
+ * retry, never a reason to trust it. Undefined for anything that is not a state's shape.
+ */
+export function stateInstance(wire: string): string | undefined {
+  if (wire.length > MAX_STATE_CHARS || !wire.startsWith(PREFIX)) return undefined;
+  const [body] = wire.slice(PREFIX.length).split(".");
+  const instance = body === undefined ? undefined : decode(body)?.i;
+  return instance !== undefined && INSTANCE_SHAPE.test(instance) ? instance : undefined;
+}
+
+/** An instance id as a process draws it (6 random bytes, base64url): anything else is not looked up. */
+const INSTANCE_SHAPE = /^[A-Za-z0-9_-]{8}$/;
 
 function decode(body: string): { h: string; d: string; x: number; i: string } | undefined {
   try {

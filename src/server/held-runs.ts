@@ -145,6 +145,11 @@ export interface HeldRunsOptions {
   timeoutMs: number;
   /** approvals.max_held: runs of one identity that may wait between requests at once. */
   maxHeldPerIdentity: number;
+  /**
+   * This process's id (its `Cairn-Instance`), named in each state so another server can forward the retry here.
+   * @default 8 random characters
+   */
+  instance?: string | undefined;
 }
 
 interface Held {
@@ -163,11 +168,18 @@ const MAX_SPENT = 10_000;
  * already stopped); at most `maxHeldPerIdentity` runs of one identity wait at once.
  */
 export class HeldRuns {
-  private readonly seal = new ApprovalStateSeal();
+  private readonly seal: ApprovalStateSeal;
   private readonly held = new Map<string, Held>();
   private readonly spent = new Map<string, { used: boolean; until: number }>();
 
-  constructor(private readonly options: HeldRunsOptions) {}
+  constructor(private readonly options: HeldRunsOptions) {
+    this.seal = new ApprovalStateSeal(options.instance);
+  }
+
+  /** The id of this process that its states name. */
+  get instance(): string {
+    return this.seal.instance;
+  }
 
   /** Holds `run` for its identity; the state to send, or why it cannot wait (the caller refuses the question). */
   hold(run: ResumableRun, identity: string, call: string): string | CairnError {
@@ -244,7 +256,7 @@ function stateError(problem: "malformed" | "other_process" | "mac" | "expired"):
         ErrorCode.APPROVAL_EXPIRED,
         problem === "expired"
           ? "the run that waited for this approval is gone: no answer came within approvals.timeout_ms, so it was stopped at the gate (what it did before the gate stands; nothing after it ran). Run the snippet again"
-          : "the run that waited for this approval is not held by this server process (it restarted since): what it did before the gate stands; nothing after it ran. Run the snippet again",
+          : "the run that waited for this approval is not held by any server that answers (the one that asked stopped or restarted since): what it did before the gate stands; nothing after it ran. Run the snippet again",
         { data: { reason: problem } },
       );
     default:

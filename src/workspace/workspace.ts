@@ -26,6 +26,7 @@ import type { ClaimStore, Fence } from "./catalog/claim-store.js";
 import type { Attribution, EventLog } from "./catalog/event-log.js";
 import type { MemoryStore } from "./catalog/memory-store.js";
 import type { SqlHandleLedger } from "./catalog/sql-handle-ledger.js";
+import type { SqlPeers } from "./catalog/sql-peers.js";
 import type { TaskLedger } from "./catalog/task-ledger.js";
 import { fitPages, type PageWindow } from "./excerpt-fit.js";
 import { type WriteExportOptions, writeExport } from "./export-file.js";
@@ -838,6 +839,11 @@ export class Workspace {
   /** Each identity's handle rows, for servers that share this workspace (decision 0293). */
   get handles(): SqlHandleLedger {
     return this.catalog.handles;
+  }
+
+  /** The HTTP servers of this workspace and where each answers (decision 0294). */
+  get peers(): SqlPeers {
+    return this.catalog.peers;
   }
 
   /** Removes the blobs among `sha256s` that no version, lease or handle holds any longer. */

@@ -841,5 +841,25 @@ for (const [label, create, newStore] of implementations) {
       expect((await b.get(["doc"]))[0]?.version).toBe(1);
       await Promise.all([a.close(), b.close()]);
     });
+
+    it("keeps where each server of the workspace answers: the latest announcement, fresh ones only, until it leaves", async () => {
+      const store = newStore();
+      const [a, b] = [await store.open(), await store.open()];
+      const now = Date.now();
+      await a.peers.announce("Srv1AAAA", "http://10.0.0.1:8731/mcp", now - 40_000);
+      await b.peers.announce("Srv2BBBB", "http://10.0.0.2:8731/mcp", now);
+      expect(await b.peers.find("Srv1AAAA", now - 60_000)).toBe("http://10.0.0.1:8731/mcp");
+      // Not announced since `since`: as good as gone.
+      expect(await b.peers.find("Srv1AAAA", now - 30_000)).toBeUndefined();
+      await a.peers.announce("Srv1AAAA", "http://10.0.0.9:8731/mcp", now);
+      expect(await b.peers.find("Srv1AAAA", now - 30_000)).toBe("http://10.0.0.9:8731/mcp");
+      expect(await a.peers.find("nobody00", 0)).toBeUndefined();
+      await a.peers.leave("Srv1AAAA");
+      expect(await b.peers.find("Srv1AAAA", 0)).toBeUndefined();
+      // A server killed without leaving is dropped by the next announcement, an hour on.
+      await a.peers.announce("Srv3CCCC", "http://10.0.0.3:8731/mcp", now + 3_600_001);
+      expect(await a.peers.find("Srv2BBBB", 0)).toBeUndefined();
+      await Promise.all([a.close(), b.close()]);
+    });
   });
 }

@@ -1,10 +1,11 @@
 // Test helper: a fleet. Several built `cairn serve --transport http` processes on one PostgreSQL catalog and one S3
 // bucket (the run's shared servers, a fresh schema and key prefix per fleet), behind a real HAProxy (Debian's
-// `haproxy`) that balances round-robin without stickiness and checks each server through /readyz. HAProxy's log (one
+// `haproxy`) that balances round-robin without stickiness (but for a 2025 session, kept on its server by its
+// Mcp-Session-Id) and checks each server through /readyz. HAProxy's log (one
 // line per request: the test's call id, the server it went to, the status, the retries) and its server state changes
 // ("Server cairn/s2 is DOWN") are read from its stderr, so a test waits on what the balancer saw, never on time.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttp } from "@modelcontextprotocol/client";
@@ -61,6 +62,8 @@ export interface FleetOptions {
   toml?: string;
   /** Environment of every server. */
   env?: Record<string, string>;
+  /** Files copied beside the servers' cairn.toml (their default import root), by name: the path to copy. */
+  files?: Record<string, string>;
 }
 
 export interface Fleet {
@@ -88,6 +91,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
   const catalog = freshPostgresUrl();
   const s3 = freshS3();
   const config = join(root, "cairn.toml");
+  for (const [name, from] of Object.entries(options.files ?? {})) copyFileSync(from, join(root, name));
   writeFileSync(
     config,
     `[workspace]
@@ -221,7 +225,8 @@ ${options.toml ?? ""}
 }
 
 /**
- * The balancer's configuration, as the README's "Running several servers" shows it: round-robin, no stickiness,
+ * The balancer's configuration, as the README's "Running several servers" shows it: round-robin without stickiness
+ * for 2026-07-28 requests, a 2025 session kept on the server that opened it (its Mcp-Session-Id in a stick table),
  * health through /readyz, and retries only where nothing ran (a connection that failed, or Cairn's own 503).
  */
 function haproxyConfig(front: number, ports: number[]): string {
@@ -248,6 +253,9 @@ frontend mcp
 
 backend cairn
   balance roundrobin
+  stick-table type string len 64 size 100k expire 30m
+  stick match req.hdr(mcp-session-id)
+  stick store-response res.hdr(mcp-session-id)
   option httpchk
   http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host 127.0.0.1
   http-check expect status 200

@@ -3,13 +3,28 @@
 // request serves it is stopped; the bound per identity holds.
 import { describe, expect, it } from "vitest";
 import { CairnError } from "../../src/errors.js";
-import { ApprovalStateSeal } from "../../src/server/approval-state.js";
+import { ApprovalStateSeal, stateInstance } from "../../src/server/approval-state.js";
 import { HeldRuns, ResumableRun, toolCallDigest } from "../../src/server/held-runs.js";
 
 describe("the approval state's seal", () => {
   const seal = new ApprovalStateSeal();
   const state = { id: "abc", call: "d".repeat(64), expires: Date.now() + 60_000 };
   const wire = seal.seal(state, "ann\0writer");
+
+  it("names the process that sealed it, to anyone (where to relay a retry), and nothing for what is not a state", () => {
+    expect(stateInstance(wire)).toBe(seal.instance);
+    expect(stateInstance(new ApprovalStateSeal("Srv1AAAA").seal(state, "x"))).toBe("Srv1AAAA");
+    const named = (i: unknown) =>
+      `c1.${Buffer.from(JSON.stringify({ h: "a", d: "b", x: 1, i })).toString("base64url")}.AA`;
+    expect(stateInstance(named("Srv1AAAA"))).toBe("Srv1AAAA");
+    // Only an id of the shape a process draws is ever looked up: no URL, no SQL, nothing long.
+    for (const i of ["http://evil/", "Srv1AAAA' OR 1=1", "x".repeat(9), "", 7, null]) {
+      expect(stateInstance(named(i))).toBeUndefined();
+    }
+    for (const junk of ["", "c1.", "c1.!!!.AA", "c2.e30.AA", `c1.${"A".repeat(2000)}.AA`]) {
+      expect(stateInstance(junk)).toBeUndefined();
+    }
+  });
 
   it("opens for its identity, and for no other", () => {
     expect(seal.open(wire, "ann\0writer")).toEqual(state);

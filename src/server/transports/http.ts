@@ -20,6 +20,7 @@ import {
 import { CairnError, ErrorCode } from "../../errors.js";
 import { type AccessRules, checkAccess, checkHostAndOrigin, type HttpToken } from "../../http-guards/http-guards.js";
 import { isLoopbackHost } from "../../http-guards/loopback.js";
+import type { Logger } from "../../log.js";
 import { createMcpServer } from "../create-server.js";
 import type { ToolDefinition } from "../tool.js";
 import { FairShares, shareLimits } from "./fair-shares.js";
@@ -29,8 +30,21 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_SESSIONS,
 } from "./http-defaults.js";
+import {
+  DRAIN_RETRY_AFTER_S,
+  describe,
+  MAX_BODY_BYTES,
+  methodOf,
+  readJson,
+  refuseDraining,
+  refuseUnreachable,
+  sendJson,
+  sendRpcError,
+  startsWork,
+} from "./http-messages.js";
 import { HttpSessions } from "./http-sessions.js";
 import { Inflight } from "./inflight.js";
+import { advertisedUrl, type PeerDirectory, PeerPresence, relay, relayTarget } from "./peers.js";
 import { Readiness } from "./readiness.js";
 import type { ServeHost } from "./serve-host.js";
 
@@ -40,14 +54,10 @@ const HEALTH_PATH = "/healthz";
 const READY_PATH = "/readyz";
 /** The header of every response naming the process that answered (random per start: nothing of the host in it). */
 export const INSTANCE_HEADER = "Cairn-Instance";
-/** What a refusal during a drain asks the client to wait before trying again (a balancer sends it elsewhere). */
-const DRAIN_RETRY_AFTER_S = 1;
 /** `/readyz`'s bound on each backend's answer. */
 const DEFAULT_READY_BOUND_MS = 5000;
 /** A blob digest no content has: the readiness check asks the blob store whether it holds it (one HEAD or stat). */
 const ABSENT_BLOB = "0".repeat(64);
-/** The SDK transport's own bound on a POST body; the initialize request is read by Cairn under the same bound. */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 interface HttpServeOptions {
   /** Address to bind. A non-loopback address needs `allowRemote`. @default "127.0.0.1" */
@@ -93,6 +103,11 @@ interface HttpServeOptions {
    * answering. @default 5000
    */
   readyBoundMs?: number;
+  /**
+   * The workspace is shared with other servers (a PostgreSQL catalog): this one announces where it answers, and an
+   * approval's retry for a run another server holds is relayed there (decision 0294). Absent: neither.
+   */
+  peers?: { advertiseUrl?: string | undefined } | undefined;
 }
 
 /** A handler of whole requests: it writes the response itself and never rejects. */
@@ -123,6 +138,8 @@ interface Routes {
   ui: HttpHandler | undefined;
   inflight: Inflight;
   readiness: Readiness;
+  /** This process and where its peers are, when it shares its workspace with other servers. */
+  peers: { self: string; directory: () => Promise<PeerDirectory>; logger: Logger } | undefined;
 }
 
 /**
@@ -192,8 +209,12 @@ export async function serveHttp(
     ui: options.ui,
     inflight,
     readiness,
+    peers: undefined,
   };
-  const instance = randomBytes(6).toString("base64url");
+  // The id the approval states this process seals name (decision 0294), so a peer can relay their retries here.
+  const instance = deps.heldRuns?.instance ?? randomBytes(6).toString("base64url");
+  const directory = async (): Promise<PeerDirectory> => (await deps.workspace()).peers;
+  routes.peers = options.peers === undefined ? undefined : { self: instance, directory, logger };
 
   const http: NodeHttpServer = createServer((req, res) => {
     res.setHeader(INSTANCE_HEADER, instance);
@@ -215,6 +236,11 @@ export async function serveHttp(
   });
   const bound = (http.address() as AddressInfo).port;
   const url = `http://${address.includes(":") ? `[${address}]` : address}:${bound}${MCP_PATH}`;
+  const presence =
+    options.peers === undefined
+      ? undefined
+      : new PeerPresence(directory, instance, advertisedUrl(options.peers.advertiseUrl, address, bound), logger);
+  await presence?.start();
 
   return {
     url,
@@ -226,7 +252,7 @@ export async function serveHttp(
       if (sessions.closing) return;
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       unsubscribe?.();
-      await Promise.allSettled([sessions.close(), handler.close()]);
+      await Promise.allSettled([sessions.close(), handler.close(), presence?.stop()]);
       // Open SSE streams and idle keep-alive sockets would hold close() forever.
       http.closeAllConnections();
       await stopped;
@@ -237,7 +263,9 @@ export async function serveHttp(
 /** The options with their defaults, checked before anything listens (the throws `serveHttp` documents). */
 function checkedOptions(
   options: HttpServeOptions,
-): Required<Omit<HttpServeOptions, "ui" | "sessionsPerIdentity" | "runsPerIdentity" | "maxWorkers" | "readyBoundMs">> {
+): Required<
+  Omit<HttpServeOptions, "ui" | "sessionsPerIdentity" | "runsPerIdentity" | "maxWorkers" | "readyBoundMs" | "peers">
+> {
   const host = options.host ?? DEFAULT_HTTP_HOST;
   const allowRemote = options.allowRemote ?? false;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
@@ -364,7 +392,7 @@ async function health(req: IncomingMessage, res: ServerResponse, path: string, r
 async function post(req: IncomingMessage, res: ServerResponse, routes: Routes, token: number): Promise<void> {
   const read = await readJson(req, res);
   if (read === undefined) return;
-  const { parsed } = read;
+  const { parsed, raw } = read;
   const { inflight } = routes;
   if (inflight.draining && startsWork(parsed)) return refuseDraining(res, parsed);
   if (!(await isLegacyRequest(await toWebRequest(req, parsed), parsed))) {
@@ -372,6 +400,14 @@ async function post(req: IncomingMessage, res: ServerResponse, routes: Routes, t
     // A subscriptions/listen stream only waits for change notifications: a drain ends it.
     if (methodOf(parsed) === "subscriptions/listen") inflight.stream(res);
     else inflight.track(res, describe(parsed));
+    // An approval's retry for a run another server of the workspace holds goes there (decision 0294).
+    const peers = routes.peers;
+    const target = peers && (await relayTarget(parsed, req.headers, peers.self, peers.directory));
+    if (target !== undefined && "lookupFailed" in target) {
+      peers?.logger.warn("cannot look up the server holding an approval's run", { error: target.lookupFailed.message });
+      return refuseUnreachable(res, parsed);
+    }
+    if (target !== undefined && peers && (await relay(req, res, raw, target.url, peers.self, peers.logger))) return;
     return routes.modern(Object.assign(req, { auth }), res, parsed);
   }
   const messages = Array.isArray(parsed) ? parsed : [parsed];
@@ -385,105 +421,4 @@ async function post(req: IncomingMessage, res: ServerResponse, routes: Routes, t
     res.setHeader("Retry-After", String(refused.retryAfterS));
     return sendRpcError(res, refused.status, -32000, refused.message, refused.data);
   }
-}
-
-/** The body of a POST, parsed; undefined once a 413 or a parse error has been answered. */
-async function readJson(req: IncomingMessage, res: ServerResponse): Promise<{ parsed: unknown } | undefined> {
-  const body = await readBody(req, MAX_BODY_BYTES);
-  if (body === "too-large") {
-    sendRpcError(res, 413, -32000, `Payload Too Large: a request body may hold ${MAX_BODY_BYTES} bytes`);
-    return undefined;
-  }
-  try {
-    return { parsed: JSON.parse(body.toString("utf8")) };
-  } catch {
-    sendRpcError(res, 400, -32700, "Parse error: Invalid JSON");
-    return undefined;
-  }
-}
-
-type Message = { method?: unknown; id?: unknown; params?: { name?: unknown; requestState?: unknown } };
-
-function messagesOf(parsed: unknown): Message[] {
-  return (Array.isArray(parsed) ? parsed : [parsed]).filter((m): m is Message => typeof m === "object" && m !== null);
-}
-
-function methodOf(parsed: unknown): string | undefined {
-  const [first] = messagesOf(parsed);
-  return typeof first?.method === "string" ? first.method : undefined;
-}
-
-/**
- * Whether a body would start new work: any request, except a 2026-07-28 tools/call that carries a `requestState`
- * (it resumes a run this server holds for a person's approval, or is told it is gone). Responses to the server's own
- * requests and notifications start nothing.
- */
-function startsWork(parsed: unknown): boolean {
-  return messagesOf(parsed).some(
-    (m) =>
-      typeof m.method === "string" &&
-      m.id !== undefined &&
-      !(m.method === "tools/call" && typeof m.params?.requestState === "string"),
-  );
-}
-
-/** What a request is, for the report of a drain cut short: its method, and a tool call's tool (never arguments). */
-function describe(parsed: unknown): string {
-  const [first] = messagesOf(parsed);
-  if (first === undefined || typeof first.method !== "string") return "response or notification";
-  const method = first.method.slice(0, 64);
-  const name = first.params?.name;
-  return method === "tools/call" && typeof name === "string" ? `tools/call ${name.slice(0, 64)}` : method;
-}
-
-/** New work refused during a drain: 503 and Retry-After, which a balancer understands; nothing ran. */
-function refuseDraining(res: ServerResponse, parsed: unknown): void {
-  res.setHeader("Retry-After", String(DRAIN_RETRY_AFTER_S));
-  const [first] = messagesOf(parsed);
-  const id = typeof first?.id === "string" || typeof first?.id === "number" ? first.id : null;
-  sendRpcError(
-    res,
-    503,
-    -32000,
-    `Cairn is draining (shutting down) and takes no new work: nothing of this request ran; send it again in ${DRAIN_RETRY_AFTER_S} s (a load balancer sends it to another server)`,
-    { code: ErrorCode.DRAINING, retryAfterS: DRAIN_RETRY_AFTER_S },
-    id,
-  );
-}
-
-function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>): void {
-  res.statusCode = status;
-  res.setHeader("Content-Type", "application/json");
-  res.end(JSON.stringify(body));
-}
-
-function sendRpcError(
-  res: ServerResponse,
-  status: number,
-  code: number,
-  message: string,
-  data?: Record<string, unknown>,
-  id: string | number | null = null,
-): void {
-  res.statusCode = status;
-  res.setHeader("Content-Type", "application/json");
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message, ...(data ? { data } : {}) }, id }));
-}
-
-/** Reads a body up to `max` bytes; past it the rest is drained (not buffered) so the 413 can still be sent. */
-function readBody(req: IncomingMessage, max: number): Promise<Buffer | "too-large"> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers["content-length"]);
-    let size = 0;
-    let tooLarge = Number.isFinite(declared) && declared > max;
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => {
-      if (tooLarge) return;
-      size += chunk.length;
-      if (size > max) tooLarge = true;
-      else chunks.push(chunk);
-    });
-    req.once("end", () => resolve(tooLarge ? "too-large" : Buffer.concat(chunks)));
-    req.once("error", reject);
-  });
 }

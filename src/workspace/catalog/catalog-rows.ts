@@ -150,7 +150,7 @@ export const COPIED_TABLES: readonly TableSpec[] = [
 
 /**
  * Tables a copy leaves behind: the chunks themselves (the destination's indexer rebuilds them from the blobs), the
- * running servers' state (leases, blob removals to retry, identities' handles: decision 0293) and each engine's own
+ * running servers' state (leases, blob removals to retry, identities' handles: decision 0293; the servers that announced themselves: 0294) and each engine's own
  * migration history.
  */
 export const LEFT_BEHIND = [
@@ -160,6 +160,7 @@ export const LEFT_BEHIND = [
   "cleanup_pending",
   "handles",
   "handle_tombstones",
+  "servers",
   "schema_migrations",
 ] as const;
 

@@ -6,6 +6,7 @@ import type { ClaimStore, Fence } from "./claim-store.js";
 import type { Attribution, EventLog } from "./event-log.js";
 import type { MemoryStore } from "./memory-store.js";
 import type { SqlHandleLedger } from "./sql-handle-ledger.js";
+import type { SqlPeers } from "./sql-peers.js";
 import type { TaskLedger } from "./task-ledger.js";
 
 /** The kinds SPEC.md names. */
@@ -258,6 +259,8 @@ export interface Catalog {
   readonly claims: ClaimStore;
   /** Each identity's res_ and art_ handles, when servers share the catalog (decision 0293). */
   readonly handles: SqlHandleLedger;
+  /** The HTTP servers of the workspace and where each answers (decision 0294). */
+  readonly peers: SqlPeers;
   insertVersion(version: NewVersion, options?: InsertOptions): Promise<VersionRecord>;
   /** Resolves refs (ids or names) in one snapshot; `undefined` for a ref that names nothing. */
   get(refs: readonly string[]): Promise<(VersionRecord | undefined)[]>;

@@ -355,4 +355,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX handle_tombstones_owner ON handle_tombstones (owner, at);
     `,
   },
+  {
+    version: 8,
+    name: "servers of the workspace",
+    sql: `
+      -- The HTTP servers of the workspace and the address each answers at (decision 0294): a retry that carries the
+      -- approval state of a run one server holds, reaching another, is forwarded there. seen_at: the last announcement.
+      CREATE TABLE servers (
+        instance TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        seen_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -314,4 +314,15 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX handle_tombstones_owner ON handle_tombstones (owner, at);
     `,
   },
+  {
+    version: 3,
+    name: "servers of the workspace (SQLite migration 8)",
+    sql: `
+      CREATE TABLE servers (
+        instance TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        seen_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];

@@ -47,6 +47,7 @@ import { SqlClaimStore } from "./sql-claim-store.js";
 import { SqlEventLog } from "./sql-event-log.js";
 import { SqlHandleLedger } from "./sql-handle-ledger.js";
 import { SqlMemoryStore } from "./sql-memory-store.js";
+import { SqlPeers } from "./sql-peers.js";
 import { SqlTaskLedger } from "./sql-task-ledger.js";
 import {
   recordOf,
@@ -80,6 +81,8 @@ export abstract class SqlCatalog implements Catalog {
   readonly claims: ClaimStore;
   /** Each identity's handles, for servers that share this catalog (decision 0293). */
   readonly handles: SqlHandleLedger;
+  /** The HTTP servers of the workspace and where each answers (decision 0294). */
+  readonly peers: SqlPeers;
   private readonly claimStore: SqlClaimStore;
   private readonly leaseTtlMs: number;
   /** The engine-neutral rules' way onto the engine's connection. */
@@ -98,6 +101,7 @@ export abstract class SqlCatalog implements Catalog {
     this.claims = this.claimStore;
     this.memory = new SqlMemoryStore({ sql: connection });
     this.handles = new SqlHandleLedger(connection);
+    this.peers = new SqlPeers(connection);
     this.tasks = new SqlTaskLedger({
       sql: connection,
       appendEvent: (event) => this.events.append(event),

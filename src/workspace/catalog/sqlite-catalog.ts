@@ -121,7 +121,8 @@ export class SqliteCatalog extends SqlCatalog {
   /**
    * Empties the tables that hold one running workspace's process state, meaningless in a copy: leases (`blob_leases`
    * and any table named `*_leases`), `cleanup_pending` (removals of blobs the copy does not carry) and identities' handles
-   * (`handles`, `handle_tombstones`: short-lived, the running servers' own). For a copy only.
+   * (`handles`, `handle_tombstones`: short-lived, the running servers' own) and the servers that announced themselves
+   * (`servers`). For a copy only.
    */
   dropProcessState(): Promise<void> {
     return this.exclusive(() =>
@@ -255,10 +256,14 @@ export interface CatalogFacts {
   mentionedBlobs: Set<string>;
 }
 
-/** Tables of a running workspace's state, meaningless in a copy: leases, removals pending, identities' handles. */
+/** Tables of a running workspace's state, meaningless in a copy: leases, removals pending, handles, servers. */
 function isProcessState(table: string): boolean {
   return (
-    table === "cleanup_pending" || table.endsWith("_leases") || table === "handles" || table === "handle_tombstones"
+    table === "cleanup_pending" ||
+    table.endsWith("_leases") ||
+    table === "handles" ||
+    table === "handle_tombstones" ||
+    table === "servers"
   );
 }
 
