@@ -101,7 +101,7 @@ export const recall: OperationFactory = (config) =>
       const note = memory.capture.enabled
         ? {}
         : {
-            note: "capture is off: this server records no runs, upstream calls or writes for a later recall, only what remember and checkpoints keep; set [memory] capture = true in cairn.toml (on by default in the runtime profile) to record them",
+            note: "capture is off: runs, upstream calls and writes are not recorded for recall (remember and checkpoints are); set [memory] capture = true in cairn.toml to record them",
           };
       const reply = fitList(
         { ...answer, query_from: start.from, ...note },

@@ -55,7 +55,7 @@ export const resume: OperationFactory = () =>
     name: "resume",
     title: "Resume a checkpoint",
     summary:
-      "A checkpoint by name or id, else the one under a namespace or the only search match, else the candidates; no text opens the most recent; with a preview of everything it pins.",
+      "A checkpoint by name or id, else the one under a namespace or the only search match, else the candidates; no text opens the most recent; with a preview of everything it pins (a table: its first rows and row count).",
     description:
       "Open a checkpoint (no text: the latest) with its objective, verified, next_step, notes and a preview of every artifact it pins (a table: first rows and row count); a namespace or words open the only match, else list candidates.",
     input: z.strictObject({
