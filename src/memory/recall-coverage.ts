@@ -14,6 +14,7 @@ export interface RecallCoverage {
   /** The first item's kind, over the answered calls. */
   first_passage: number;
   first_observation: number;
+  first_checkpoint: number;
 }
 
 export class RecallCounter {
@@ -26,6 +27,7 @@ export class RecallCounter {
     items_left_out: 0,
     first_passage: 0,
     first_observation: 0,
+    first_checkpoint: 0,
   };
 
   /** One recall: what was ranked, and what its reply kept. */
@@ -43,6 +45,7 @@ export class RecallCounter {
     const first = kept[0]?.type;
     if (first === "passage") c.first_passage++;
     else if (first === "observation") c.first_observation++;
+    else if (first === "checkpoint") c.first_checkpoint++;
   }
 
   coverage(): RecallCoverage & { answered_share: number | null } {

@@ -1,16 +1,22 @@
-// recall: source passages (the `context` chunk index) and observations (the memory store) for one query, ranked
-// together by reciprocal-rank fusion, keyword by default and with cosine ranks too when an embedder is provisioned.
-// The caller fits the list to its token budget; the text is data for the model, never instructions.
+// recall: the workspace's own record (checkpoints, remembered decisions, captured observations) and source passages
+// (the `context` chunk index) for one query, fused by reciprocal rank, keyword by default and with cosine ranks too
+// when an embedder is provisioned; then ordered by how many of the query's content words an item holds, the record
+// ahead of passages holding as many (filler words never search or rank: query-words.ts). The caller fits the list to
+// its token budget; the text is data for the model, never instructions.
+import type { VersionRecord } from "../workspace/catalog/catalog.js";
 import type { MemoryStore, Observation } from "../workspace/catalog/memory-store.js";
 import { CONTEXT_LIMITS, type ContextChunk } from "../workspace/retrieval/context.js";
 import { contextBudget } from "../workspace/retrieval/context-budget.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { cosine, type Embedder } from "./embedder.js";
+import { contentStems, coverage, withoutFiller } from "./query-words.js";
 
 /** Candidates taken from each ranked list before fusion. */
 export const RECALL_CANDIDATES = 20;
 /** Newest observations an embedder also ranks, so a paraphrase with no shared word can still be found. */
 const RECENT_FOR_EMBEDDING = 200;
+/** Newest checkpoints ranked by the words they hold (a workspace keeps few; older ones come as passages). */
+const RECENT_CHECKPOINTS = 100;
 /** Reciprocal-rank fusion constant (the usual 60): ranks matter, raw scores of different indexes never mix. */
 const RRF_K = 60;
 
@@ -29,7 +35,20 @@ export interface ObservationItem {
   event_id?: string;
 }
 
-export type RecallItem = PassageItem | ObservationItem;
+/** A checkpoint an earlier session saved: its handoff fields (resume opens it with previews of what it pins). */
+export interface CheckpointItem {
+  type: "checkpoint";
+  artifact_id: string;
+  name: string;
+  version: number;
+  created_at: string;
+  objective: string;
+  verified?: string;
+  next_step?: string;
+  notes?: string;
+}
+
+export type RecallItem = PassageItem | ObservationItem | CheckpointItem;
 
 export interface RecallAnswer {
   query: string;
@@ -47,26 +66,85 @@ export interface RecallSources {
   passageBytes: number;
 }
 
+/** Where the query of a recall came from. */
+export type QuerySource = "query" | "goal" | "checkpoint" | "recent";
+
+/**
+ * The query a recall ranks by: the caller's when it holds a content word, else the configured goal, else the latest
+ * checkpoint's objective, else none (`recent`: the newest of the record).
+ */
+export async function startingQuery(
+  workspace: Workspace,
+  given: string | undefined,
+  goal: string | undefined,
+): Promise<{ query: string | undefined; from: QuerySource }> {
+  if (given !== undefined && withoutFiller(given) !== "") return { query: given, from: "query" };
+  if (goal !== undefined && withoutFiller(goal) !== "") return { query: goal, from: "goal" };
+  const [latest] = (await workspace.currentOfKind("checkpoint", { limit: 1 })).records;
+  const objective = latest?.checkpoint?.objective;
+  if (objective !== undefined && withoutFiller(objective) !== "") return { query: objective, from: "checkpoint" };
+  return { query: undefined, from: "recent" };
+}
+
+/** The newest of the record, checkpoints first: what a recall with nothing to rank by answers. */
+export async function recentRecord(sources: RecallSources): Promise<RecallAnswer> {
+  const [checkpoints, observations] = await Promise.all([
+    sources.workspace.currentOfKind("checkpoint", { limit: 3 }),
+    sources.store.recent({ limit: RECALL_CANDIDATES }),
+  ]);
+  const remembered = observations.filter((o) => o.kind === "remember");
+  const captured = observations.filter((o) => o.kind !== "remember");
+  return {
+    query: "",
+    mode: "keyword",
+    items: [
+      ...checkpoints.records.map(checkpointItem),
+      ...remembered.map(observationItem),
+      ...captured.map(observationItem),
+    ],
+    index_complete: true,
+  };
+}
+
 /** Ranked items for `query`, best first; `refs` limits the passages to those versions. */
 export async function recall(sources: RecallSources, query: string, refs?: string[]): Promise<RecallAnswer> {
   const { workspace, store, embedder } = sources;
-  const [context, hits] = await Promise.all([
+  const stems = contentStems(query);
+  // Filler words neither search nor rank; a query of nothing else searches as given.
+  const searched = withoutFiller(query) || query;
+  const [context, hits, recentCheckpoints] = await Promise.all([
     workspace.context(
-      { query, limit: RECALL_CANDIDATES, ...(refs === undefined ? {} : { refs }) },
+      { query: searched, limit: RECALL_CANDIDATES, ...(refs === undefined ? {} : { refs }) },
       { budget: contextBudget(Math.min(CONTEXT_LIMITS.maxBytes, sources.passageBytes)) },
     ),
-    store.search(query, { limit: RECALL_CANDIDATES }),
+    store.search(searched, { limit: RECALL_CANDIDATES }),
+    workspace.currentOfKind("checkpoint", { limit: RECENT_CHECKPOINTS }),
   ]);
+  // A checkpoint's own JSON is a text version the chunk index holds: it is recalled as the checkpoint, once.
+  const checkpointIds = new Set(recentCheckpoints.records.map((r) => r.artifact_id));
+  const chunkRecords = await workspace.lookup([...new Set(context.chunks.map((c) => c.artifact_id))]);
+  const chunkCheckpoints = chunkRecords.filter(
+    (r): r is VersionRecord => r?.kind === "checkpoint" && !checkpointIds.has(r.artifact_id),
+  );
+  const asCheckpoint = new Set([...checkpointIds, ...chunkCheckpoints.map((r) => r.artifact_id)]);
+  const checkpoints = [...recentCheckpoints.records, ...chunkCheckpoints]
+    .map((record, recency) => ({ item: checkpointItem(record), recency }))
+    .map((c) => ({ ...c, held: coverage(stems, textOf(c.item)) }))
+    .filter((c) => c.held > 0)
+    .sort((a, b) => b.held - a.held || a.recency - b.recency)
+    .slice(0, RECALL_CANDIDATES)
+    .map((c) => c.item);
   const passages = byPhrase(
-    context.chunks.map((c): RecallItem => ({ type: "passage", ...c })),
+    context.chunks.filter((c) => !asCheckpoint.has(c.artifact_id)).map((c): RecallItem => ({ type: "passage", ...c })),
     query,
   );
   const observations = new Map<number, Observation>(hits.map((o) => [o.id, o]));
-  const lists: RecallItem[][] = [passages, byPhrase(hits.map(observationItem), query)];
+  // List order breaks fusion ties: the record before passages.
+  const lists: RecallItem[][] = [checkpoints, byPhrase(hits.map(observationItem), query), passages];
   if (embedder !== undefined) {
     for (const o of await store.recent({ limit: RECENT_FOR_EMBEDDING }))
       if (!observations.has(o.id)) observations.set(o.id, o);
-    const candidates = [...passages, ...[...observations.values()].map(observationItem)];
+    const candidates = [...checkpoints, ...[...observations.values()].map(observationItem), ...passages];
     const [q, ...vectors] = await embedder.embed([query, ...candidates.map(textOf)]);
     const scored = candidates.map((item, i) => ({
       item,
@@ -82,9 +160,21 @@ export async function recall(sources: RecallSources, query: string, refs?: strin
   return {
     query,
     mode: embedder === undefined ? "keyword" : "hybrid",
-    items: fuse(lists),
+    items: recordFirst(fuse(lists), stems),
     index_complete: context.index_complete,
   };
+}
+
+/**
+ * `fused` ordered by how many of the query's content stems each item holds; among items holding as many, the
+ * workspace's record (checkpoints, observations) before passages; then the fused order. A document that shares the
+ * query's words ranks below what the earlier session itself wrote down about them, never above.
+ */
+export function recordFirst(fused: readonly RecallItem[], stems: readonly string[]): RecallItem[] {
+  return fused
+    .map((item, rank) => ({ item, rank, held: coverage(stems, textOf(item)), record: item.type === "passage" ? 1 : 0 }))
+    .sort((a, b) => b.held - a.held || a.record - b.record || a.rank - b.rank)
+    .map((r) => r.item);
 }
 
 /** Words of a run of the query an item must hold, in order, before its phrase outranks keyword order. */
@@ -126,7 +216,7 @@ function longestRun(query: readonly string[], text: readonly string[]): number {
   return best;
 }
 
-/** Reciprocal-rank fusion; ties keep the order of the lists (passages before observations). */
+/** Reciprocal-rank fusion; ties keep the order of the lists. */
 export function fuse(lists: readonly RecallItem[][]): RecallItem[] {
   const scores = new Map<string, { item: RecallItem; score: number; first: number }>();
   let order = 0;
@@ -142,11 +232,33 @@ export function fuse(lists: readonly RecallItem[][]): RecallItem[] {
 }
 
 function keyOf(item: RecallItem): string {
-  return item.type === "passage" ? `p:${item.artifact_id}:${item.start}` : `o:${item.id}`;
+  if (item.type === "passage") return `p:${item.artifact_id}:${item.start}`;
+  return item.type === "checkpoint" ? `c:${item.artifact_id}` : `o:${item.id}`;
 }
 
+/** The text an item is ranked by: a passage's, an observation's kind, label and note, a checkpoint's fields. */
 function textOf(item: RecallItem): string {
-  return item.type === "passage" ? item.text : `${item.kind} ${item.label}`;
+  if (item.type === "passage") return item.text;
+  if (item.type === "checkpoint") {
+    return [item.name, item.objective, item.verified, item.next_step, item.notes].filter(Boolean).join("\n");
+  }
+  const note = typeof item.detail.note === "string" ? ` ${item.detail.note}` : "";
+  return `${item.kind}${note} ${item.label}`;
+}
+
+function checkpointItem(record: VersionRecord): CheckpointItem {
+  const fields = record.checkpoint ?? { objective: "" };
+  return {
+    type: "checkpoint",
+    artifact_id: record.artifact_id,
+    name: record.name,
+    version: record.version,
+    created_at: record.created_at,
+    objective: fields.objective,
+    ...(fields.verified === undefined ? {} : { verified: fields.verified }),
+    ...(fields.next_step === undefined ? {} : { next_step: fields.next_step }),
+    ...(fields.notes === undefined ? {} : { notes: fields.notes }),
+  };
 }
 
 function observationItem(o: Observation): ObservationItem {

@@ -1,6 +1,7 @@
 // inspect's pages and resume's previews within a reply budget: pages shortened from their end on code point boundaries
-// (next_offset moves with them, so the rest stays one call away), previews dropped whole from the last pinned artifact
-// back; what is left out is counted in `omitted` with the next step. Any reply returned was measured to fit.
+// (next_offset moves with them, so the rest stays one call away), table rows cut, then previews dropped whole from the
+// last pinned artifact back; what is left out is counted in `omitted` with the next step. Any reply returned was
+// measured to fit.
 import type { CompactMetadata } from "./metadata.js";
 import { largest, type Omitted, type ReplyBudget } from "./retrieval/budget.js";
 import type { ArtifactPreview, Excerpt } from "./types.js";
@@ -73,8 +74,9 @@ type Listed = CompactMetadata & { summary: string | null };
 
 /**
  * A resumed checkpoint's reply (`build` from its artifact entries) within `budget`: all previews when they fit, else
- * previews kept for the first artifacts only, else the first artifacts listed without previews; what is left out is
- * counted in `omitted`. TOO_LARGE when not even the checkpoint without artifacts fits.
+ * fewer rows of every table preview (the same number kept for each), else previews kept for the first artifacts only
+ * (tables with no rows left), else the first artifacts listed without previews; what is left out is counted in
+ * `omitted`. TOO_LARGE when not even the checkpoint without artifacts fits.
  */
 export function fitPreviews<R>(
   artifacts: readonly ArtifactPreview[],
@@ -86,15 +88,33 @@ export function fitPreviews<R>(
   const total = artifacts.length;
   if (total === 0) throw budget.tooSmall(whole, "the checkpoint itself");
   const next_step = "inspect the checkpoint's dependencies for the rest";
+  const most = Math.max(0, ...artifacts.map((a) => a.table?.rows.length ?? 0));
+  const rowsCut = (kept: number) =>
+    artifacts.reduce((sum, a) => sum + Math.max(0, (a.table?.rows.length ?? 0) - kept), 0);
+  const withRows = (kept: number): ArtifactPreview[] =>
+    artifacts.map((a) =>
+      a.table === undefined || a.table.rows.length <= kept
+        ? a
+        : { ...a, table: { ...a.table, rows: a.table.rows.slice(0, kept) } },
+    );
+  if (most > 0) {
+    const rowsStep = "query a table for its rows; inspect the checkpoint's dependencies for the rest";
+    const kept = largest(0, most - 1, (k) =>
+      budget.fits(build(withRows(k), { rows: rowsCut(k), next_step: rowsStep })),
+    );
+    if (kept >= 0) return build(withRows(kept), { rows: rowsCut(kept), next_step: rowsStep });
+  }
+  const bare = withRows(0);
+  const rows: Record<string, number> = most > 0 ? { rows: rowsCut(0) } : {};
   const listed = artifacts.map(
-    ({ excerpt: _excerpt, offset: _offset, next_offset: _next, note: _note, ...entry }): Listed => entry,
+    ({ excerpt: _excerpt, offset: _offset, next_offset: _next, note: _note, table: _table, ...entry }): Listed => entry,
   );
   const withPreviews = (kept: number) =>
-    build([...artifacts.slice(0, kept), ...listed.slice(kept)], { previews: total - kept, next_step });
+    build([...bare.slice(0, kept), ...listed.slice(kept)], { ...rows, previews: total - kept, next_step });
   const previews = largest(0, total - 1, (kept) => budget.fits(withPreviews(kept)));
   if (previews >= 0) return withPreviews(previews);
   const withEntries = (kept: number) =>
-    build(listed.slice(0, kept), { previews: total, artifacts: total - kept, next_step });
+    build(listed.slice(0, kept), { ...rows, previews: total, artifacts: total - kept, next_step });
   const entries = largest(0, total - 1, (kept) => budget.fits(withEntries(kept)));
   if (entries >= 0) return withEntries(entries);
   throw budget.tooSmall(withEntries(0), "the checkpoint itself");

@@ -1,20 +1,32 @@
 // resume: the handoff a checkpoint leaves: found by name, id, namespace or search (the latest when nothing is named),
-// with a short preview of each version it pins; one damaged version is reported in place, never hides the rest.
-import { CairnError } from "../errors.js";
+// with a short preview of each version it pins: a table's first rows and row count through the query engine (when
+// the caller hands one over), text's first bytes; one damaged version is reported in place, never hides the rest.
+import { CairnError, toCairnError } from "../errors.js";
+import { isTextMediaType } from "../media-type.js";
 import type { BlobStore } from "./blobs/blob-store.js";
 import { type Catalog, isArtifactId, type VersionRecord } from "./catalog/catalog.js";
 import { fitPreviews, pageOf } from "./excerpt-fit.js";
 import { compactMetadata } from "./metadata.js";
 import { fitList, type Omitted, type ReplyBudget } from "./retrieval/budget.js";
 import { textPage } from "./text-page.js";
-import type { ArtifactPreview, Excerpt, ResumeInput, ResumeResult } from "./types.js";
+import type { ArtifactPreview, Excerpt, ResumeInput, ResumeResult, TablePreview } from "./types.js";
 import { checkObject, checkText, isValidName, MAX_QUERY_TEXT_CHARS, requireFound } from "./validate.js";
 import { VersionReader } from "./version-reader.js";
 
 /** Bytes of each pinned version's text a resume shows. */
 const PREVIEW_BYTES = 512;
+/** Rows of each pinned table a resume shows (fewer, the same number for every table, when the budget is short). */
+export const PREVIEW_ROWS = 5;
 
-type Stores = { catalog: Catalog; blobs: BlobStore };
+/** The first rows and the row count of one exact version, through the query engine (WorkspaceSql.peek). */
+export type TableReader = (artifactId: string, rows: number) => Promise<TablePreview>;
+
+type Stores = {
+  catalog: Catalog;
+  blobs: BlobStore;
+  /** Without it (the workspace alone, the resume prompt) tables are previewed as their bytes. */
+  tables?: TableReader | undefined;
+};
 
 /** The checkpoint `input.text` names (or the latest), with previews of what it pins; candidates when several match. */
 export async function resumeCheckpoint(
@@ -91,6 +103,22 @@ async function resumed(stores: Stores, record: VersionRecord, note?: string): Pr
   const reader = new VersionReader(stores.blobs);
   const artifacts: ArtifactPreview[] = [];
   for (const dep of pinned) {
+    const entry = { ...compactMetadata(dep), summary: dep.summary };
+    let unreadable: string | undefined;
+    if (stores.tables !== undefined && isTable(dep)) {
+      try {
+        artifacts.push({ ...entry, table: await stores.tables(dep.artifact_id, PREVIEW_ROWS) });
+        continue;
+      } catch (error) {
+        const reason = toCairnError(error);
+        // A CSV the engine cannot parse still shows its text, with the engine's reason beside it.
+        unreadable = `the query engine cannot read it as a table: ${reason.code}: ${reason.message}`;
+        if (!isTextMediaType(dep.media_type)) {
+          artifacts.push({ ...entry, excerpt: null, offset: 0, next_offset: null, note: unreadable });
+          continue;
+        }
+      }
+    }
     let preview: Excerpt;
     try {
       const page = await textPage(reader, dep, 0, PREVIEW_BYTES);
@@ -100,7 +128,9 @@ async function resumed(stores: Stores, record: VersionRecord, note?: string): Pr
       if (!(error instanceof CairnError)) throw error;
       preview = { excerpt: null, offset: 0, next_offset: null, note: `${error.code}: ${error.message}` };
     }
-    artifacts.push({ ...compactMetadata(dep), summary: dep.summary, ...preview });
+    if (unreadable !== undefined)
+      preview.note = preview.note === undefined ? unreadable : `${unreadable}; ${preview.note}`;
+    artifacts.push({ ...entry, ...preview });
   }
   const fields = record.checkpoint ?? { objective: "" };
   return {
@@ -118,4 +148,9 @@ async function resumed(stores: Stores, record: VersionRecord, note?: string): Pr
     artifacts,
     ...(note === undefined ? {} : { note }),
   };
+}
+
+/** A version the query engine previews: what query reads as CSV, Parquet or JSON by its kind. */
+function isTable(record: VersionRecord): boolean {
+  return record.kind === "csv" || record.kind === "parquet" || record.kind === "json";
 }

@@ -12,7 +12,7 @@ import type { VersionRecord } from "./catalog/catalog.js";
 import type { CompactMetadata } from "./metadata.js";
 import { planCascade, type RefreshStep } from "./refresh-plan.js";
 import { checkRefs, engineInput, refuseStale } from "./sql-inputs.js";
-import type { WriteOptions } from "./types.js";
+import type { TablePreview, WriteOptions } from "./types.js";
 import type { Workspace } from "./workspace.js";
 
 const PARQUET_MEDIA_TYPE = "application/vnd.apache.parquet";
@@ -257,6 +257,32 @@ export class WorkspaceSql {
       if (scratch !== undefined) await rm(scratch, { force: true });
       throw error;
     }
+  }
+
+  /**
+   * The first `rows` rows (at most max_preview_bytes of them) and the row count of the exact version `ref` names, as
+   * resume previews a pinned table: a superseded version is read as it was. Two statements, so the count of a Parquet
+   * file comes from its metadata and a large table is never streamed whole for a preview.
+   */
+  async peek(ref: string, rows: number, signal?: AbortSignal): Promise<TablePreview> {
+    const inputs = [ref];
+    const counted = await this.run(
+      { inputs, sql: "SELECT count(*) AS row_count FROM input1", allow_historical: true },
+      { previewRows: 1 },
+      signal,
+    );
+    const { reply } = await this.run(
+      { inputs, sql: `SELECT * FROM input1 LIMIT ${Math.max(0, Math.floor(rows))}`, allow_historical: true },
+      { previewRows: rows },
+      signal,
+    );
+    const preview: TablePreview = {
+      row_count: Number(counted.reply.rows[0]?.row_count ?? 0),
+      columns: reply.columns,
+      rows: reply.rows,
+    };
+    if (reply.integer_string_columns) preview.integer_string_columns = reply.integer_string_columns;
+    return preview;
   }
 
   /** Exact column names and SQL types of exact files, no rows (a skill's source contract). */

@@ -130,8 +130,20 @@ interface ResumedCheckpoint extends CheckpointFields {
 }
 
 /** A pinned artifact and its preview; a reply budget may leave the preview out (`omitted.previews`). */
+/** A table version as resume previews it, through the query engine: its first rows and how many it holds. */
+export interface TablePreview {
+  /** Rows of the whole table. */
+  row_count: number;
+  columns: { name: string; type: string }[];
+  /** The first rows, values as query gives them (fewer when the budget or the preview byte bound cut them). */
+  rows: Record<string, unknown>[];
+  integer_string_columns?: string[];
+}
+
 export interface ArtifactPreview extends CompactMetadata, Partial<Excerpt> {
   summary: string | null;
+  /** A CSV, Parquet or JSON pin, read through the query engine (instead of an excerpt). */
+  table?: TablePreview;
 }
 
 interface Candidate {

@@ -34,7 +34,7 @@ import { openUnderRoots } from "./import-roots.js";
 import { WORKSPACE_LIMITS } from "./limits.js";
 import { inferType } from "./media.js";
 import { type CompactMetadata, compactMetadata, listedArtifact, metadata } from "./metadata.js";
-import { resumeCheckpoint } from "./resume.js";
+import { resumeCheckpoint, type TableReader } from "./resume.js";
 import type { ReplyBudget } from "./retrieval/budget.js";
 import { type ContextInput, type ContextOptions, type ContextResult, contextOf } from "./retrieval/context.js";
 import { ChunkIndexer } from "./retrieval/context-index.js";
@@ -424,11 +424,13 @@ export class Workspace {
    * No text: the most recent checkpoint. Else the checkpoint named or identified by `text`; else the single current
    * checkpoint under the namespace `text/`; else the single best search match among checkpoints; else candidates
    * (several under the namespace, or the best search matches). A checkpoint the text did not name comes with a note.
-   * Within `budget`, previews are left out from the last pinned artifact back, then artifacts, then candidates, each
-   * counted in `omitted`; TOO_LARGE when the checkpoint itself does not fit.
+   * With `tables`, a CSV, Parquet or JSON pin is previewed as its first rows and row count. Within `budget`, table
+   * rows are cut first (the same number kept for every table), then previews are left out from the last pinned
+   * artifact back, then artifacts, then candidates, each counted in `omitted`; TOO_LARGE when the checkpoint itself
+   * does not fit.
    */
-  async resume(input: ResumeInput = {}, budget?: ReplyBudget): Promise<ResumeResult> {
-    return resumeCheckpoint({ catalog: this.catalog, blobs: this.blobs }, input, budget);
+  async resume(input: ResumeInput = {}, budget?: ReplyBudget, tables?: TableReader): Promise<ResumeResult> {
+    return resumeCheckpoint({ catalog: this.catalog, blobs: this.blobs, tables }, input, budget);
   }
 
   /** The whole content of a version, hash-verified: text (UTF-8), parsed JSON, or bytes. */

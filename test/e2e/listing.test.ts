@@ -124,8 +124,25 @@ describe("find and resume without a name", () => {
     const one = await c.call("resume", { text: "billing" });
     expect(one.json).toMatchObject({
       checkpoint: { name: "proj/handoff", objective: "audit billing totals" },
-      artifacts: [{ name: "data/sales", excerpt: expect.stringContaining("north,10") }],
+      // A CSV pin is previewed through the query engine: its rows and row count, not its bytes (issue 31).
+      artifacts: [
+        {
+          name: "data/sales",
+          table: {
+            row_count: 2,
+            columns: [
+              { name: "region", type: "VARCHAR" },
+              { name: "amount", type: "BIGINT" },
+            ],
+            rows: [
+              { region: "north", amount: 10 },
+              { region: "south", amount: 7 },
+            ],
+          },
+        },
+      ],
     });
+    expect(one.json.artifacts[0]).not.toHaveProperty("excerpt");
     const fromSnippet = await c.run("return (await workspace.resume()).checkpoint.name");
     expect(fromSnippet.json.value).toBe("research/handoff");
   });

@@ -77,12 +77,34 @@ return await workspace.save({ name: "reports/churn", content: String(echoed) });
     expect(tiny.json.error.code).toBe("TOO_LARGE");
   });
 
-  it("tells a call with no query and no goal what to do", async () => {
-    const reply = await server.call("recall", {});
-    expect(reply.json.error).toMatchObject({
-      code: "INVALID_ARGUMENT",
-      message: expect.stringContaining("[memory] goal"),
+  it("without a query or goal answers the newest of the record, then ranks for the latest checkpoint", async () => {
+    const recent = await server.call("recall", {});
+    expect(recent.isError, recent.text).toBe(false);
+    expect(recent.json).toMatchObject({ query: "", query_from: "recent" });
+    // Remembered decisions before captured observations; capture is on in runtime, so no note.
+    expect(recent.json.items[0]).toMatchObject({ kind: "remember", label: expect.stringContaining("bucket churn") });
+    expect(recent.json.note).toBeUndefined();
+    await server.call("save", {
+      name: "reports/handoff",
+      checkpoint: { objective: "chart the weekly churn buckets", next_step: "add the February weeks" },
     });
+    for (const args of [{}, { query: "continue where we left off" }]) {
+      const reply = await server.call("recall", args);
+      expect(reply.json).toMatchObject({ query: "chart the weekly churn buckets", query_from: "checkpoint" });
+      expect(reply.json.items[0]).toMatchObject({ type: "checkpoint", name: "reports/handoff" });
+    }
+  });
+
+  it("says in the agent profile that capture is off and how to turn it on", async () => {
+    const agent = await connect(toml, ["--workspace", `${server.dir}/ws`]);
+    try {
+      const ran = await agent.run('return await cairn.recall({ query: "churn buckets" })');
+      expect(ran.json.ok, ran.text).toBe(true);
+      expect(ran.json.value.note).toMatch(/capture is off.*\[memory\] capture = true/);
+      expect(ran.json.value.items[0]).toMatchObject({ type: "checkpoint", name: "reports/handoff" });
+    } finally {
+      await agent.close();
+    }
   });
 
   it("captures a hostile run whose host call names are long, many and carry text", async () => {

@@ -240,7 +240,8 @@ describe("each handler's answer matches its declared output", () => {
       stored: false,
     });
     expect(await call("recall", { query: "weekly buckets" })).toMatchObject({ mode: "keyword" });
-    await call("recall", { query: "weekly", max_tokens: 60 });
+    // Capture is off here: the reply carries the note that says so, within the budget too.
+    expect(await call("recall", { query: "weekly", max_tokens: 120 })).toMatchObject({ note: /capture is off/ });
     await call("session_status", {});
     expect(await call("prune", { dry_run: true, episode_retention: 0 })).toMatchObject({
       episodes: { retention_days: 0, episodes_removed: 0 },

@@ -1,4 +1,5 @@
-// resume: open a checkpoint (by name, id or namespace) with a preview of every artifact it pins.
+// resume: open a checkpoint (by name, id or namespace) with a preview of every artifact it pins: a table's first rows
+// and row count through the query engine (started only when a table is pinned), text's first bytes.
 import { z } from "zod";
 import { Omitted } from "../budget.js";
 import { defineOperation, type OperationFactory, READ_ONLY } from "../operation.js";
@@ -16,9 +17,22 @@ const Resumed = z.object({
     stale: z.boolean(),
     stale_inputs: Metadata.shape.stale_inputs,
   }),
-  artifacts: z.array(Metadata.extend(Excerpt.partial().shape).extend({ summary: z.string().nullable() })),
+  artifacts: z.array(
+    Metadata.extend(Excerpt.partial().shape).extend({
+      summary: z.string().nullable(),
+      table: z
+        .object({
+          row_count: z.number(),
+          columns: z.array(z.object({ name: z.string(), type: z.string() })),
+          rows: z.array(z.record(z.string(), z.unknown())),
+          integer_string_columns: z.array(z.string()).optional(),
+        })
+        .optional()
+        .describe("a CSV, Parquet or JSON pin: its first rows and row count"),
+    }),
+  ),
   note: z.string().optional().describe("how the checkpoint was chosen when the text did not name it"),
-  omitted: Omitted.optional().describe("previews (from the last), then artifacts, left out to fit max_tokens"),
+  omitted: Omitted.optional().describe("table rows, then previews (from the last), then artifacts left out to fit"),
 });
 
 const Candidates = z.object({
@@ -41,9 +55,9 @@ export const resume: OperationFactory = () =>
     name: "resume",
     title: "Resume a checkpoint",
     summary:
-      "A checkpoint by name or id, else the one under a namespace or the only search match, else the candidates; no text opens the most recent; with a preview of everything it pins.",
+      "A checkpoint by name or id, else the one under a namespace or the only search match, else the candidates; no text opens the most recent; with a preview of everything it pins (a table: its first rows and row count).",
     description:
-      "Open a checkpoint (no text: the latest) with its objective, verified, next_step, notes and a preview of every artifact it pins; a namespace or words open the only match, else list candidates.",
+      "Open a checkpoint (no text: the latest) with its objective, verified, next_step, notes and a preview of every artifact it pins (a table: first rows and row count); a namespace or words open the only match, else list candidates.",
     input: z.strictObject({
       text: z.string().optional().describe("A checkpoint name or id, a namespace or words."),
     }),
@@ -71,9 +85,24 @@ export const resume: OperationFactory = () =>
         if (cp.verified) lines.push(`verified: ${cp.verified}`);
         if (cp.next_step) lines.push(`next step: ${cp.next_step}`);
         if (cp.notes) lines.push(`notes: ${cp.notes}`);
-        for (const a of r.artifacts) lines.push(`pins ${describeVersion(a)}`);
+        for (const a of r.artifacts) {
+          lines.push(`pins ${describeVersion(a)}`);
+          if (a.table !== undefined) lines.push(...tableLines(a.table));
+        }
         return lines.join("\n");
       },
     },
-    handler: async (args, ctx) => (await ctx.services.workspace()).resume(args, ctx.budget),
+    handler: async (args, ctx) => {
+      const sql = await ctx.services.sql();
+      return (await ctx.services.workspace()).resume(args, ctx.budget, (ref, rows) => sql.peek(ref, rows, ctx.signal));
+    },
   });
+
+/** A table preview as the command line prints it: the count, the columns, one line of values per row. */
+function tableLines(table: { row_count: number; columns: { name: string }[]; rows: Record<string, unknown>[] }) {
+  const shown = table.rows.length < table.row_count ? `first ${table.rows.length} of ` : "";
+  return [
+    `  ${shown}${table.row_count} rows: ${table.columns.map((c) => c.name).join(", ")}`,
+    ...table.rows.map((row) => `  ${table.columns.map((c) => JSON.stringify(row[c.name] ?? null)).join(", ")}`),
+  ];
+}

@@ -1,6 +1,7 @@
 // context: chunks of current text versions ranked by BM25 against a query, from the persistent chunk index, each
 // cited by immutable id and exact UTF-8 byte range with its text read from the verified blob. Keyword ranking, not a
-// semantic model: the reply says how far the index covers its scope and whether chunks were left out.
+// semantic model: the reply says how far the index covers its scope and whether chunks were left out. A query naming
+// an identifier ranks more candidates and puts the chunks holding it exactly first (exact.ts).
 import { CairnError, ErrorCode } from "../../errors.js";
 import { isTextMediaType } from "../../media-type.js";
 import type { BlobStore } from "../blobs/blob-store.js";
@@ -10,6 +11,7 @@ import { checkInteger, checkObject, checkRef, checkWellFormed, requireFound } fr
 import { VersionReader } from "../version-reader.js";
 import { contextBudget, type ReplyBudget } from "./context-budget.js";
 import type { ChunkIndexer } from "./context-index.js";
+import { exactFirst, exactMatcher } from "./exact.js";
 // A version of the scope whose indexing stopped for good at `offset`: the same shape search reports.
 import type { SkippedVersion } from "./search.js";
 
@@ -31,6 +33,8 @@ export const CONTEXT_LIMITS = {
 } as const;
 
 const HAS_WORD = /[\p{L}\p{N}]/u;
+/** BM25 candidates ranked for a query naming an identifier, before the exact matches among them are put first. */
+const EXACT_CANDIDATES = 50;
 
 export interface ContextInput {
   query: string;
@@ -108,10 +112,17 @@ export async function contextOf(
   const artifactIds = refs === undefined ? undefined : await scopeOf(store.catalog, refs);
 
   await store.indexer.index(options.indexBytes ?? CONTEXT_LIMITS.indexBytes, artifactIds);
-  const found = await store.catalog.searchChunks(query, { artifactIds, limit, listed: CONTEXT_LIMITS.listed });
-  const chunks = await readChunks(store.blobs, found);
+  const exact = exactMatcher(query);
+  const candidates = exact === undefined ? limit : Math.max(limit, EXACT_CANDIDATES);
+  const found = await store.catalog.searchChunks(query, {
+    artifactIds,
+    limit: candidates,
+    listed: CONTEXT_LIMITS.listed,
+  });
+  const read = await readChunks(store.blobs, found);
+  const ranked = exact === undefined ? read : exactFirst(read, exact, (c) => c.text);
   if (found.pending_count > 0) store.indexer.kick();
-  return fitted(found, chunks, budget);
+  return fitted(found, ranked.slice(0, limit), found.more || ranked.length > limit, budget);
 }
 
 function checkQueryText(value: unknown): string {
@@ -191,9 +202,9 @@ async function readChunks(blobs: BlobStore, found: ChunkSearch): Promise<Context
 }
 
 /** The reply with as many of the best chunks as fit the budget, whole; an error when not even none fit. */
-function fitted(found: ChunkSearch, chunks: ContextChunk[], budget: ReplyBudget): ContextResult {
+function fitted(found: ChunkSearch, chunks: ContextChunk[], more: boolean, budget: ReplyBudget): ContextResult {
   const reply = (kept: number): ContextResult => {
-    const truncated = found.more || kept < chunks.length;
+    const truncated = more || kept < chunks.length;
     const skipped = found.skipped.map(
       (s): SkippedVersion => ({
         artifact_id: s.artifact_id,
