@@ -1,5 +1,6 @@
 // Start-up: `cairn --help`, `cairn --version` and `cairn serve` of every profile up to its first answers, each as a
 // ratio to bare `node -e 0` in the same interleaved run. Medians of 10 fresh processes (5 quick), no upstream.
+// CAIRN_BENCH_BASELINE=/other/checkout/dist/main.js adds that build's figures to the same run (before and after).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { PROFILE_NAMES } from "../dist/config/profiles.js";
 import { ms, progress, QUICK, ROOT, summary, table } from "./lib.mjs";
 
 const MAIN = join(ROOT, "dist", "main.js");
+const BASELINE = process.env.CAIRN_BENCH_BASELINE;
 // Issue 33, item 5: `initialize` within 3 times the floor for every profile, `--help` within 2 times.
 const TARGETS = { help: 2, version: 2, initialize: 3 };
 
@@ -25,14 +27,15 @@ function timeCommand(args) {
 /**
  * @param {string} dir
  * @param {string} profile
+ * @param {string} main
  */
-async function timeServe(dir, profile) {
+async function timeServe(dir, profile, main) {
   const config = join(dir, "cairn.toml");
   writeFileSync(config, "");
   const t0 = performance.now();
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [MAIN, "serve", "--config", config, "--workspace", join(dir, "ws"), "--profile", profile],
+    args: [main, "serve", "--config", config, "--workspace", join(dir, "ws"), "--profile", profile],
     cwd: dir,
     stderr: "pipe",
   });
@@ -51,27 +54,34 @@ export default async function run() {
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-startup-"));
   /** @type {number[]} */
   const bare = [];
-  /** @type {number[]} */
-  const help = [];
-  /** @type {number[]} */
-  const version = [];
   /** @type {Record<string, number[]>} */
-  const samples = { bare, help, version };
-  for (const profile of PROFILE_NAMES) {
-    samples[`initialize ${profile}`] = [];
-    samples[`list ${profile}`] = [];
+  const samples = { bare };
+  /** @type {[string, string][]} each build timed, by the prefix of its series */
+  const builds = [
+    ["", MAIN],
+    ...(BASELINE === undefined ? [] : /** @type {[string, string][]} */ ([["baseline ", BASELINE]])),
+  ];
+  for (const [prefix] of builds) {
+    samples[`${prefix}help`] = [];
+    samples[`${prefix}version`] = [];
+    for (const profile of PROFILE_NAMES) {
+      samples[`${prefix}initialize ${profile}`] = [];
+      samples[`${prefix}list ${profile}`] = [];
+    }
   }
   try {
     for (let i = 0; i < runs; i++) {
       progress(`round ${i + 1}/${runs}`);
       // Interleaved, so drift of the machine hits every series alike; the floor is taken before and after.
       bare.push(timeCommand(["-e", "0"]));
-      help.push(timeCommand([MAIN, "--help"]));
-      version.push(timeCommand([MAIN, "--version"]));
-      for (const profile of PROFILE_NAMES) {
-        const serve = await timeServe(dir, profile);
-        samples[`initialize ${profile}`]?.push(serve.initialized);
-        samples[`list ${profile}`]?.push(serve.listed);
+      for (const [prefix, main] of builds) {
+        samples[`${prefix}help`]?.push(timeCommand([main, "--help"]));
+        samples[`${prefix}version`]?.push(timeCommand([main, "--version"]));
+        for (const profile of PROFILE_NAMES) {
+          const serve = await timeServe(dir, profile, main);
+          samples[`${prefix}initialize ${profile}`]?.push(serve.initialized);
+          samples[`${prefix}list ${profile}`]?.push(serve.listed);
+        }
       }
       bare.push(timeCommand(["-e", "0"]));
     }
@@ -96,17 +106,26 @@ export default async function run() {
       verdict: target === undefined ? "" : ratio <= target ? "PASS" : "MISS",
     };
   };
-  const rows = [
-    { case: "node -e 0 (the floor)", median_ms: ms(floor), x_floor: 1, target: "", verdict: "" },
-    row("cairn --help", "help", TARGETS.help),
-    row("cairn --version", "version", TARGETS.version),
+  /** @param {string} prefix */
+  const rowsOf = (prefix) => [
+    row(`${prefix}cairn --help`, `${prefix}help`, TARGETS.help),
+    row(`${prefix}cairn --version`, `${prefix}version`, TARGETS.version),
     ...PROFILE_NAMES.flatMap((profile) => [
-      row(`cairn serve --profile ${profile}: initialize answered`, `initialize ${profile}`, TARGETS.initialize),
-      row(`cairn serve --profile ${profile}: tools/list answered`, `list ${profile}`, undefined),
+      row(
+        `${prefix}cairn serve --profile ${profile}: initialize answered`,
+        `${prefix}initialize ${profile}`,
+        TARGETS.initialize,
+      ),
+      row(`${prefix}cairn serve --profile ${profile}: tools/list answered`, `${prefix}list ${profile}`, undefined),
     ]),
   ];
+  const rows = [
+    { case: "node -e 0 (the floor)", median_ms: ms(floor), x_floor: 1, target: "", verdict: "" },
+    ...rowsOf(""),
+  ];
+  const baselineRows = BASELINE === undefined ? [] : rowsOf("baseline ");
   console.log(`Start-up, median of ${runs} fresh processes each (ms from spawn), no upstream configured`);
-  table(rows);
+  table([...rows, ...baselineRows]);
   const missed = rows.filter((r) => r.verdict === "MISS").map((r) => r.case);
   const worst = Math.max(...PROFILE_NAMES.map((p) => median(`initialize ${p}`) / floor));
   return {
