@@ -1,17 +1,19 @@
-// Start-up: `cairn --help`, `cairn --version` and `cairn serve` up to its first answers, against bare `node -e 0`.
-// Each figure is the median of 10 fresh processes, measured from spawn; no upstream server is configured.
+// Start-up: `cairn --help`, `cairn --version` and `cairn serve` of every profile up to its first answers, each as a
+// ratio to bare `node -e 0` in the same interleaved run. Medians of 10 fresh processes (5 quick), no upstream.
+// CAIRN_BENCH_BASELINE=/other/checkout/dist/main.js adds that build's figures to the same run (before and after).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { PROFILE_NAMES } from "../dist/config/profiles.js";
 import { ms, progress, QUICK, ROOT, summary, table } from "./lib.mjs";
 
 const MAIN = join(ROOT, "dist", "main.js");
-const TARGETS = { help: 300, version: 300, initialize: 400 };
-
-/** @typedef {"bare" | "help" | "version" | "initialize" | "list"} Series */
+const BASELINE = process.env.CAIRN_BENCH_BASELINE;
+// Issue 33, item 5: `initialize` within 3 times the floor for every profile, `--help` within 2 times.
+const TARGETS = { help: 2, version: 2, initialize: 3 };
 
 /** @param {string[]} args */
 function timeCommand(args) {
@@ -22,14 +24,18 @@ function timeCommand(args) {
   return elapsed;
 }
 
-/** @param {string} dir */
-async function timeServe(dir) {
+/**
+ * @param {string} dir
+ * @param {string} profile
+ * @param {string} main
+ */
+async function timeServe(dir, profile, main) {
   const config = join(dir, "cairn.toml");
   writeFileSync(config, "");
   const t0 = performance.now();
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [MAIN, "serve", "--config", config, "--workspace", join(dir, "ws")],
+    args: [main, "serve", "--config", config, "--workspace", join(dir, "ws"), "--profile", profile],
     cwd: dir,
     stderr: "pipe",
   });
@@ -38,7 +44,7 @@ async function timeServe(dir) {
   const initialized = performance.now() - t0;
   const { tools } = await client.listTools();
   const listed = performance.now() - t0;
-  if (tools.length === 0) throw new Error("tools/list was empty");
+  if (tools.length === 0) throw new Error(`tools/list of profile ${profile} was empty`);
   await client.close();
   return { initialized, listed };
 }
@@ -46,56 +52,84 @@ async function timeServe(dir) {
 export default async function run() {
   const runs = QUICK ? 5 : 10;
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-startup-"));
-  /** @type {Record<Series, number[]>} */
-  const samples = { bare: [], help: [], version: [], initialize: [], list: [] };
+  /** @type {number[]} */
+  const bare = [];
+  /** @type {Record<string, number[]>} */
+  const samples = { bare };
+  /** @type {[string, string][]} each build timed, by the prefix of its series */
+  const builds = [
+    ["", MAIN],
+    ...(BASELINE === undefined ? [] : /** @type {[string, string][]} */ ([["baseline ", BASELINE]])),
+  ];
+  for (const [prefix] of builds) {
+    samples[`${prefix}help`] = [];
+    samples[`${prefix}version`] = [];
+    for (const profile of PROFILE_NAMES) {
+      samples[`${prefix}initialize ${profile}`] = [];
+      samples[`${prefix}list ${profile}`] = [];
+    }
+  }
   try {
     for (let i = 0; i < runs; i++) {
       progress(`round ${i + 1}/${runs}`);
-      // Interleaved, so drift of the machine hits every series alike.
-      samples.bare.push(timeCommand(["-e", "0"]));
-      samples.help.push(timeCommand([MAIN, "--help"]));
-      samples.version.push(timeCommand([MAIN, "--version"]));
-      const serve = await timeServe(dir);
-      samples.initialize.push(serve.initialized);
-      samples.list.push(serve.listed);
+      // Interleaved, so drift of the machine hits every series alike; the floor is taken before and after.
+      bare.push(timeCommand(["-e", "0"]));
+      for (const [prefix, main] of builds) {
+        samples[`${prefix}help`]?.push(timeCommand([main, "--help"]));
+        samples[`${prefix}version`]?.push(timeCommand([main, "--version"]));
+        for (const profile of PROFILE_NAMES) {
+          const serve = await timeServe(dir, profile, main);
+          samples[`${prefix}initialize ${profile}`]?.push(serve.initialized);
+          samples[`${prefix}list ${profile}`]?.push(serve.listed);
+        }
+      }
+      bare.push(timeCommand(["-e", "0"]));
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  /** @param {Series} key */
-  const median = (key) => ms(summary(samples[key]).median);
+  /** @param {string} key */
+  const median = (key) => summary(samples[key] ?? []).median;
+  const floor = median("bare");
   /**
-   * @param {Series} key
-   * @param {number} target
+   * @param {string} label
+   * @param {string} key
+   * @param {number | undefined} target
    */
-  const verdict = (key, target) => (median(key) < target ? "PASS" : "MISS");
-  const rows = [
-    { case: "node -e 0 (the floor)", median_ms: median("bare"), target_ms: "", verdict: "" },
-    {
-      case: "cairn --help",
-      median_ms: median("help"),
-      target_ms: TARGETS.help,
-      verdict: verdict("help", TARGETS.help),
-    },
-    {
-      case: "cairn --version",
-      median_ms: median("version"),
-      target_ms: TARGETS.version,
-      verdict: verdict("version", TARGETS.version),
-    },
-    {
-      case: "cairn serve: initialize answered",
-      median_ms: median("initialize"),
-      target_ms: TARGETS.initialize,
-      verdict: verdict("initialize", TARGETS.initialize),
-    },
-    { case: "cairn serve: tools/list answered", median_ms: median("list"), target_ms: "", verdict: "" },
+  const row = (label, key, target) => {
+    const ratio = median(key) / floor;
+    return {
+      case: label,
+      median_ms: ms(median(key)),
+      x_floor: Math.round(ratio * 100) / 100,
+      target: target === undefined ? "" : `≤ ${target}×`,
+      verdict: target === undefined ? "" : ratio <= target ? "PASS" : "MISS",
+    };
+  };
+  /** @param {string} prefix */
+  const rowsOf = (prefix) => [
+    row(`${prefix}cairn --help`, `${prefix}help`, TARGETS.help),
+    row(`${prefix}cairn --version`, `${prefix}version`, TARGETS.version),
+    ...PROFILE_NAMES.flatMap((profile) => [
+      row(
+        `${prefix}cairn serve --profile ${profile}: initialize answered`,
+        `${prefix}initialize ${profile}`,
+        TARGETS.initialize,
+      ),
+      row(`${prefix}cairn serve --profile ${profile}: tools/list answered`, `${prefix}list ${profile}`, undefined),
+    ]),
   ];
+  const rows = [
+    { case: "node -e 0 (the floor)", median_ms: ms(floor), x_floor: 1, target: "", verdict: "" },
+    ...rowsOf(""),
+  ];
+  const baselineRows = BASELINE === undefined ? [] : rowsOf("baseline ");
   console.log(`Start-up, median of ${runs} fresh processes each (ms from spawn), no upstream configured`);
-  table(rows);
+  table([...rows, ...baselineRows]);
   const missed = rows.filter((r) => r.verdict === "MISS").map((r) => r.case);
+  const worst = Math.max(...PROFILE_NAMES.map((p) => median(`initialize ${p}`) / floor));
   return {
-    summary: `--help ${median("help")} ms, initialize ${median("initialize")} ms (floor ${median("bare")} ms): ${missed.length ? `MISS ${missed.join(", ")}` : "PASS"}`,
+    summary: `--help ${(median("help") / floor).toFixed(2)}×, initialize up to ${worst.toFixed(2)}× (floor ${ms(floor)} ms): ${missed.length ? `MISS ${missed.join(", ")}` : "PASS"}`,
     rows,
   };
 }

@@ -20,10 +20,13 @@ interface Source {
   position?: number;
 }
 
-/** Registers one command per operation with a `cli` exposure. Texts come from the built-in defaults. */
-export function registerOperationCommands(program: Command): void {
+/**
+ * Registers one command per operation with a `cli` exposure, or only the one named `only`. Texts come from the
+ * built-in defaults.
+ */
+export function registerOperationCommands(program: Command, only?: string): void {
   for (const operation of operations(ConfigSchema.parse({}))) {
-    if (operation.cli) defineCommand(program, operation);
+    if (operation.cli && (only === undefined || operation.name === only)) defineCommand(program, operation);
   }
 }
 

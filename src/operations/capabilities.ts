@@ -1,7 +1,7 @@
 // The registry entries of the operation table and of the allow-listed programs: what search_tools ranks and what
 // describe_tools declares, with the operations' real input and output types.
 import type { CliConfig } from "../config/schema.js";
-import type { Capability } from "../registry/capability.js";
+import type { Capability, JsonSchema } from "../registry/capability.js";
 import { isSafeIdentifier } from "../registry/identifiers.js";
 import { toJsonSchema } from "./json-schema.js";
 import type { Operation } from "./operation.js";
@@ -12,14 +12,21 @@ export function operationCapabilities(operations: readonly Operation[]): Capabil
     if (!operation.snippet) return [];
     const { path } = operation.snippet;
     const dot = path.indexOf(".");
+    // The JSON Schemas are made on first read (describe_tools, a search, a call's check), not at start-up: converting
+    // every operation's zod schemas was most of `cairn serve`'s time before its first answer (decision 0300).
+    // toJsonSchema converts each schema once.
     return [
       {
         name: path,
         server: path.slice(0, dot),
         tool: path.slice(dot + 1),
         description: operation.description,
-        inputSchema: toJsonSchema(operation.snippetInput ?? operation.input),
-        outputSchema: toJsonSchema(operation.output),
+        get inputSchema(): JsonSchema {
+          return toJsonSchema(operation.snippetInput ?? operation.input);
+        },
+        get outputSchema(): JsonSchema {
+          return toJsonSchema(operation.output);
+        },
       },
     ];
   });

@@ -57,22 +57,41 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
     capability.alias !== undefined && capability.server !== undefined
       ? `${capability.server}.${capability.alias}`
       : undefined;
-  const index = new MiniSearch<IndexedDocument>({
-    fields: ["name", "description", "params"],
-    tokenize: splitWords,
-    processTerm: normalizeTerm,
-    searchOptions: {
-      boost: { name: 3, params: 1.2, description: 1 },
-      prefix: (term) => term.length >= 3,
-      // Edit distance 1 from 4 letters, 2 from 5: a swapped pair of letters costs 2 in Levenshtein.
-      fuzzy: (term) => (term.length >= 5 ? 2 : term.length >= 4 ? 1 : false),
-      combineWith: "OR",
-    },
-  });
+  // The search index is built on the first search, not with the registry: reading every capability's parameter names
+  // means converting every built-in's schema, which `cairn serve` should not pay before its first answer.
+  let index: MiniSearch<IndexedDocument> | undefined;
+  const indexDocument = (target: MiniSearch<IndexedDocument>, capability: Capability) => {
+    const document: IndexedDocument = {
+      id: capability.name,
+      name: capability.name,
+      description: capability.description,
+      params: parameterNames(capability.inputSchema).join(" "),
+    };
+    target.add(document);
+    indexed.set(capability.name, document);
+  };
+  const searchIndex = (): MiniSearch<IndexedDocument> => {
+    if (index !== undefined) return index;
+    const built = new MiniSearch<IndexedDocument>({
+      fields: ["name", "description", "params"],
+      tokenize: splitWords,
+      processTerm: normalizeTerm,
+      searchOptions: {
+        boost: { name: 3, params: 1.2, description: 1 },
+        prefix: (term) => term.length >= 3,
+        // Edit distance 1 from 4 letters, 2 from 5: a swapped pair of letters costs 2 in Levenshtein.
+        fuzzy: (term) => (term.length >= 5 ? 2 : term.length >= 4 ? 1 : false),
+        combineWith: "OR",
+      },
+    });
+    for (const capability of capabilities.values()) if (!capability.hidden) indexDocument(built, capability);
+    index = built;
+    return built;
+  };
 
   const unindex = (name: string) => {
     const document = indexed.get(name);
-    if (!document) return;
+    if (!document || index === undefined) return;
     index.remove(document);
     indexed.delete(name);
   };
@@ -87,15 +106,7 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
       tool: capability.tool?.toLowerCase(),
       tokens: new Set(tokenize(capability.name)),
     });
-    if (capability.hidden) return;
-    const document: IndexedDocument = {
-      id: capability.name,
-      name: capability.name,
-      description: capability.description,
-      params: parameterNames(capability.inputSchema).join(" "),
-    };
-    index.add(document);
-    indexed.set(capability.name, document);
+    if (!capability.hidden && index !== undefined) indexDocument(index, capability);
   };
 
   function remove(name: string): void {
@@ -139,7 +150,7 @@ export function createCapabilityRegistry(initial: Capability[] = []): Capability
       if (exact && !exact.hidden) hits.push({ name: exact.name, description: exact.description, score: Infinity });
       // A pasted paragraph must not cost a fuzzy pass per word: the first words carry the intent.
       const words = splitWords(trimmed).slice(0, MAX_QUERY_WORDS).join(" ");
-      for (const result of index.search(words)) {
+      for (const result of searchIndex().search(words)) {
         if (hits.length >= wanted) break;
         if (result.id === exact?.name) continue;
         const capability = capabilities.get(result.id as string);

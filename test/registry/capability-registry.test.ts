@@ -34,6 +34,30 @@ const HIDDEN: Capability = {
 };
 
 describe("CapabilityRegistry", () => {
+  it("reads no input schema before the first search, and then finds what was added before and after it", () => {
+    let reads = 0;
+    const counted = (name: string, description: string, param: string): Capability => ({
+      name,
+      server: name.split(".")[0] as string,
+      tool: name.split(".")[1] as string,
+      description,
+      get inputSchema() {
+        reads++;
+        return { type: "object", properties: { [param]: { type: "string" } } };
+      },
+    });
+    const registry = createCapabilityRegistry([counted("ws.save", "Saves a version", "label")]);
+    registry.add(counted("ws.find", "Full-text search", "needle"));
+    expect(registry.get("ws.find")?.description).toBe("Full-text search");
+    expect(registry.suggest("ws.fnd")).toContain("ws.find");
+    expect(reads).toBe(0);
+    expect(registry.search("needle").map((h) => h.name)).toEqual(["ws.find"]);
+    registry.add(counted("ws.drop", "Deletes a version", "needle"));
+    registry.remove("ws.find");
+    expect(registry.search("needle").map((h) => h.name)).toEqual(["ws.drop"]);
+    expect(registry.search("label").map((h) => h.name)).toEqual(["ws.save"]);
+  });
+
   it("ranks the tool whose name and description match the query first among 5,000", () => {
     const registry = createCapabilityRegistry(generatedCapabilities(5000));
     expect(registry.size).toBe(5000);
