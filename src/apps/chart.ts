@@ -42,15 +42,38 @@ export function drawChart(
     ys = choice.y.map((name) => points.map((p) => chartNumber(p.row[name])));
   }
   if (!ys.some((values) => values.some((v) => v !== null))) return undefined;
+  // A series ten times smaller or larger than the first gets its own scale and axis on the right, or it draws flat.
+  const peak = (values: (number | null)[]) => Math.max(0, ...values.map((v) => Math.abs(v ?? 0)));
+  const first = peak(ys[0] ?? []);
+  const scaleOf = ys.map((values, i) => {
+    const p = peak(values);
+    return i > 0 && first > 0 && p > 0 && (p / first > 10 || first / p > 10) ? "y2" : "y";
+  });
   choice.y.forEach((name, i) => {
     const colour = COLOURS[i % COLOURS.length] as string;
+    const scale = scaleOf[i] as string;
     if (choice.kind === "bar") {
-      const bars = uPlot.paths.bars?.({ size: [0.8 / choice.y.length, 80], align: 1 });
-      series.push({ label: name, stroke: colour, fill: `${colour}cc`, width: 1, paths: bars, points: { show: false } });
+      const bars = uPlot.paths.bars?.({ size: [0.8 / choice.y.length, 80], align: 0 });
+      series.push({
+        label: name,
+        scale,
+        stroke: colour,
+        fill: `${colour}cc`,
+        width: 1,
+        paths: bars,
+        points: { show: false },
+      });
     } else if (choice.kind === "scatter") {
-      series.push({ label: name, stroke: colour, fill: colour, paths: () => null, points: { show: true, size: 6 } });
+      series.push({
+        label: name,
+        scale,
+        stroke: colour,
+        fill: colour,
+        paths: () => null,
+        points: { show: true, size: 6 },
+      });
     } else {
-      series.push({ label: name, stroke: colour, width: 2, points: { show: xs.length <= 60 } });
+      series.push({ label: name, scale, stroke: colour, width: 2, points: { show: xs.length <= 60 } });
     }
   });
   const options: uPlot.Options = {
@@ -62,6 +85,17 @@ export function drawChart(
         choice.kind === "bar"
           ? { time: false, range: [-0.5, Math.max(0.5, xs.length - 0.5)] }
           : { time: choice.kind === "line" },
+      // A bar's length is its value: its axis starts at zero.
+      ...(choice.kind === "bar"
+        ? {
+            y: {
+              range: (_u: uPlot, min: number, max: number): uPlot.Range.MinMax => [
+                Math.min(0, min),
+                Math.max(0, max) * 1.05,
+              ],
+            },
+          }
+        : {}),
     },
     axes: [
       choice.kind === "bar"
@@ -73,7 +107,19 @@ export function drawChart(
             size: xs.length > 8 ? 80 : 40,
           }
         : { ...axis, label: choice.x },
-      { ...axis, label: choice.y.length === 1 ? choice.y[0] : undefined },
+      { ...axis, size: valueAxisSize, label: choice.y.length === 1 ? choice.y[0] : undefined },
+      ...(scaleOf.includes("y2")
+        ? [
+            {
+              ...axis,
+              scale: "y2",
+              side: 1,
+              size: valueAxisSize,
+              grid: { show: false },
+              label: choice.y.filter((_, i) => scaleOf[i] === "y2").join(", "),
+            },
+          ]
+        : []),
     ],
     legend: { show: true },
     cursor: { drag: { x: false, y: false } },
@@ -85,6 +131,12 @@ export function drawChart(
   canvas?.setAttribute("role", "img");
   canvas?.setAttribute("aria-label", description);
   return { destroy: () => plot.destroy(), description };
+}
+
+/** Room for the longest tick label of a value axis (uPlot's default cuts "600,000" to "0,000"). */
+function valueAxisSize(_u: uPlot, values: string[] | null): number {
+  const longest = Math.max(1, ...(values ?? []).map((v) => v.length));
+  return Math.ceil(longest * 7.5 + 24);
 }
 
 function truncate(text: string, max: number): string {

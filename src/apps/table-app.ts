@@ -55,7 +55,7 @@ function note(text: string): void {
   p.className = "note";
   p.textContent = text;
   root.append(p);
-  resize();
+  resize(true);
 }
 
 /** The page size the server answers: the rows the first reply carried (its preview), at least one. */
@@ -113,8 +113,10 @@ function render(): void {
   });
   const button = (label: string, to: number, disabled: boolean) =>
     `<button type="button" class="page" data-offset="${to}"${disabled ? " disabled" : ""}>${label}</button>`;
+  // After a page the byte limit cut short, the next one starts where it stopped.
+  const next = offset + Math.max(1, rows.length);
   const pager = pageable
-    ? `<nav class="pager" aria-label="Pages of the table">${button("First", 0, offset === 0)}${button("Previous", Math.max(0, offset - size), offset === 0)}${button("Next", offset + size, offset + size >= total)}${button("Last", last, offset >= last)}</nav>`
+    ? `<nav class="pager" aria-label="Pages of the table">${button("First", 0, offset === 0)}${button("Previous", Math.max(0, offset - size), offset === 0)}${button("Next", next, next >= total)}${button("Last", last, offset >= last)}</nav>`
     : total > rows.length
       ? `<p class="muted">The first ${rows.length.toLocaleString("en-US")} rows: this result was saved nowhere, so no other page can be asked for (save it with save_as to page it).</p>`
       : "";
@@ -128,7 +130,8 @@ function render(): void {
     const caption = document.getElementById("chart-caption");
     if (caption) caption.textContent = chart?.description ?? "No numbers on this page to chart.";
   }
-  resize();
+  // Every drawing is reported, even at the same height: a host may wait for it.
+  resize(true);
 }
 
 root.addEventListener("click", (event) => {
@@ -145,12 +148,15 @@ root.addEventListener("click", (event) => {
 });
 
 let lastHeight = 0;
-function resize(): void {
-  const height = Math.ceil(document.documentElement.getBoundingClientRect().height);
-  if (height === lastHeight) return;
+/** Tells the host the height of what is drawn (the content's, not the frame's), whenever it changes. */
+function resize(force = false): void {
+  const style = getComputedStyle(root);
+  const height = Math.ceil(root.getBoundingClientRect().bottom + Number.parseFloat(style.marginBottom || "0"));
+  if (height === lastHeight && !force) return;
   lastHeight = height;
   channel.sizeChanged(Math.ceil(document.documentElement.scrollWidth), height);
 }
+new ResizeObserver(() => resize()).observe(root);
 
 channel.connect({ name: "cairn-table", version: "1" }).then(applyTheme, (error: Error) => {
   note(`The host did not start this view: ${error.message}`);

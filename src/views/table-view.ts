@@ -52,11 +52,13 @@ export function tableMarkup(options: TableMarkupOptions): SafeHtml {
   const numeric = columns.map((c) => isNumericType(c.type));
   const header = (column: ViewColumn, i: number): SafeHtml => {
     const cls = numeric[i] ? html` class="num"` : "";
-    const label = html`<span class="col-name">${column.name}</span> <span class="col-type">${column.type}</span>`;
-    if (!options.sortable) return html`<th scope="col"${cls}>${label}</th>`;
+    const type = html` <span class="col-type">${column.type}</span>`;
+    if (!options.sortable) return html`<th scope="col"${cls}><span class="col-name">${column.name}</span>${type}</th>`;
     const state = sort?.column === column.name ? (sort.descending ? "descending" : "ascending") : undefined;
     const next = state === "ascending" ? "descending" : "ascending";
-    return html`<th scope="col"${cls}${state ? html` aria-sort="${state}"` : ""}><button type="button" class="sort" data-column="${i}" aria-label="${column.name}, ${column.type}: sort ${next}">${label}<span class="sort-mark" aria-hidden="true">${state === "ascending" ? "▲" : state === "descending" ? "▼" : ""}</span></button></th>`;
+    // The mark sits on the name's line: after the type's block it would open a third line.
+    const mark = state === "ascending" ? "▲" : state === "descending" ? "▼" : "";
+    return html`<th scope="col"${cls}${state ? html` aria-sort="${state}"` : ""}><button type="button" class="sort" data-column="${i}" aria-label="${column.name}, ${column.type}: sort ${next}"><span class="col-name">${column.name}<span class="sort-mark" aria-hidden="true">${mark}</span></span>${type}</button></th>`;
   };
   return html`<table class="rows">
 <caption id="${options.captionId}">${options.caption}</caption>
@@ -97,7 +99,8 @@ export const MAX_SERIES = 4;
 /**
  * Which chart, from the column types alone (so the same result always gets the same chart):
  * - a date or timestamp column and numbers: a **line** over time (every numeric column, up to MAX_SERIES);
- * - a text column and numbers: a **bar** per row, labelled by the first text column;
+ * - a text column and numbers: a **bar** per row of the first numeric column, labelled by the first text column
+ *   (bars from zero; side-by-side bars of several columns would each need their own scale);
  * - only numbers, two or more: a **scatter** of the second numeric column against the first;
  * - otherwise (one number alone, no numbers at all): no chart; the table says it all.
  */
@@ -107,7 +110,7 @@ export function chooseChart(columns: readonly ViewColumn[]): ChartChoice | undef
   const time = columns.find((c) => isTemporalType(c.type));
   if (time !== undefined) return { kind: "line", x: time.name, y: numbers.slice(0, MAX_SERIES) };
   const label = columns.find((c) => !isNumericType(c.type) && /^(VARCHAR|TEXT|STRING|ENUM|BOOLEAN|UUID)/i.test(c.type));
-  if (label !== undefined) return { kind: "bar", x: label.name, y: numbers.slice(0, MAX_SERIES) };
+  if (label !== undefined) return { kind: "bar", x: label.name, y: numbers.slice(0, 1) };
   if (numbers.length >= 2) return { kind: "scatter", x: numbers[0] as string, y: [numbers[1] as string] };
   return undefined;
 }
