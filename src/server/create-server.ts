@@ -11,6 +11,7 @@ import { toJsonSchema } from "../operations/json-schema.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 import type { Workspace } from "../workspace/workspace.js";
+import { APPS_EXTENSION, appResourceList, appToolMeta, clientRendersApps, isAppUri, readAppResource } from "./apps.js";
 import type { HeldRuns } from "./held-runs.js";
 import { getPrompt, PROMPTS } from "./prompts.js";
 import { orProtocolError } from "./protocol-error.js";
@@ -100,7 +101,13 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
   const server = new Server(
     { name: "cairn", version: deps.version },
     {
-      capabilities: { tools: { listChanged: deps.dynamicTools !== undefined }, resources: {}, prompts: {} },
+      capabilities: {
+        tools: { listChanged: deps.dynamicTools !== undefined },
+        resources: {},
+        prompts: {},
+        // MCP Apps (decision 0310): tools carry their app only for a client that declares the extension too.
+        extensions: { [APPS_EXTENSION]: {} },
+      },
       cacheHints:
         deps.dynamicTools === undefined ? LIST_CACHE_HINTS : { ...LIST_CACHE_HINTS, "tools/list": DYNAMIC_TOOLS_HINT },
       instructions:
@@ -144,16 +151,25 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
   server.oninitialized = () => session.activity.noteClient(server.getClientVersion());
 
   // One deterministic order (2026-07-28 asks it of lists): the built-in tools as registered, then upstream tools by name.
-  server.setRequestHandler("tools/list", async () => ({
-    tools: allTools().map((tool) => ({
-      name: tool.name,
-      title: tool.title,
-      description: tool.description,
-      inputSchema: (tool.jsonInputSchema ?? toInputSchema(tool.inputSchema)) as { type: "object" },
-      // The title is the tool's own field; repeating it in the annotations costs tokens and tells the model nothing.
-      annotations: essentialAnnotations(tool.annotations),
-    })),
-  }));
+  // A client that renders MCP Apps learns which tools' results have one; any other client's list costs not a token more.
+  const rendersApps = (ctx: ServerContext) => clientRendersApps(ctx, server.getClientCapabilities());
+  server.setRequestHandler("tools/list", async (_request, ctx) => {
+    const apps = rendersApps(ctx);
+    return {
+      tools: allTools().map((tool) => {
+        const meta = apps ? appToolMeta(tool.name) : undefined;
+        return {
+          name: tool.name,
+          title: tool.title,
+          description: tool.description,
+          inputSchema: (tool.jsonInputSchema ?? toInputSchema(tool.inputSchema)) as { type: "object" },
+          // The title is the tool's own field; repeating it in the annotations costs tokens and tells the model nothing.
+          annotations: essentialAnnotations(tool.annotations),
+          ...(meta === undefined ? {} : { _meta: meta }),
+        };
+      }),
+    };
+  });
 
   server.setRequestHandler("tools/call", async (request, ctx) => {
     if (isModern(ctx)) session.activity.noteClient(envelopeClient(ctx));
@@ -174,7 +190,7 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
   });
 
   // cairn://namespace heads the first page; the workspace's current artifacts follow, paged by the catalog's cursor.
-  server.setRequestHandler("resources/list", async (request) => {
+  server.setRequestHandler("resources/list", async (request, ctx) => {
     const cursor = request.params?.cursor;
     const page = await orProtocolError(async () => listWorkspaceResources(await deps.workspace(), cursor));
     if (cursor !== undefined) return page;
@@ -185,7 +201,8 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
       description: "What snippets can call, the handle URI shapes and the limits in force.",
       mimeType: "application/json",
     };
-    return { ...page, resources: [namespace, ...page.resources] };
+    const apps = rendersApps(ctx) ? appResourceList() : [];
+    return { ...page, resources: [namespace, ...apps, ...page.resources] };
   });
 
   server.setRequestHandler("resources/templates/list", async () => {
@@ -223,6 +240,7 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
       return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(deps.namespace(), null, 2) }] };
     }
     if (isWorkspaceUri(uri)) return orProtocolError(async () => readWorkspaceResource(await deps.workspace(), uri));
+    if (isAppUri(uri)) return orProtocolError(() => readAppResource(uri));
     const result = /^cairn:\/\/results\/(res_[A-Za-z0-9_-]+)$/.exec(uri);
     if (result && deps.resultsEnabled) {
       const text = await readOrThrow(() => session.results.loadJson(result[1] as string));
@@ -242,7 +260,7 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
     }
     throw new ProtocolError(
       ProtocolErrorCode.InvalidParams,
-      `unknown resource ${uri}: Cairn serves ${NAMESPACE_URI}, ${WORKSPACE_URI_TEMPLATE}, cairn://results/{handle} and cairn://artifacts/{handle}`,
+      `unknown resource ${uri}: Cairn serves ${NAMESPACE_URI}, ${WORKSPACE_URI_TEMPLATE}, cairn://results/{handle}, cairn://artifacts/{handle} and the apps under ui://cairn/`,
       { uri },
     );
   });

@@ -1,8 +1,9 @@
 // The artifact page's "Changes" section when the view may change the workspace: who acts, a version's approvals,
 // and the buttons that lead to confirmation pages (links: nothing changes before the confirmation's POST).
+
+import { html, type SafeHtml } from "../views/html.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
 import { formatTime } from "./format.js";
-import { html, type SafeHtml } from "./html.js";
 import { confirmApproveHref, confirmDeleteHref } from "./links.js";
 import type { UiRequest } from "./route.js";
 

@@ -1,21 +1,10 @@
 // The web view's stylesheet and its one small script, served from the same origin (the CSP forbids inline ones).
 // Kept as text in the build, so `tsc` alone ships them. Colours pass WCAG AA contrast (4.5:1) on their backgrounds.
+// The palette and the result tables' rules are views/table-style.ts's, shared with the MCP Apps.
+import { PALETTE_CSS, TABLE_CSS } from "../views/table-style.js";
 
 /** Light and dark palettes; the focus ring is 3px and never removed. */
-export const STYLESHEET = `:root {
-  --bg: #ffffff; --fg: #1b1b1f; --muted: #4f5561; --line: #d3d7de; --panel: #f4f6f8;
-  --link: #0b57b0; --link-visited: #5a3a9e; --focus: #c24a00;
-  --stale-bg: #fff1c2; --stale-fg: #5c3b00; --del-bg: #fde5e5; --del-fg: #7a1111; --ins-bg: #e3f5e6; --ins-fg: #0f4d1c;
-  color-scheme: light dark;
-}
-@media (prefers-color-scheme: dark) {
-  :root {
-    --bg: #16181d; --fg: #eceef2; --muted: #b3b9c4; --line: #3a3f4a; --panel: #20242b;
-    --link: #8cb8ff; --link-visited: #c8a8ff; --focus: #ffb86b;
-    --stale-bg: #4a3800; --stale-fg: #ffe4a0; --del-bg: #4d1a1a; --del-fg: #ffd0d0; --ins-bg: #173d22; --ins-fg: #c8f5d2;
-  }
-}
-* { box-sizing: border-box; }
+export const STYLESHEET = `${PALETTE_CSS}* { box-sizing: border-box; }
 html { font-size: 100%; }
 body { margin: 0; background: var(--bg); color: var(--fg); font: 1rem/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 a { color: var(--link); text-underline-offset: 0.15em; }
@@ -49,15 +38,7 @@ button { font: inherit; padding: 0.35rem 0.9rem; border: 1px solid var(--link); 
 .crumbs ol { display: flex; flex-wrap: wrap; list-style: none; margin: 0; padding: 0; }
 .crumbs li + li::before { content: "/"; padding: 0 0.4rem; color: var(--muted); }
 .chips { display: flex; flex-wrap: wrap; gap: 0.4rem 0.75rem; list-style: none; padding: 0; margin: 0.25rem 0 0.75rem; }
-.table-wrap { overflow-x: auto; border: 1px solid var(--line); }
-table { border-collapse: collapse; width: 100%; }
-caption { text-align: left; padding: 0.5rem; font-weight: 600; }
-th, td { text-align: left; padding: 0.35rem 0.6rem; border-top: 1px solid var(--line); vertical-align: top; }
-tbody th { font-weight: 400; }
-thead th { background: var(--panel); border-top: none; white-space: nowrap; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.null { color: var(--muted); font-style: italic; }
-.summary { display: block; color: var(--muted); font-size: 0.875rem; overflow-wrap: anywhere; }
+${TABLE_CSS}.summary { display: block; color: var(--muted); font-size: 0.875rem; overflow-wrap: anywhere; }
 .badge { display: inline-block; padding: 0 0.45rem; border-radius: 999px; font-size: 0.8rem; font-weight: 700; border: 1px solid currentColor; }
 .badge.stale { background: var(--stale-bg); color: var(--stale-fg); }
 .callout { border: 1px solid var(--stale-fg); background: var(--stale-bg); color: var(--stale-fg); padding: 0.6rem 0.9rem; border-radius: 4px; }

@@ -4,9 +4,9 @@
 // Text widths are estimated from a monospace font's advance, so a long name is shortened in the middle (its whole
 // name stays in the title and in the list below the graph).
 import dagre from "@dagrejs/dagre";
+import { html, type SafeHtml } from "../views/html.js";
 import type { LineageEdge, LineageGraph, LineageNode } from "./graph-lineage.js";
 import { standingOf } from "./graph-lineage.js";
-import { html, type SafeHtml } from "./html.js";
 import { artifactHref } from "./links.js";
 
 /** Advance of one character of the graph's monospace font (12px) and a line's height, in px. */

@@ -1,7 +1,7 @@
 // The frame of every page (a header with the workspace's name and the navigation, the main region, a footer) and
 // the error pages, each saying what to do next. No inline style or script: the CSP allows the same origin's only.
 import { VERSION } from "../version.js";
-import { html, type SafeHtml } from "./html.js";
+import { html, type SafeHtml } from "../views/html.js";
 import { workspaceHref } from "./links.js";
 import type { UiReply } from "./route.js";
 

@@ -1,8 +1,8 @@
 // The contract of a web view page: a path pattern and a handler that answers a GET with a page, a file or a
 // redirect. Adding a page is writing one module that exports a UiRoute and listing it in routes.ts.
 import type { Actor } from "../config/identity.js";
+import type { SafeHtml } from "../views/html.js";
 import type { UiChanges } from "./actions.js";
-import type { SafeHtml } from "./html.js";
 import type { UiHost } from "./ui-host.js";
 
 /** One GET, as a page handler sees it. */

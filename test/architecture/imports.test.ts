@@ -40,6 +40,10 @@ const SHARED = ["errors.ts", "log.ts", "digits.ts", "media-type.ts", "slots.ts",
  */
 const LAYERS: Record<string, { value: string[]; types?: string[] }> = {
   config: { value: [] },
+  // What a person sees (the table, its chart, the SQL of a page): pure, shared by the web view and the MCP Apps.
+  views: { value: [] },
+  // The MCP Apps' browser code, bundled by scripts/build-apps.mjs into the ui:// resources: it draws with views/.
+  apps: { value: ["views"] },
   tokens: { value: [], types: ["config"] },
   hosts: { value: [] },
   "http-guards": { value: [], types: ["config"] },
@@ -63,7 +67,7 @@ const LAYERS: Record<string, { value: string[]; types?: string[] }> = {
     value: ["config", "codemode", "operations", "registry", "session", "upstream", "workspace", "http-guards"],
     types: ["metrics"],
   },
-  ui: { value: ["config", "workspace", "http-guards"], types: ["session", "tasks"] },
+  ui: { value: ["config", "workspace", "http-guards", "views"], types: ["session", "tasks"] },
   demo: { value: ["tokens", "upstream"] },
   cli: {
     value: [

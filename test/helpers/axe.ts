@@ -4,7 +4,7 @@
 // allow the script.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { Page } from "playwright-core";
+import type { Frame, Page } from "playwright-core";
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
@@ -12,8 +12,8 @@ interface AxeResults {
   violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
 }
 
-/** axe-core's WCAG 2.1 A/AA violations on the page as loaded: "rule (impact): help [first targets]". */
-export async function accessibilityViolations(page: Page): Promise<string[]> {
+/** axe-core's WCAG 2.1 A/AA violations on the page (or an app's frame) as loaded: "rule (impact): help [first targets]". */
+export async function accessibilityViolations(page: Page | Frame): Promise<string[]> {
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
   const results = await page.evaluate(
     () =>

@@ -2,10 +2,10 @@
 // stale, what it pins, a checkpoint's fields or a saved query's SQL, a preview, a download link, and its versions
 // with links to the line changes between text versions.
 import { isTextMediaType } from "../../media-type.js";
+import { html, type SafeHtml } from "../../views/html.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { actionsSection } from "../actions-section.js";
 import { formatBytes, formatCount, formatTime } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { artifactHref, diffHref, downloadHref, lineageHref, workspaceHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 import { requestedVersion } from "./lookup.js";

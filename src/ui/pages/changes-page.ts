@@ -3,11 +3,11 @@
 // removed events. `changes` has no filter, so the name and actor filters read pages of events here and keep the
 // matches: at most SCAN_LIMIT events per request, then a link continues from where the reading stopped.
 
+import { html, type SafeHtml } from "../../views/html.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import type { WorkspaceEvent } from "../../workspace/catalog/event-log.js";
 import { CHANGES_LIMITS, type ChangesResult, changesOf } from "../../workspace/provenance.js";
 import { formatCount, formatTime, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { artifactHref, changesHref, taskHref, taskRunHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 

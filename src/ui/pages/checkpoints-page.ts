@@ -1,8 +1,9 @@
 // Checkpoints, newest first, a page at a time: each one's objective, what was verified, the next step, and the
 // versions it pins (a session that resumes it reads exactly those), saying in words which have moved on since.
+
+import { html, type SafeHtml } from "../../views/html.js";
 import type { CheckpointFields, VersionRecord } from "../../workspace/catalog/catalog.js";
 import { formatTime, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { artifactHref, checkpointsHref, lineageHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 

@@ -3,10 +3,10 @@
 // in resource order, 50 at a time; `state` and `after` page one of them. The store keeps one row per resource ever
 // claimed, so released claims show the last ticket but no holder.
 
+import { html, type SafeHtml } from "../../views/html.js";
 import { CLAIM_LIMITS, type ClaimRecord, type ClaimState } from "../../workspace/catalog/claim-store.js";
 import { isValidName } from "../../workspace/validate.js";
 import { formatTime, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { artifactHref, claimsHref, taskHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 import { badRequest } from "./task-paging.js";

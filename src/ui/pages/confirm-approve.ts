@@ -1,10 +1,11 @@
 // The page confirming an approval of one exact version for task gates (`/confirm/approve/ws_…`), or the revocation of
 // its approvals (`?revoke=1`). It names the version by id, name and number, who approves, and what it opens.
+
+import { html } from "../../views/html.js";
 import { isArtifactId } from "../../workspace/catalog/catalog.js";
 import { changesOffPage, rolePage } from "../actions.js";
 import type { ActionTarget } from "../csrf.js";
 import { formatTime } from "../format.js";
-import { html } from "../html.js";
 import { notFoundPage } from "../layout.js";
 import { actionHref, artifactHref, decodePath } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";

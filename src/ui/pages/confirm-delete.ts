@@ -1,13 +1,14 @@
 // The page confirming a deletion: the name with all its versions (`/confirm/delete/NAME`), or one superseded version
 // (`?v=N`). It states exactly what goes, and its form carries the current version it saw, so a version saved before
 // the click makes the delete a VERSION_CONFLICT that deletes nothing.
+
+import { html } from "../../views/html.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { isValidName } from "../../workspace/validate.js";
 import type { Workspace } from "../../workspace/workspace.js";
 import { changesOffPage, rolePage } from "../actions.js";
 import type { ActionTarget } from "../csrf.js";
 import { formatBytes, formatCount } from "../format.js";
-import { html } from "../html.js";
 import { errorPage, notFoundPage } from "../layout.js";
 import { actionHref, artifactHref, confirmDeleteHref, decodePath } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";

@@ -1,7 +1,8 @@
 // The page an action redirects to (POST-redirect-GET): what was done, and where to go next. Notices live in the
 // handler's memory for 30 minutes, readable only by the sign-in that acted; a reload shows the same notice.
+
+import { html } from "../../views/html.js";
 import { changesOffPage } from "../actions.js";
-import { html } from "../html.js";
 import { errorPage } from "../layout.js";
 import { workspaceHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";

@@ -3,18 +3,19 @@
 // UTF-8 text up to 16 MiB (read whole and hash-verified); the comparison is line-diff.ts's, under its work budget.
 import { isUtf8 } from "node:buffer";
 import { isTextMediaType } from "../../media-type.js";
+import { html, type SafeHtml } from "../../views/html.js";
+import { cut } from "../../views/table-view.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { diffLines, type LineEdit } from "../../workspace/retrieval/line-diff.js";
 import { SYNC_LIMITS } from "../../workspace/retrieval/sync.js";
 import { decodeUtf8 } from "../../workspace/utf8.js";
 import { isValidName } from "../../workspace/validate.js";
 import { formatBytes, formatCount, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { errorPage, notFoundPage } from "../layout.js";
 import { artifactHref, decodePath, downloadHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 import { versionOf } from "./lookup.js";
-import { cut, nonNegative } from "./previews.js";
+import { nonNegative } from "./previews.js";
 
 /** Unchanged lines shown before and after each change. */
 const CONTEXT_LINES = 3;

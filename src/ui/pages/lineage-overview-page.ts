@@ -1,8 +1,9 @@
 // The lineage overview: current versions that are stale, each with the inputs that moved and a link to its lineage
 // graph, and the names current versions were made from, most depended on first. Each list pages on its own.
+
+import { html, type SafeHtml } from "../../views/html.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { formatCount, formatTime } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { artifactHref, lineageHref, lineageOverviewHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 import { nonNegative } from "./previews.js";

@@ -1,11 +1,12 @@
 // The lineage of one version: a graph of what it was made from and what was made from it (graph-lineage.ts, drawn by
 // graph-svg.ts), stale paths dashed and worded, then the same versions and links as two tables, so the graph is never
 // the only way to read it. Bounded: what a bound left out is said, and the direct dependents page on.
+
+import { html, type SafeHtml } from "../../views/html.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { plural } from "../format.js";
 import { LINEAGE_LIMITS, type LineageGraph, type LineageNode, lineageAround, standingOf } from "../graph-lineage.js";
 import { lineageFigure } from "../graph-svg.js";
-import { html, type SafeHtml } from "../html.js";
 import { artifactHref, lineageHref, lineageOverviewHref, workspaceHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 import { requestedVersion } from "./lookup.js";

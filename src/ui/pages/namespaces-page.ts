@@ -1,9 +1,10 @@
 // The namespace index: every namespace one level below a namespace (or the top), most recently written first, with
 // how many current versions each holds. The workspace page names the 50 most recent and links here for the rest.
+
+import { html } from "../../views/html.js";
 import { ARTIFACT_KINDS, type ArtifactKind } from "../../workspace/catalog/catalog.js";
 import { WORKSPACE_LIMITS } from "../../workspace/limits.js";
 import { formatCount, plural } from "../format.js";
-import { html } from "../html.js";
 import { namespacesHref, workspaceHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 

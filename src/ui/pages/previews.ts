@@ -4,10 +4,11 @@
 import { readFile } from "node:fs/promises";
 import { toCairnError } from "../../errors.js";
 import { isTextMediaType } from "../../media-type.js";
+import { html, type SafeHtml } from "../../views/html.js";
+import { tableMarkup } from "../../views/table-view.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { decodeUtf8Strict } from "../../workspace/utf8.js";
-import { formatBytes, formatCount, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
+import { formatBytes, formatCount } from "../format.js";
 import { artifactHref, downloadHref } from "../links.js";
 import type { UiRequest } from "../route.js";
 
@@ -15,8 +16,6 @@ import type { UiRequest } from "../route.js";
 export const TABLE_PAGE_ROWS = 25;
 /** Bytes of the rows of one table page at most (a wide table's page is cut by the query engine past it). */
 const TABLE_PAGE_BYTES = 4 * 1024 * 1024;
-/** Characters of one table cell shown; the rest is counted in words (a 1 MB cell would make a 4 MB page). */
-export const CELL_CHARS = 1000;
 /** Columns of a table page shown; a wider table says how many more there are. */
 export const TABLE_COLUMNS = 200;
 /** Bytes of text shown at once. */
@@ -155,7 +154,6 @@ async function tablePreview(request: UiRequest, record: VersionRecord): Promise<
   const last = Math.max(0, Math.floor((total - 1) / TABLE_PAGE_ROWS) * TABLE_PAGE_ROWS);
   const pageLink = (to: number, label: string, rel?: string) =>
     html`<a href="${artifactHref(record.name, { v, rows: to || undefined })}#preview-table"${rel ? html` rel="${rel}"` : ""}>${label}</a>`;
-  const numeric = new Set(columns.filter((c) => isNumericType(c.type)).map((c) => c.name));
   const caption =
     rows.length === 0
       ? `No rows from ${formatCount(offset + 1)} (the table has ${formatCount(total)})`
@@ -164,15 +162,7 @@ async function tablePreview(request: UiRequest, record: VersionRecord): Promise<
     ok: true,
     html: section(
       "Table",
-      html`<div class="table-wrap" tabindex="0" role="region" aria-labelledby="table-caption"><table class="rows">
-<caption id="table-caption">${caption}</caption>
-<thead><tr><th scope="col" class="num">#</th>${columns.map((c) => html`<th scope="col"${numeric.has(c.name) ? html` class="num"` : ""}>${c.name} <span class="muted">${c.type}</span></th>`)}</tr></thead>
-<tbody>
-${rows.map(
-  (row, i) =>
-    html`<tr><td class="num muted">${formatCount(offset + i + 1)}</td>${columns.map((c) => cell(row[c.name], numeric.has(c.name)))}</tr>`,
-)}
-</tbody></table></div>
+      html`<div class="table-wrap" tabindex="0" role="region" aria-labelledby="table-caption">${tableMarkup({ columns, rows, offset, caption, captionId: "table-caption" })}</div>
 ${allColumns > columns.length ? html`<p class="muted">The first ${formatCount(columns.length)} of ${formatCount(allColumns)} columns: <a href="${downloadHref(record.artifact_id)}">download it</a> or query it for the rest.</p>` : ""}
 <nav class="pager" aria-label="Pages of the table">
 ${offset > 0 ? html`${pageLink(0, "First rows")} ${pageLink(Math.max(0, offset - TABLE_PAGE_ROWS), "Previous rows", "prev")}` : ""}
@@ -180,25 +170,6 @@ ${offset + TABLE_PAGE_ROWS < total ? html`${pageLink(offset + TABLE_PAGE_ROWS, "
 </nav>`,
     ),
   };
-}
-
-function cell(value: unknown, numeric: boolean): SafeHtml {
-  if (value === null || value === undefined) return html`<td class="null">NULL</td>`;
-  const text = cut(typeof value === "object" ? JSON.stringify(value) : String(value), CELL_CHARS);
-  return numeric ? html`<td class="num">${text}</td>` : html`<td>${text}</td>`;
-}
-
-/** The first `max` characters of `text` (not splitting a surrogate pair) and how many more there were, in words. */
-export function cut(text: string, max: number): SafeHtml | string {
-  if (text.length <= max) return text;
-  const end = /[\ud800-\udbff]/.test(text[max - 1] ?? "") ? max - 1 : max;
-  return html`${text.slice(0, end)}<span class="muted">… ${plural(text.length - end, "more character")}</span>`;
-}
-
-function isNumericType(type: string): boolean {
-  return /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL)/.test(
-    type,
-  );
 }
 
 /** A query parameter as a whole number of at most 15 digits; undefined otherwise. */

@@ -2,8 +2,8 @@
 // connections, its stores' usage against their limits, and its handles a page at a time. Handles are private to their
 // identity: the page shows what each is (kind, size, label, times), never what it holds.
 import type { HandleSummary, SessionSummary } from "../../session/session-summary.js";
+import { html, type SafeHtml } from "../../views/html.js";
 import { formatBytes, formatCount, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { errorPage } from "../layout.js";
 import { sessionHref, sessionsHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";

@@ -3,8 +3,8 @@
 // their limits (bars that also say the numbers); its handles are on its own page. A reader sees its own token's
 // identity; the server's own token sees all. Under `cairn ui` alone there are none: the page says where they are shown.
 import type { SessionSummary, StoreUsage } from "../../session/session-summary.js";
+import { html, type SafeHtml } from "../../views/html.js";
 import { formatBytes, formatCount, formatTime, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { sessionHref, sessionsHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 

@@ -2,8 +2,8 @@
 // (with links to the published results), what waits for approval and how to give it, the error, what was left out
 // and the next step. The same fields task_status answers, laid out for a person.
 import type { Brief, BriefStatus, BriefStep } from "../../tasks/brief.js";
+import { html, type SafeHtml } from "../../views/html.js";
 import { formatCount, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { artifactHref } from "../links.js";
 
 /** A run's state as a person says it. */

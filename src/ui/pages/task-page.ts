@@ -3,9 +3,9 @@
 // did and its next step. And one run: its whole brief (task_status with run_id), with links to what it produced.
 import type { Brief } from "../../tasks/brief.js";
 import type { StoredDefinition } from "../../tasks/definition.js";
+import { html, type SafeHtml } from "../../views/html.js";
 import type { RunRecord, TaskRecord } from "../../workspace/catalog/task-ledger.js";
 import { formatTime, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { errorPage } from "../layout.js";
 import { artifactHref, changesHref, decodePath, taskHref, taskRunHref, tasksHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";

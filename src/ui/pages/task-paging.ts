@@ -1,7 +1,7 @@
 // What the task pages share: the `page` parameter (a whole number from 1, bounded), the answer for a page past the
 // last one, and a definition's objective read from the ledger's JSON.
 import type { StoredDefinition } from "../../tasks/definition.js";
-import { html } from "../html.js";
+import { html } from "../../views/html.js";
 import { errorPage } from "../layout.js";
 import type { UiReply } from "../route.js";
 

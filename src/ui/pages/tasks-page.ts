@@ -3,9 +3,9 @@
 // state is the brief task_status would answer, so it costs one catalog snapshot per task shown.
 import type { ScheduleSettings } from "../../tasks/schedule.js";
 import type { TaskService } from "../../tasks/tasks.js";
+import { html, type SafeHtml } from "../../views/html.js";
 import type { RunRecord, ScheduleRecord, TaskLedger, TaskRecord } from "../../workspace/catalog/task-ledger.js";
 import { formatTime, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { taskHref, taskRunHref, tasksHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 import { runStateBadges } from "./task-brief.js";

@@ -1,11 +1,12 @@
 // The workspace page: current versions by namespace (each namespace a link one level down), filtered by kind, a
 // page at a time through list cursors; or, with a find text, the best matches of `find`. Stale versions are marked
 // in words, not by colour alone.
+
+import { html, type SafeHtml } from "../../views/html.js";
 import { ARTIFACT_KINDS, type ArtifactKind } from "../../workspace/catalog/catalog.js";
 import { WORKSPACE_LIMITS } from "../../workspace/limits.js";
 import type { ListedArtifact, ListResult } from "../../workspace/types.js";
 import { formatBytes, formatCount, formatTime, plural } from "../format.js";
-import { html, type SafeHtml } from "../html.js";
 import { artifactHref, namespacesHref, workspaceHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 

@@ -1,6 +1,6 @@
 // The html template escapes by default: values from the workspace never become markup, in text or in attributes.
 import { describe, expect, it } from "vitest";
-import { escapeHtml, html } from "../../src/ui/html.js";
+import { escapeHtml, html } from "../../src/views/html.js";
 
 describe("html", () => {
   it("escapes every interpolated string, in content and in double-quoted attributes", () => {

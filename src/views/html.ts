@@ -1,5 +1,5 @@
-// The one way the web view writes markup: an `html` tagged template that escapes every interpolated value unless it
-// is markup this module made. Limit: attribute values must be written in double quotes (the escaping covers them).
+// The one way the web view and the MCP Apps write markup: an `html` tagged template that escapes every interpolated
+// value unless it is markup this module made. Limit: attribute values must be written in double quotes.
 
 /** Markup built by `html` (its parts escaped); the only value `html` interpolates as it is. */
 export class SafeHtml {

@@ -1,0 +1,74 @@
+// Builds the MCP Apps (decision 0310): each app's browser code (src/apps/) bundled by esbuild with uPlot, and its
+// styles (views/table-style.ts, as tsc built it, and uPlot's), into one self-contained HTML file under dist/apps/ that
+// the server serves as a ui:// resource. Nothing is fetched at run time; an app past APP_BYTES fails the build.
+// Run after tsc (npm run build does): it reads dist/views/table-style.js.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+/** The budget of one app's HTML (issue 32). */
+export const APP_BYTES = 300 * 1024;
+
+/** Rules of the app's own frame: its body, notes, the sort buttons, the pager and the chart. */
+const APP_CSS = `* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg); font: 0.9375rem/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+main { padding: 0.5rem; }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; border-radius: 2px; }
+.muted { color: var(--muted); }
+.note { margin: 0.25rem 0; color: var(--muted); }
+button { font: inherit; color: var(--fg); background: var(--panel); border: 1px solid var(--muted); border-radius: 4px; padding: 0.25rem 0.75rem; cursor: pointer; }
+button:disabled { color: var(--muted); border-color: var(--line); cursor: default; }
+th button.sort { all: unset; cursor: pointer; display: block; width: 100%; }
+th button.sort:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+th.num button.sort { text-align: right; }
+.sort-mark { font-size: 0.75rem; padding-left: 0.25rem; }
+.pager { display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.5rem 0; }
+figure.chart { margin: 0 0 0.75rem; }
+figure.chart figcaption { color: var(--muted); font-size: 0.8125rem; }
+.uplot, .uplot .u-legend { font-family: inherit; color: var(--fg); }
+.uplot .u-legend th { font-weight: 600; }
+`;
+
+/**
+ * The HTML of one app: its styles and its script inline (the host's CSP allows inline ones and no network).
+ * @param {string} entry the app's script, bundled
+ * @param {string} title the document's title
+ */
+export async function buildApp(entry, title) {
+  const require = createRequire(join(ROOT, "package.json"));
+  const { THEMED_PALETTE_CSS, TABLE_CSS } = await import(join(ROOT, "dist/views/table-style.js"));
+  const uplotCss = readFileSync(require.resolve("uplot/dist/uPlot.min.css"), "utf8");
+  const bundle = await build({
+    entryPoints: [join(ROOT, entry)],
+    bundle: true,
+    minify: true,
+    format: "iife",
+    target: "es2022",
+    write: false,
+    legalComments: "none",
+    nodePaths: (process.env.NODE_PATH ?? "").split(":").filter(Boolean),
+  });
+  const script = (bundle.outputFiles[0]?.text ?? "").replaceAll("</script", "<\\/script");
+  const style = `${THEMED_PALETTE_CSS}${APP_CSS}${TABLE_CSS}${uplotCss}`.replaceAll("</style", "<\\/style");
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title><style>${style}</style></head>
+<body><main id="app"><p class="note">Waiting for the tool's result…</p></main>
+<script>${script}</script></body></html>
+`;
+}
+
+async function main() {
+  const out = join(ROOT, "dist/apps");
+  mkdirSync(out, { recursive: true });
+  const page = await buildApp("src/apps/table-app.ts", "Cairn: result table");
+  const bytes = Buffer.byteLength(page);
+  if (bytes > APP_BYTES) throw new Error(`the table app is ${bytes} bytes, over its ${APP_BYTES}-byte budget`);
+  writeFileSync(join(out, "table.html"), page);
+  console.log(`dist/apps/table.html: ${(bytes / 1024).toFixed(1)} KB of ${APP_BYTES / 1024} KB`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

@@ -1,0 +1,122 @@
+// MCP Apps over the built server, in both eras (decision 0310): a client that declares io.modelcontextprotocol/ui
+// learns which tools' results have an app and reads the app; a client that does not sees today's lists and replies,
+// and its tools/list costs not a token more (measured here, in o200k tokens).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client as ModernClient } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { encode } from "gpt-tokenizer/encoding/o200k_base";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ERAS, type Era, MAIN, toolText } from "../helpers/mcp-client.js";
+
+const UI = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
+const TABLE_URI = "ui://cairn/table.html";
+
+// biome-ignore lint/suspicious/noExplicitAny: both SDKs' clients, used through the methods they share
+type AnyClient = any;
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "cairn-apps-"));
+  writeFileSync(join(dir, "cairn.toml"), `[workspace]\nimport_roots = ["${dir}"]\n`);
+  writeFileSync(join(dir, "sales.csv"), `city,sales\nOslo,3\nLima,5\n`);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A client of `era` over stdio that declares the extension (or not), on a server of the shared workspace. */
+async function open(era: Era, apps: boolean): Promise<AnyClient> {
+  const info = { name: apps ? "apps-host" : "plain-host", version: "1.0.0" };
+  const capabilities = apps ? { extensions: UI } : {};
+  const params = {
+    command: process.execPath,
+    args: [MAIN, "serve", "--config", join(dir, "cairn.toml"), "--workspace", join(dir, `ws-${era}`)],
+    env: { ...process.env, CAIRN_LOG: "error" } as Record<string, string>,
+    stderr: "pipe" as const,
+  };
+  const client =
+    era === "2026-07-28"
+      ? new ModernClient(info, { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } })
+      : new Client(info, { capabilities: capabilities as never });
+  const transport = era === "2026-07-28" ? new ModernStdio(params) : new StdioClientTransport(params);
+  await client.connect(transport as never);
+  return client;
+}
+
+async function call(era: Era, client: AnyClient, name: string, args: Record<string, unknown>) {
+  const params = { name, arguments: args };
+  const result =
+    era === "2026-07-28" ? await client.callTool(params, { timeout: 60_000 }) : await client.callTool(params);
+  return toolText(result);
+}
+
+describe.each(ERAS)("MCP Apps over %s", (era) => {
+  let plain: AnyClient;
+  let apps: AnyClient;
+  beforeAll(async () => {
+    [plain, apps] = await Promise.all([open(era, false), open(era, true)]);
+    await call(era, plain, "import", { path: join(dir, "sales.csv"), name: "sales" });
+  });
+  afterAll(async () => {
+    await Promise.all([plain?.close(), apps?.close()]);
+  });
+
+  it("lists the table app on query and execute_code only for a client that declares the extension", async () => {
+    const withApps = (await apps.listTools()).tools as { name: string; _meta?: Record<string, unknown> }[];
+    const without = (await plain.listTools()).tools as { name: string; _meta?: Record<string, unknown> }[];
+    const carrying = withApps.filter((t) => t._meta !== undefined);
+    expect(carrying.map((t) => t.name).sort()).toEqual(["execute_code", "query"]);
+    for (const tool of carrying) {
+      expect(tool._meta).toEqual({ ui: { resourceUri: TABLE_URI }, "ui/resourceUri": TABLE_URI });
+    }
+    expect(without.filter((t) => t._meta !== undefined)).toEqual([]);
+    // Without the extension the list is the one with it, less the _meta: not a token more.
+    const stripped = withApps.map(({ _meta, ...rest }) => rest);
+    expect(without).toEqual(stripped);
+    const tokens = (tools: unknown) => encode(JSON.stringify({ tools })).length;
+    const plainTokens = tokens(without);
+    const appsTokens = tokens(withApps);
+    console.log(
+      `tools/list (${era}): ${plainTokens} tokens without the extension, ${appsTokens} with it (+${appsTokens - plainTokens} for two _meta.ui); baseline without _meta: ${tokens(stripped)}`,
+    );
+    expect(plainTokens).toBe(tokens(stripped));
+    expect(appsTokens - plainTokens).toBeLessThan(80);
+  });
+
+  it("lists and serves the app as text/html;profile=mcp-app, self-contained, with a CSP that allows no network", async () => {
+    const listed = (await apps.listResources()).resources as { uri: string; mimeType?: string; _meta?: unknown }[];
+    expect(listed.find((r) => r.uri === TABLE_URI)).toMatchObject({
+      mimeType: "text/html;profile=mcp-app",
+      _meta: { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] }, prefersBorder: true } },
+    });
+    const plainList = (await plain.listResources()).resources as { uri: string }[];
+    expect(plainList.some((r) => r.uri.startsWith("ui://"))).toBe(false);
+    const read = await apps.readResource({ uri: TABLE_URI });
+    const [content] = read.contents as { uri: string; mimeType: string; text: string; _meta?: unknown }[];
+    expect(content?.mimeType).toBe("text/html;profile=mcp-app");
+    expect(content?._meta).toMatchObject({ ui: { csp: { connectDomains: [] } } });
+    const text = content?.text ?? "";
+    expect(text).toMatch(/^<!doctype html>/);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(300 * 1024);
+    // Nothing to fetch: no external script, stylesheet, image or font.
+    expect(text).not.toMatch(/<(script|link|img)[^>]+(src|href)=/i);
+    expect(text).not.toMatch(/@import|url\(\s*["']?https?:/i);
+  });
+
+  it("answers query and execute_code with the same reply whether or not the client renders apps", async () => {
+    const args = { inputs: ["sales"], sql: "SELECT * FROM input1 ORDER BY city" };
+    const [a, b] = await Promise.all([call(era, apps, "query", args), call(era, plain, "query", args)]);
+    expect(a.isError).toBe(false);
+    expect(a.text).toBe(b.text);
+    expect(a.json.rows).toEqual([
+      { city: "Lima", sales: 5 },
+      { city: "Oslo", sales: 3 },
+    ]);
+  });
+
+  it("refuses a ui:// resource it does not serve, naming the one it does", async () => {
+    await expect(apps.readResource({ uri: "ui://cairn/nothing.html" })).rejects.toThrow(/ui:\/\/cairn\/table\.html/);
+  });
+});
