@@ -73,6 +73,35 @@ async function linkedToHidden(held: Stats, hidden: readonly string[]): Promise<b
 }
 
 /**
+ * The real path of the folder `path` (absolute) when it lies under one of `within.roots` and outside Cairn's own
+ * state, links resolved; `NOT_ALLOWED` otherwise, `IMPORT_FAILED` when it does not exist. Only where a folder or glob
+ * import may look: each file it finds is opened through `openUnderRoots`, which checks it again.
+ */
+export async function checkedFolder(path: string, within: ImportRoots): Promise<string> {
+  if (within.roots.length === 0) throw noRoots(path);
+  const resolved = await resolvedRoots(within);
+  const lexical = outside(path, resolved);
+  if (lexical !== undefined) throw refused(path, `it is ${lexical}`, within);
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch (error) {
+    throw new CairnError(ErrorCode.IMPORT_FAILED, `cannot import ${path}: ${(error as Error).message}`);
+  }
+  const linked = outside(real, resolved);
+  if (linked !== undefined) throw refused(path, `it leads to ${real}, ${linked}`, within);
+  return real;
+}
+
+function noRoots(path: string): CairnError {
+  return new CairnError(
+    ErrorCode.NOT_ALLOWED,
+    `cannot import ${path}: this server allows no import root (no cairn.toml, or an empty workspace.import_roots). Start it with a cairn.toml (its folder is the default root), list folders in [workspace] import_roots, or import on the command line (cairn import PATH NAME)`,
+    { data: { path, roots: [] } },
+  );
+}
+
+/**
  * Opens `path` for reading if it lies under one of `within.roots` and in none of `within.hidden`, links resolved: a
  * relative path is taken from the first root. Refuses (`NOT_ALLOWED`) a path outside before touching the file system,
  * a link that leads outside before opening it, a file swapped for a link while it was being opened (the opened
@@ -85,13 +114,7 @@ export async function openUnderRoots(
   within: ImportRoots,
   failed: (path: string, why: string, cause?: unknown) => CairnError,
 ): Promise<{ handle: FileHandle; real: string }> {
-  if (within.roots.length === 0) {
-    throw new CairnError(
-      ErrorCode.NOT_ALLOWED,
-      `cannot import ${path}: this server allows no import root (no cairn.toml, or an empty workspace.import_roots). Start it with a cairn.toml (its folder is the default root), list folders in [workspace] import_roots, or import on the command line (cairn import PATH NAME)`,
-      { data: { path, roots: [] } },
-    );
-  }
+  if (within.roots.length === 0) throw noRoots(path);
   const asked = isAbsolute(path) ? resolve(path) : resolve(within.roots[0] as string, path);
   const resolved = await resolvedRoots(within);
   const lexical = outside(asked, resolved);
