@@ -98,10 +98,10 @@ export const RowChanges = z.object({
     .describe("changed first (key, changed columns before/after), then removed, added"),
 });
 
-/** A step's changes against the version it replaces, or why they could not be said. */
-export const StepChanges = RowChanges.partial()
-  .extend({
-    since: z.object({ artifact_id: z.string(), version: z.number() }).describe("the version replaced"),
-    unavailable: z.string().optional(),
-  })
-  .describe("against the result it replaces");
+/** Changes against the version replaced, or why they could not be said (`unavailable`). */
+export const ChangesOrWhy = RowChanges.partial().extend({ unavailable: z.string().optional() });
+
+/** A task step's changes against the result it replaces. */
+export const StepChanges = ChangesOrWhy.extend({
+  since: z.object({ artifact_id: z.string(), version: z.number() }).describe("the version replaced"),
+}).describe("against the result it replaces");
