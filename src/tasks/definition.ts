@@ -80,7 +80,7 @@ export const DefinitionInput = z.strictObject({
   steps: z
     .array(Step)
     .describe(
-      "In order. inputs (aliases, earlier steps) are input1..N; sql, or code returning the result (pure: reuse it); key: columns a brief matches rows on.",
+      "Ordered; inputs (aliases, earlier steps) are input1..N; sql, or code returning it (pure: reusable); key: row ids.",
     ),
   conditions: z
     .array(Condition)

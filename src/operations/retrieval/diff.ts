@@ -15,7 +15,7 @@ const { maxBytes, sourceBytes } = SYNC_LIMITS;
 
 export const Base = z
   .union([z.string(), z.number().int()])
-  .describe("A version whose whole text you hold: its ws_ id or version number.");
+  .describe("ws_ id or version number (text: one you hold whole).");
 
 /** The reply stays below the spill threshold by default, so a budgeted reply is never cut. */
 export function defaultMaxBytes(config: Config): number {
@@ -50,16 +50,16 @@ export const SOURCE_LIMIT = `UTF-8 text up to ${sourceBytes / (1024 * 1024)} MiB
 export const diff: OperationFactory = (config) =>
   defineOperation({
     name: "diff",
-    title: "Line edits against a retained version",
+    title: "Changes since base",
     summary: `Exact line edits (\`[at, delete, insert]\`, applied in reverse order) from a version the caller holds whole to the current one, or \`requires_read\` with the reason; never cut; ${SOURCE_LIMIT}, the reply within \`max_bytes\` (at most ${groupDigits(maxBytes.max)}). Tables (CSV, Parquet): rows added, removed and changed, by \`key\` or whole rows.`,
     description:
-      "Line edits from a version whose whole text you hold (base) to ref's current version. Split the base after each \\n, apply changes [at, delete, insert] in reverse order as lines.splice(...change), join; [] means unchanged. requires_read (with a reason): read artifact_id whole instead. Tables (CSV, Parquet) answer row_changes: rows added, removed, changed (by key, else whole rows), changed first.",
+      "Changes from base to ref's current version. Text: line edits [at, delete, insert]; split base after each \\n, apply them in reverse order as lines.splice(...change), join. requires_read (reason): read artifact_id whole. Tables: row_changes.",
     input: z.strictObject({
-      ref: z.string().describe("A name or ws_ id: its name's current version is compared."),
+      ref: z.string().describe("Name or ws_ id (its name's current version)."),
       base: Base,
       max_bytes: MaxBytes(config),
-      key: z.array(z.string()).optional().describe("Tables: columns that identify a row."),
-      offset: z.number().int().optional().describe("Tables: changes to skip."),
+      key: z.array(z.string()).optional().describe("Tables: row ids."),
+      offset: z.number().int().optional().describe("Tables: skip."),
     }),
     output: DiffReply,
     annotations: READ_ONLY,

@@ -23,13 +23,12 @@ export const refresh: OperationFactory = () =>
     title: "Refresh a saved query result",
     summary: `Re-runs a saved query on the current versions of its inputs; \`cascade\` refreshes every stale saved query it reads from first, in order (at most ${MAX_CASCADE_STEPS}). Answers versions made, rows and what changed per step; the preview with \`preview\`.`,
     description:
-      "Re-run a result saved with query save_as on the current versions of its inputs, as a new version of its name. A stale input is refused unless cascade: true, which refreshes every stale saved query it reads from first, each once, in order. Answers {saved, row_count, steps: [{name, from_version, version, row_count, changes}]} (changes: rows added, removed, changed by key, changed first); columns and rows only with preview: true.",
+      "Re-run a query save_as result on its inputs' current versions as its next version; a stale input is refused unless cascade: true (stale saved queries it reads are refreshed first). Answers {saved, row_count, steps: [{name, from_version, version, row_count, changes}]}; rows if preview.",
     input: z.strictObject({
       ref: Ref.describe("A saved query result."),
       expected_version: ExpectedVersion.optional().describe("The name's current version (the default)."),
-      cascade: z.boolean().optional().describe("Refresh its stale inputs first, ancestors first."),
-      preview: z.boolean().optional().describe("Also return the new version's preview rows."),
-      key: z.array(z.string()).optional().describe("Columns that identify a row, for changes."),
+      cascade: z.boolean().optional().describe("Refresh stale inputs first."),
+      preview: z.boolean().optional().describe("Also return preview rows."),
     }),
     output: QueryReply.omit({ result: true })
       .partial({ columns: true, rows: true, truncated: true })
