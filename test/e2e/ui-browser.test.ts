@@ -212,7 +212,7 @@ describe("cairn ui in Chromium", () => {
     expect(await page.locator("table.rows Field").count()).toBe(0);
   });
 
-  it("labels the version pickers and shows the line changes between the two airports versions", async () => {
+  it("labels the version pickers and shows the row changes, then the line changes, between the two airports versions", async () => {
     await browser.open("/artifact/geo/airports", "artifact csv");
     const found = await browser.controls();
     expect(found.map((c) => c.control)).toEqual(["select#compare-from[name=from]", "select#compare-to[name=to]"]);
