@@ -72,3 +72,36 @@ export const Excerpt = z.object({
 });
 
 export const QueryColumn = z.object({ name: z.string(), type: z.string().describe("DuckDB's type, e.g. BIGINT") });
+
+const Values = z.record(z.string(), z.unknown());
+
+/** What changed from one table version to another (row-changes.ts), as diff, refresh and briefs answer it. */
+export const RowChanges = z.object({
+  by: z.enum(["key", "rows"]).describe("rows matched on key, or whole rows (a changed row: removed + added)"),
+  key: z.array(z.string()).optional(),
+  key_unusable: z.string().optional().describe("why whole rows were compared instead"),
+  added: z.number(),
+  removed: z.number(),
+  changed: z.number().optional(),
+  columns_added: z.array(z.string()).optional(),
+  columns_removed: z.array(z.string()).optional(),
+  columns_retyped: z.array(z.string()).optional(),
+  rows: z
+    .array(
+      z.object({
+        change: z.enum(["changed", "removed", "added"]),
+        key: Values.optional(),
+        before: Values.optional(),
+        after: Values.optional(),
+      }),
+    )
+    .describe("changed first (key, changed columns before/after), then removed, added"),
+});
+
+/** Changes against the version replaced, or why they could not be said (`unavailable`). */
+export const ChangesOrWhy = RowChanges.partial().extend({ unavailable: z.string().optional() });
+
+/** A task step's changes against the result it replaces. */
+export const StepChanges = ChangesOrWhy.extend({
+  since: z.object({ artifact_id: z.string(), version: z.number() }).describe("the version replaced"),
+}).describe("against the result it replaces");

@@ -3,6 +3,7 @@
 import { CairnError, ErrorCode } from "../errors.js";
 import type { ReplyBudget } from "../workspace/retrieval/budget.js";
 import type { ContextChunk } from "../workspace/retrieval/context.js";
+import { changeCount, type RowChanges } from "../workspace/row-changes.js";
 
 export interface BriefColumn {
   name: string;
@@ -19,6 +20,15 @@ export interface ResultMeta {
   integer_string_columns?: string[] | undefined;
 }
 
+/**
+ * What changed in a step's result against the result it replaces (the version of tasks/TASK/steps/STEP published
+ * when the step ran): rows added, removed and changed, changed rows first; or why that could not be said.
+ */
+export type StepChanges = { since: { artifact_id: string; version: number } } & (
+  | Omit<RowChanges, "offset">
+  | { unavailable: string }
+);
+
 export type StepStatus = "computed" | "reused" | "skipped" | "waiting" | "failed";
 
 export interface BriefStep {
@@ -28,6 +38,8 @@ export interface BriefStep {
   artifact_id?: string | undefined;
   version?: number | undefined;
   row_count?: number | undefined;
+  /** Against the result it replaces; absent for a first result and a skipped step. */
+  changes?: StepChanges | undefined;
   columns?: BriefColumn[] | undefined;
   rows?: unknown[] | undefined;
   truncated?: boolean | undefined;
@@ -82,7 +94,10 @@ export interface Brief {
   next_step?: string | undefined;
 }
 
-/** The brief within `budget`: citations' text, then preview rows (last step first) left out, each one said. */
+/**
+ * The brief within `budget`: citations' text, then preview rows, then the rows of what changed (each halved, the
+ * changed rows kept first), then columns (last step first) left out, each one said.
+ */
 export function fitBrief(brief: Brief, budget: ReplyBudget | undefined): Brief {
   if (budget === undefined || budget.fits(brief)) return brief;
   const cut: Brief = structuredClone(brief);
@@ -103,6 +118,16 @@ export function fitBrief(brief: Brief, budget: ReplyBudget | undefined): Brief {
     note(`preview rows of step ${step.name} (query its artifact_id)`);
   }
   for (const step of [...cut.steps].reverse()) {
+    const changes = step.changes;
+    if (changes === undefined || !("rows" in changes)) continue;
+    // Halved until it fits: the changed rows come first, so what stays is the first of them.
+    while (!budget.fits(cut) && changes.rows.length > 0) changes.rows = changes.rows.slice(0, changes.rows.length >> 1);
+    const line = changesCut(cut.task, step);
+    const at = cut.omitted.findIndex((o) => o.startsWith(changesCutPrefix(step.name)));
+    if (at >= 0) cut.omitted.splice(at, 1);
+    if (line !== undefined) note(line);
+  }
+  for (const step of [...cut.steps].reverse()) {
     if (budget.fits(cut)) return cut;
     if (step.columns === undefined) continue;
     step.columns = undefined;
@@ -110,6 +135,31 @@ export function fitBrief(brief: Brief, budget: ReplyBudget | undefined): Brief {
   }
   if (budget.fits(cut)) return cut;
   throw budget.tooSmall(cut, "the brief", "call task_status later with a larger budget");
+}
+
+function changesCutPrefix(step: string): string {
+  return `changes of step ${step} `;
+}
+
+/**
+ * The `omitted` line for the changes of `step` its brief does not show (the rows past those shown, with the diff
+ * call that reads them), or for a comparison that could not be made; undefined when all are shown.
+ */
+export function changesCut(task: string, step: BriefStep): string | undefined {
+  const changes = step.changes;
+  if (changes === undefined) return undefined;
+  if (!("rows" in changes))
+    return `${changesCutPrefix(step.name)}since v${changes.since.version}: ${changes.unavailable}`;
+  const total = changeCount(changes);
+  const shown = changes.rows.length;
+  if (shown >= total) return undefined;
+  const call = {
+    ref: `tasks/${task}/steps/${step.name}`,
+    base: changes.since.artifact_id,
+    ...(changes.key === undefined ? {} : { key: changes.key }),
+    offset: shown,
+  };
+  return `${changesCutPrefix(step.name)}since v${changes.since.version}, rows ${shown + 1}-${total} (diff ${JSON.stringify(call)})`;
 }
 
 /** The error a failed run answers with: the step's own code, what failed, and how to go on. */

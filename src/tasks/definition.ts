@@ -8,6 +8,7 @@ import { MAX_SQL_CHARS } from "../query/query-engine.js";
 import { isSqlTypeName, isTypedColumnName, MAX_TYPED_COLUMNS } from "../query/query-request.js";
 import { assertReadOnlyLeadingKeyword } from "../query/sql-guard.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
+import { checkKey } from "../workspace/row-changes.js";
 
 export const TASK_LIMITS = {
   sources: 8,
@@ -23,6 +24,10 @@ export const TASK_LIMITS = {
   codeChars: 64 * 1024,
   /** Rows of each step result a brief previews. */
   previewRows: 5,
+  /** Rows a brief shows of what changed in each step against the result it replaces, changed rows first. */
+  changeRows: 20,
+  /** Bytes of JSON of those rows per step (the brief's budget may cut them further). */
+  changeBytes: 8192,
   /** A step result past either bound is still used by its run but not kept for reuse. */
   cachedResultBytes: 64 * 1024 * 1024,
   /** The reuse cache as a whole; least recently used entries go first. */
@@ -56,6 +61,7 @@ const Step = z.strictObject({
   code: z.string().optional(),
   pure: z.boolean().optional(),
   when: Identifier.optional(),
+  key: z.array(z.string()).optional(),
 });
 
 const Condition = z.strictObject({
@@ -74,7 +80,7 @@ export const DefinitionInput = z.strictObject({
   steps: z
     .array(Step)
     .describe(
-      "In order. inputs (aliases, earlier steps) are input1..N; sql, or code returning the result (pure: reuse it).",
+      "Ordered; inputs (aliases, earlier steps) are input1..N; sql, or code returning it (pure: reusable); key: row ids.",
     ),
   conditions: z
     .array(Condition)
@@ -202,6 +208,11 @@ export function checkDefinition(input: DefinitionInput, records: Record<string, 
       problems.push(`step ${step.name}: code is longer than ${TASK_LIMITS.codeChars} characters`);
     if ((step.parameters?.length ?? 0) > TASK_LIMITS.parameters)
       problems.push(`step ${step.name}: more than ${TASK_LIMITS.parameters} parameters`);
+    try {
+      checkKey(step.key);
+    } catch (error) {
+      problems.push(`step ${step.name}: ${(error as Error).message}`);
+    }
   }
   if (aliases.length === 0) problems.push('sources is empty: name at least one artifact, e.g. {"sales": "data/sales"}');
   if (aliases.length > TASK_LIMITS.sources) {

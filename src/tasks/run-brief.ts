@@ -4,7 +4,7 @@ import { ErrorCode, toCairnError } from "../errors.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
 import type { FinishedRun, RunRecord, TaskLedger } from "../workspace/catalog/task-ledger.js";
 import type { Workspace } from "../workspace/workspace.js";
-import type { Brief, BriefSource, BriefStep, Citation } from "./brief.js";
+import { type Brief, type BriefSource, type BriefStep, type Citation, changesCut } from "./brief.js";
 import type { StoredDefinition } from "./definition.js";
 import { heartbeatStopped, isAlive } from "./owner.js";
 import { stepArtifactName } from "./publication.js";
@@ -31,6 +31,7 @@ export function progressStep(name: string, progress: StepProgress): BriefStep {
     name,
     status: progress.status,
     row_count: meta.row_count,
+    changes: progress.changes,
     columns: meta.columns.length > 0 ? meta.columns : undefined,
     rows: meta.rows,
     truncated: meta.truncated,
@@ -52,6 +53,8 @@ export function composeBrief(at: {
   published: boolean;
   latestSuccess: string | null;
 }): Brief {
+  // What changed first: the changes a brief leaves out, then the rows its previews leave out.
+  const cut = [...at.steps.flatMap((step) => changesCut(at.run.task, step) ?? []), ...cutPreviews(at.steps)];
   const sources: BriefSource[] = Object.entries(at.sources).map(([alias, r]) => ({
     alias,
     name: r.name,
@@ -73,8 +76,8 @@ export function composeBrief(at: {
     run_artifact: at.runArtifact,
     published: at.published,
     latest_success: at.latestSuccess,
-    omitted: [...at.omitted, ...cutPreviews(at.steps)],
-    brief_complete: at.omitted.length === 0 && cutPreviews(at.steps).length === 0 && at.status === "succeeded",
+    omitted: [...at.omitted, ...cut],
+    brief_complete: at.omitted.length === 0 && cut.length === 0 && at.status === "succeeded",
   };
 }
 

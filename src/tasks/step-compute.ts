@@ -6,10 +6,11 @@ import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { QueryInput, QueryInputFormat } from "../query/query-engine.js";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "../sandbox/value-limits.js";
 import { isArtifactId, type VersionRecord } from "../workspace/catalog/catalog.js";
+import { type RowChanges, rowChanges, unavailable } from "../workspace/row-changes.js";
 import type { WorkspaceSql } from "../workspace/sql.js";
 import { formatOf } from "../workspace/sql-inputs.js";
 import type { Workspace } from "../workspace/workspace.js";
-import type { ResultMeta } from "./brief.js";
+import type { ResultMeta, StepChanges } from "./brief.js";
 import { type StepInput, TASK_LIMITS } from "./definition.js";
 import type { KeyedInput } from "./step-key.js";
 import { type ComputedStep, type StepResult, sourceIdentity } from "./step-result.js";
@@ -166,6 +167,43 @@ export class StepComputer {
       meta,
     };
     return { result, cache: stored.bytes <= TASK_LIMITS.cachedResultBytes, release: stored.release };
+  }
+
+  /**
+   * What changed from `previous` (the version the step's result replaces) to `result`, changed rows first within
+   * TASK_LIMITS.changeRows and changeBytes: matched on `key`, or whole rows. Never fails the run: a comparison the
+   * engine cannot make (a JSON value that is no table, no column in common) says why instead; a cancel still cancels.
+   */
+  async changes(
+    previous: VersionRecord,
+    result: StepResult,
+    key: readonly string[] | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<StepChanges> {
+    const since = { artifact_id: previous.artifact_id, version: previous.version };
+    if (previous.sha256 === result.sha256) {
+      const by =
+        key === undefined || key.length === 0
+          ? { by: "rows" as const }
+          : { by: "key" as const, key: [...key], changed: 0 };
+      return { since, ...by, added: 0, removed: 0, rows: [] };
+    }
+    const { workspace } = this.options;
+    try {
+      const { offset: _, ...changes }: RowChanges = await rowChanges(
+        this.options.sql,
+        {
+          path: await workspace.blobPath(previous.sha256, previous.bytes),
+          format: formatOf(previous, previous.artifact_id),
+        },
+        { path: await workspace.blobPath(result.sha256, result.bytes), format: result.format },
+        { key, limit: TASK_LIMITS.changeRows, maxBytes: TASK_LIMITS.changeBytes, signal },
+      );
+      return { since, ...changes };
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      return { since, unavailable: unavailable(error) };
+    }
   }
 
   /** An earlier step's rows for a code step or a condition, whole, within the sandbox's inputs limit. */

@@ -2,7 +2,7 @@
 // records per finished step, so a resumed attempt continues from it. Shared words of the run, its cache and its brief.
 import type { QueryInputFormat } from "../query/query-engine.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
-import type { ResultMeta } from "./brief.js";
+import type { ResultMeta, StepChanges } from "./brief.js";
 
 /** One step's result as a run holds it: where its bytes are and what a reuse needs. */
 export interface StepResult {
@@ -19,6 +19,8 @@ export interface StepProgress {
   status: "computed" | "reused" | "skipped";
   result?: StepResult | undefined;
   reason?: string | undefined;
+  /** Against the result it replaces (absent for a first result). */
+  changes?: StepChanges | undefined;
 }
 
 /** Each finished step of a run by name: its result, or "skipped". */

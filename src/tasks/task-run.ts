@@ -152,8 +152,16 @@ export class TaskRun {
       reason = `not reusable: ${keyed.reason}`;
     }
     results.set(step.name, result);
-    await this.record(step.name, { status: reused ? "reused" : "computed", result, reason });
+    const changes = await this.changesOf(step, result);
+    await this.record(step.name, { status: reused ? "reused" : "computed", result, reason, changes });
     return "done";
+  }
+
+  /** What changed against the step's result published so far (issue 31: a rerun said nothing of it). */
+  private async changesOf(step: StepInput, result: StepResult): Promise<StepProgress["changes"]> {
+    const previous = await this.currentVersion(stepArtifactName(this.name, step.name));
+    if (previous === undefined) return undefined;
+    return this.deps.compute.changes(previous, result, step.key, this.caller.signal);
   }
 
   /** A code step runs in a session of its own that knows which tasks it runs inside. */

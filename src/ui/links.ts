@@ -30,8 +30,18 @@ export function artifactHref(
 }
 
 /** The line changes from version `from` to version `to` of a name. */
-export function diffHref(name: string, from: number, to: number): string {
-  return withQuery(`/diff/${encodeName(name)}`, { from, to });
+export function diffHref(
+  name: string,
+  from: number,
+  to: number,
+  params: { key?: readonly string[] | undefined; lines?: boolean } = {},
+): string {
+  return withQuery(`/diff/${encodeName(name)}`, {
+    from,
+    to,
+    key: params.key?.join(","),
+    lines: params.lines ? 1 : undefined,
+  });
 }
 
 /** A version's bytes; `inline` shows an image in the page rather than saving it. */

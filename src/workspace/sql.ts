@@ -11,7 +11,9 @@ import type { QueryEngine, QueryInput, QueryResult } from "../query/query-engine
 import type { VersionRecord } from "./catalog/catalog.js";
 import type { CompactMetadata } from "./metadata.js";
 import { planCascade, type RefreshStep } from "./refresh-plan.js";
+import { checkKey } from "./row-changes.js";
 import { checkRefs, engineInput, refuseStale } from "./sql-inputs.js";
+import { type RefreshChanges, refreshChanges } from "./table-diff.js";
 import type { TablePreview, WriteOptions } from "./types.js";
 import type { Workspace } from "./workspace.js";
 
@@ -53,6 +55,8 @@ export interface SqlRefreshInput {
   cascade?: boolean | undefined;
   /** Answer with the preview of the ref's new version too. */
   preview?: boolean | undefined;
+  /** Columns that identify a row of the ref, for its changes (its inputs' changes compare whole rows). */
+  key?: string[] | undefined;
 }
 
 /** One saved query a refresh re-ran. */
@@ -61,6 +65,8 @@ export interface RefreshedStep {
   from_version: number;
   version: number;
   row_count: number;
+  /** Against the version it replaced. */
+  changes: RefreshChanges;
 }
 
 export interface SqlRefreshReply extends Partial<Pick<SqlQueryReply, "columns" | "rows" | "truncated">> {
@@ -329,6 +335,7 @@ export class WorkspaceSql {
    * each version made is a true result of the inputs it pins, and what was not refreshed stays marked stale.
    */
   async refresh(input: SqlRefreshInput, signal?: AbortSignal, write: WriteOptions = {}): Promise<SqlRefreshReply> {
+    const key = checkKey(input.key);
     const [located] = await this.workspace.locate([input.ref]);
     const record = (located as { record: VersionRecord }).record;
     if (record.sql === null || record.inputs === null) {
@@ -369,11 +376,20 @@ export class WorkspaceSql {
         throw stoppedCascade(error, done, steps.slice(i), input.ref);
       }
       const saved = last.saved as CompactMetadata;
+      const replaced = isTarget ? (current as VersionRecord) : step.record;
       done.push({
         name: saved.name,
         from_version: step.record.version,
         version: saved.version,
         row_count: last.row_count,
+        changes: await refreshChanges(
+          this.workspace,
+          this,
+          replaced.artifact_id,
+          saved.artifact_id,
+          isTarget ? key : undefined,
+          signal,
+        ),
       });
     }
     const reply = last as SqlQueryReply;

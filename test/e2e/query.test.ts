@@ -149,11 +149,13 @@ describe("query over MCP", () => {
     expect(stale.json.error.message).toContain('refresh {ref: "chain/d", cascade: true}');
     const d = await c.call("refresh", { ref: "chain/d", cascade: true });
     expect(d.isError, d.text).toBe(false);
-    expect(d.json.steps).toEqual([
+    expect(d.json.steps).toMatchObject([
       { name: "chain/b", from_version: 1, version: 2, row_count: 1 },
       { name: "chain/c", from_version: 1, version: 2, row_count: 1 },
       { name: "chain/d", from_version: 1, version: 2, row_count: 1 },
     ]);
+    // What changed in each, against the version it replaced (issue 31).
+    for (const step of d.json.steps) expect(step.changes).toMatchObject({ by: "rows", added: 1 });
     expect(d.json.saved).toMatchObject({ name: "chain/d", version: 2, stale: false });
     // A summary: no preview unless asked.
     expect(d.json.rows).toBeUndefined();

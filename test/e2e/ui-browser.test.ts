@@ -212,15 +212,42 @@ describe("cairn ui in Chromium", () => {
     expect(await page.locator("table.rows Field").count()).toBe(0);
   });
 
-  it("labels the version pickers and shows the line changes between the two airports versions", async () => {
+  it("labels the version pickers and shows the row changes, then the line changes, between the two airports versions", async () => {
     await browser.open("/artifact/geo/airports", "artifact csv");
     const found = await browser.controls();
     expect(found.map((c) => c.control)).toEqual(["select#compare-from[name=from]", "select#compare-to[name=to]"]);
     expect(found.every((c) => c.labelled)).toBe(true);
     const versions = await page.locator("table.versions tbody th").allTextContents();
     expect(versions).toEqual(["v2 (current)", "v1"]);
-    await browser.follow("/diff/geo/airports?from=1&to=2", "diff", () =>
+    await browser.follow("/diff/geo/airports?from=1&to=2", "diff rows", () =>
       page.getByRole("link", { name: "changes from v1" }).click(),
+    );
+    // Two CSV versions compare by rows (issue 31): whole rows, then matched on the key column typed in the form.
+    expect(await page.locator("main > p").first().textContent()).toBe(
+      "2 added, 1 removed (whole rows compared). Line changes.",
+    );
+    expect(await page.locator("table.changes tbody td:first-child").allTextContents()).toEqual([
+      "removed",
+      "added",
+      "added",
+    ]);
+    await page.getByLabel("Key columns (comma-separated; empty compares whole rows)").fill("iata");
+    await browser.follow("/diff/geo/airports?from=1&to=2&key=iata", "diff rows by key", () =>
+      page.getByRole("button", { name: "Compare rows" }).click(),
+    );
+    expect(await page.locator("main > p").first().textContent()).toBe(
+      "1 changed, 1 added, 0 removed (rows matched on iata). Line changes.",
+    );
+    const changed = page.locator("table.changes tbody tr").first().locator("td");
+    expect(await changed.allTextContents()).toEqual([
+      "changed",
+      "iata = SFO",
+      "name = San Francisco International",
+      "name = San Francisco International Airport",
+    ]);
+    await browser.shot("diff-rows");
+    await browser.follow("/diff/geo/airports?from=1&to=2&lines=1", "diff", () =>
+      page.getByRole("link", { name: "Line changes" }).click(),
     );
     const sizes = [join(DATA, "airports.csv"), join(dir, "airports.csv")].map((f) => formatBytes(statSync(f).size));
     expect(await page.locator("main > p").first().textContent()).toBe(

@@ -69,10 +69,47 @@ describe("refresh", () => {
   it("refreshes a chain of three with one cascade call, ancestors first, and answers a summary", async () => {
     await chain("three");
     const r = await sql.refresh({ ref: "three/d", cascade: true });
+    // Each step says what changed against the version it replaced, by whole rows (issue 31).
     expect(r.steps).toEqual([
-      { name: "three/b", from_version: 1, version: 2, row_count: 1 },
-      { name: "three/c", from_version: 1, version: 2, row_count: 1 },
-      { name: "three/d", from_version: 1, version: 2, row_count: 1 },
+      {
+        name: "three/b",
+        from_version: 1,
+        version: 2,
+        row_count: 1,
+        changes: {
+          by: "rows",
+          added: 1,
+          removed: 3,
+          rows: [
+            { change: "removed", before: { id: 1, s: 20 } },
+            { change: "added", after: { id: 1, s: 200 } },
+            { change: "removed", before: { id: 2, s: 40 } },
+            { change: "removed", before: { id: 3, s: 60 } },
+          ],
+        },
+      },
+      {
+        name: "three/c",
+        from_version: 1,
+        version: 2,
+        row_count: 1,
+        changes: expect.objectContaining({ by: "rows", added: 1, removed: 1 }),
+      },
+      {
+        name: "three/d",
+        from_version: 1,
+        version: 2,
+        row_count: 1,
+        changes: {
+          by: "rows",
+          added: 1,
+          removed: 1,
+          rows: [
+            { change: "removed", before: { t: 121 } },
+            { change: "added", after: { t: 201 } },
+          ],
+        },
+      },
     ]);
     expect(r.saved).toMatchObject({ name: "three/d", version: 2, stale: false });
     expect(r).not.toHaveProperty("rows");
@@ -81,8 +118,27 @@ describe("refresh", () => {
     // Nothing is stale any more: a second cascade refreshes only the ref itself.
     const again = await sql.refresh({ ref: "three/d", cascade: true, preview: true });
     expect(again.steps.map((s) => s.name)).toEqual(["three/d"]);
+    expect(again.steps[0]?.changes).toEqual({ by: "rows", added: 0, removed: 0, rows: [] });
     expect(again.rows).toEqual([{ t: 201 }]);
     expect(again.columns).toEqual([{ name: "t", type: "BIGINT" }]);
+  });
+
+  it("says what changed in the ref by its key, changed rows first, within 10 rows", async () => {
+    const csv = join(dir, "keyed.csv");
+    const rows = (moved: boolean) =>
+      `id,score\n${Array.from({ length: 30 }, (_, i) => `${i},${moved && i % 2 === 0 ? i + 100 : i}`).join("\n")}\n31,0\n`;
+    writeFileSync(csv, rows(false));
+    await ws.import({ path: csv, name: "keyed/root" });
+    await sql.query({ inputs: ["keyed/root"], sql: "SELECT id, score FROM input1", save_as: "keyed/copy" });
+    writeFileSync(csv, rows(true).replace("31,0\n", "32,1\n"));
+    await ws.import({ path: csv, name: "keyed/root", expected_version: 1 });
+    const r = await sql.refresh({ ref: "keyed/copy", key: ["id"] });
+    const changes = r.steps[0]?.changes as Record<string, unknown> & { rows: unknown[] };
+    expect(changes).toMatchObject({ by: "key", key: ["id"], changed: 15, added: 1, removed: 1 });
+    expect(changes.rows).toHaveLength(10);
+    expect(changes.rows[0]).toEqual({ change: "changed", key: { id: 0 }, before: { score: 0 }, after: { score: 100 } });
+    const bad = await rejectsWith(sql.refresh({ ref: "keyed/copy", key: ["id", "id"] }), ErrorCode.INVALID_ARGUMENT);
+    expect(bad.message).toContain("key must list");
   });
 
   it("refreshes a shared ancestor once when two inputs read it", async () => {

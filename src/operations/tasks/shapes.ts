@@ -1,5 +1,7 @@
 // The brief as every task operation answers it (task_run, task_status): described once for describe_tools.
 import { z } from "zod";
+import { StepChanges } from "../shapes.js";
+import { describeChangedRows, describeRowChanges } from "../workspace/human.js";
 
 const Column = z.object({ name: z.string(), type: z.string() });
 
@@ -9,6 +11,7 @@ const Step = z.object({
   artifact_id: z.string().optional().describe("published result (tasks/TASK/steps/STEP)"),
   version: z.number().optional(),
   row_count: z.number().optional(),
+  changes: StepChanges.optional(),
   columns: z.array(Column).optional(),
   rows: z.array(z.unknown()).optional().describe("first rows"),
   truncated: z.boolean().optional(),
@@ -98,7 +101,9 @@ export function humanBrief(reply: z.output<typeof BriefReply>): string {
   const lines = [`${reply.task} ${reply.run_id}: ${reply.status}${reply.current ? "" : " (sources moved since)"}`];
   for (const step of reply.steps) {
     const rows = step.row_count === undefined ? "" : ` ${step.row_count} rows`;
-    lines.push(`  ${step.name}: ${step.status}${rows}${step.reason ? ` (${step.reason})` : ""}`);
+    const changes = step.changes === undefined ? "" : `, ${describeRowChanges(step.changes)}`;
+    lines.push(`  ${step.name}: ${step.status}${rows}${changes}${step.reason ? ` (${step.reason})` : ""}`);
+    for (const line of describeChangedRows(step.changes?.rows ?? [])) lines.push(`    ${line}`);
   }
   for (const c of reply.citations) lines.push(`  cites ${c.name} v${c.version} ${c.start}-${c.end}`);
   for (const o of reply.omitted) lines.push(`  omitted: ${o}`);

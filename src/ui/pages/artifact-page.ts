@@ -4,6 +4,7 @@
 import { isTextMediaType } from "../../media-type.js";
 import { html, type SafeHtml } from "../../views/html.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
+import { isTableVersion } from "../../workspace/table-diff.js";
 import { actionsSection } from "../actions-section.js";
 import { formatBytes, formatCount, formatTime } from "../format.js";
 import { artifactHref, diffHref, downloadHref, lineageHref, workspaceHref } from "../links.js";
@@ -137,7 +138,8 @@ function versionsSection(
   record: VersionRecord,
   history: { versions: VersionRecord[]; next_before: number | null },
 ): SafeHtml {
-  const text = (r: VersionRecord) => isTextMediaType(r.media_type);
+  // Text versions compare by lines, tables (CSV, Parquet) by rows.
+  const text = (r: VersionRecord) => isTextMediaType(r.media_type) || isTableVersion(r);
   const list = history.versions;
   const comparable = list.filter(text);
   return html`<section aria-labelledby="versions-heading"><h2 id="versions-heading">Versions</h2>

@@ -1,6 +1,7 @@
 // The line changes between two versions of a name, as a table: removed and added lines marked in words and signs
 // (not colour alone), three unchanged lines around each change, longer unchanged runs folded. Both versions must be
 // UTF-8 text up to 16 MiB (read whole and hash-verified); the comparison is line-diff.ts's, under its work budget.
+// Two table versions (CSV, Parquet) are compared by rows instead (row-diff-page.ts); `lines=1` asks for lines.
 import { isUtf8 } from "node:buffer";
 import { isTextMediaType } from "../../media-type.js";
 import { html, type SafeHtml } from "../../views/html.js";
@@ -8,6 +9,7 @@ import { cut } from "../../views/table-view.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { diffLines, type LineEdit } from "../../workspace/retrieval/line-diff.js";
 import { SYNC_LIMITS } from "../../workspace/retrieval/sync.js";
+import { isTableVersion } from "../../workspace/table-diff.js";
 import { decodeUtf8 } from "../../workspace/utf8.js";
 import { isValidName } from "../../workspace/validate.js";
 import { formatBytes, formatCount, plural } from "../format.js";
@@ -16,6 +18,7 @@ import { artifactHref, decodePath, downloadHref } from "../links.js";
 import type { UiReply, UiRequest, UiRoute } from "../route.js";
 import { versionOf } from "./lookup.js";
 import { nonNegative } from "./previews.js";
+import { rowDiffPage } from "./row-diff-page.js";
 
 /** Unchanged lines shown before and after each change. */
 const CONTEXT_LINES = 3;
@@ -49,6 +52,9 @@ export const diffPage: UiRoute = {
     }
     const title = `${name}: changes from v${from} to v${to}`;
     const heading = html`<h1>Changes in <a href="${artifactHref(name)}">${name}</a> from v${from} to v${to}</h1>`;
+    if (isTableVersion(before) && isTableVersion(after) && request.query("lines") !== "1") {
+      return rowDiffPage(request, { name, before, after, title, heading });
+    }
     const unreadable = [before, after].map(whyNotText).find((why) => why !== undefined);
     if (unreadable !== undefined) {
       return {

@@ -4,7 +4,8 @@
 import type { Brief, BriefStatus, BriefStep } from "../../tasks/brief.js";
 import { html, type SafeHtml } from "../../views/html.js";
 import { formatCount, plural } from "../format.js";
-import { artifactHref } from "../links.js";
+import { artifactHref, diffHref } from "../links.js";
+import { changedRowsTable, changesWords, columnWords } from "./row-changes-view.js";
 
 /** A run's state as a person says it. */
 const STATE_WORDS: Record<BriefStatus, string> = {
@@ -49,6 +50,7 @@ ${approvalsNeeded(brief, id("approvals"))}
 ${brief.next_step === undefined ? "" : html`<div class="next-step"><h3>Next step</h3><p><code>${brief.next_step}</code></p></div>`}
 ${sourcesTable(brief)}
 ${stepsTable(brief)}
+${brief.steps.map((s, i) => changesTable(brief, s, `${id("changes")}-${i}`))}
 ${brief.steps.filter((s) => (s.rows?.length ?? 0) > 0).map((s, i) => previewTable(s, `${id("preview")}-${i}`))}
 ${brief.citations.length === 0 ? "" : citations(brief, id("citations"))}
 ${brief.run_artifact === null ? "" : html`<p>Run artifact (what the run pinned and produced): <a href="${artifactHref(brief.run_artifact)}"><code>${brief.run_artifact}</code></a>${brief.published ? "" : " (not published: a newer run published first)"}</p>`}
@@ -98,8 +100,35 @@ function stepsTable(brief: Brief): SafeHtml {
 <td>${s.status}</td>
 <td class="num">${s.row_count === undefined ? "" : formatCount(s.row_count)}</td>
 <td>${s.artifact_id === undefined ? html`<span class="muted">none</span>` : html`<a href="${artifactHref(s.artifact_id)}">tasks/${brief.task}/steps/${s.name}${s.version === undefined ? "" : html` v${s.version}`}</a>`}</td>
-<td>${s.reason ?? ""}</td></tr>`,
+<td>${why(brief, s)}</td></tr>`,
   )}</tbody></table></div>`;
+}
+
+/** Why a step stands as it does: its reason, and what changed against the result it replaced (issue 31). */
+function why(brief: Brief, step: BriefStep): SafeHtml {
+  const changes = step.changes;
+  const reason = step.reason ?? "";
+  if (changes === undefined) return html`${reason}`;
+  const since = changes.since.version;
+  const link =
+    step.version === undefined || "unavailable" in changes
+      ? html`since v${since}`
+      : html`since <a href="${diffHref(`tasks/${brief.task}/steps/${step.name}`, since, step.version, { key: changes.key })}">v${since}</a>`;
+  return html`${reason === "" ? "" : html`${reason}. `}${changesWords(changes)} ${link}`;
+}
+
+/** The rows of a step that changed against the result it replaced, changed first. */
+function changesTable(brief: Brief, step: BriefStep, captionId: string): SafeHtml {
+  const changes = step.changes;
+  if (changes === undefined || !("rows" in changes)) return html``;
+  const total = changes.added + changes.removed + (changes.changed ?? 0);
+  const columns = columnWords(changes);
+  return html`${columns === "" ? "" : html`<p>Step ${step.name}: ${columns}</p>`}${changedRowsTable(
+    changes.rows,
+    total,
+    `What changed in step ${step.name} of ${brief.task} since v${changes.since.version}`,
+    captionId,
+  )}`;
 }
 
 function previewTable(step: BriefStep, captionId: string): SafeHtml {
