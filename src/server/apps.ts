@@ -32,6 +32,14 @@ export const APP_RESOURCES: readonly AppResource[] = [
     file: "table.html",
     tools: ["query", "execute_code"],
   },
+  {
+    uri: "ui://cairn/lineage.html",
+    name: "lineage",
+    title: "Lineage",
+    description: "The graph of the versions a version was made from, stale paths marked, read through inspect calls.",
+    file: "lineage.html",
+    tools: ["inspect", "provenance"],
+  },
 ];
 
 /**
