@@ -107,7 +107,11 @@ function render(found: LineageFound): void {
   root.innerHTML = html`<h1>Lineage of ${r.name} <span class="muted">v${r.version}</span></h1>
 <p class="muted">${r.kind}, ${standingOf(found.nodes.get(r.artifact_id) ?? { record: r })}</p>
 ${r.stale ? html`<div class="callout" role="note"><p>It is stale: it was made from versions that are no longer current:</p><ul>${staleInputs}</ul></div>` : ""}
-${lineageFigure(found, { captionId: "lineage-caption", caption: caption(found) })}
+${lineageFigure(found, {
+  captionId: "lineage-caption",
+  caption: caption(found),
+  rootNote: "the version this graph is about",
+})}
 <div class="table-wrap" tabindex="0" role="region" aria-labelledby="versions-caption"><table class="lineage-nodes">
 <caption id="versions-caption">Versions in the lineage of ${r.name} v${r.version}</caption>
 <thead><tr><th scope="col">Version</th><th scope="col">Kind</th><th scope="col">Standing</th><th scope="col">Relation</th><th scope="col">Open</th></tr></thead>

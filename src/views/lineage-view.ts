@@ -94,6 +94,8 @@ export interface LineageFigureOptions {
   caption: SafeHtml;
   /** A version's link; without one a version is a group with a title, not a link. */
   href?: (record: LineageVersion) => string;
+  /** What the root's title adds (default: "the version this page is about"). */
+  rootNote?: string;
 }
 
 /** The graph as an <svg> inside a <figure> whose caption names it and says how to read it. */
@@ -125,7 +127,9 @@ export function lineageFigure(drawing: LineageDrawing, options: LineageFigureOpt
   const width = Math.ceil(box.right - box.left);
   const height = Math.ceil(box.bottom - box.top);
   const edges = drawing.edges.map((edge, i) => edgeMarkup(drawing, edge, placedEdges[i] as PlacedEdge));
-  const nodes = [...drawing.nodes].map(([id, node]) => nodeMarkup(node, g.node(id), options.href));
+  const nodes = [...drawing.nodes].map(([id, node]) =>
+    nodeMarkup(node, g.node(id), options.href, options.rootNote ?? "the version this page is about"),
+  );
   return html`<figure class="lineage">
 <div class="graph-wrap"><svg class="lineage-graph${width > WIDE ? " wide" : ""}" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="${round(box.left)} ${round(box.top)} ${width} ${height}" role="group" aria-labelledby="${options.captionId}">
 <defs>
@@ -188,13 +192,13 @@ function edgeLabel(edge: LineageEdge): string {
   return edge.stale ? "stale input" : "";
 }
 
-function nodeMarkup(node: LineageNode, placed: Placed, href: LineageFigureOptions["href"]): SafeHtml {
+function nodeMarkup(node: LineageNode, placed: Placed, href: LineageFigureOptions["href"], rootNote: string): SafeHtml {
   const [first, second] = linesOf(node);
   const { record } = node;
   const left = placed.x - placed.width / 2;
   const top = placed.y - placed.height / 2;
   const classes = ["node", node.role, record.stale ? "stale" : "", record.current ? "" : "old"].filter(Boolean);
-  const title = `${record.name} v${record.version}, ${record.kind}, ${standingOf(node)}${node.role === "root" ? " — the version this graph is about" : ""}`;
+  const title = `${record.name} v${record.version}, ${record.kind}, ${standingOf(node)}${node.role === "root" ? ` — ${rootNote}` : ""}`;
   const inner = html`<title>${title}</title>
 <rect x="${left}" y="${top}" width="${placed.width}" height="${placed.height}" rx="6"></rect>
 <text x="${left + PAD}" y="${top + PAD + LINE - 4}"><tspan class="name">${first}</tspan><tspan x="${left + PAD}" dy="${LINE}" class="standing">${second}</tspan></text>`;
