@@ -1,4 +1,4 @@
-// MCP Apps benchmark (decision 0310): the table app's size against its 300 KB budget, and its first render of a
+// MCP Apps benchmark (decisions 0310, 0311): each app's size (table, lineage) against its 300 KB budget, and its first render of a
 // 10,000-row query result (the first page of 25, the chart drawn) in headless Chromium, as the test host renders it
 // (scripts/apps-host.mjs, the extension's AppBridge): from the tool result sent to the app's first size report after
 // it, p95 of the loads against the 300 ms bound; the frame's load and handshake before it are printed beside, unbound.
@@ -60,6 +60,12 @@ export default async function run() {
       read.contents[0]
     );
     const bytes = Buffer.byteLength(content.text);
+    /** Every other app's size, read from the server as a host reads it. */
+    const others = [];
+    for (const uri of ["ui://cairn/lineage.html"]) {
+      const other = /** @type {{ text: string }} */ ((await client.readResource({ uri })).contents[0]);
+      others.push({ name: uri.slice("ui://cairn/".length, -".html".length), bytes: Buffer.byteLength(other.text) });
+    }
     const args = { inputs: ["sales"], sql: "SELECT * FROM input1" };
     const result = await client.callTool({ name: "query", arguments: args });
     host = await startAppsHost({
@@ -92,6 +98,13 @@ export default async function run() {
         ratio: Math.round((bytes / APP_BUDGET_BYTES) * 100) / 100,
         verdict: bytes <= APP_BUDGET_BYTES ? "PASS" : "MISS",
       },
+      ...others.map((app) => ({
+        figure: `${app.name} app size`,
+        measured: `${(app.bytes / 1024).toFixed(1)} KB`,
+        bound: `${APP_BUDGET_BYTES / 1024} KB`,
+        ratio: Math.round((app.bytes / APP_BUDGET_BYTES) * 100) / 100,
+        verdict: app.bytes <= APP_BUDGET_BYTES ? "PASS" : "MISS",
+      })),
       {
         figure: `first render after the result, ${ROWS.toLocaleString("en-US")} rows (p95 of ${loads}; median ${Math.round(s.median)} ms)`,
         measured: `${Math.round(s.p95)} ms`,
@@ -106,7 +119,7 @@ export default async function run() {
     );
     const missed = rows.filter((r) => r.verdict === "MISS").map((r) => r.figure);
     return {
-      summary: `table app ${(bytes / 1024).toFixed(1)} KB of ${APP_BUDGET_BYTES / 1024} KB; first render p95 ${Math.round(s.p95)} ms of ${FIRST_RENDER_BOUND_MS} ms: ${missed.length ? `MISS ${missed.join(", ")}` : "PASS"}`,
+      summary: `table app ${(bytes / 1024).toFixed(1)} KB, ${others.map((a) => `${a.name} ${(a.bytes / 1024).toFixed(1)} KB`).join(", ")} of ${APP_BUDGET_BYTES / 1024} KB each; first render p95 ${Math.round(s.p95)} ms of ${FIRST_RENDER_BOUND_MS} ms: ${missed.length ? `MISS ${missed.join(", ")}` : "PASS"}`,
       rows,
     };
   } finally {

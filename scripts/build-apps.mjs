@@ -1,7 +1,7 @@
-// Builds the MCP Apps (decision 0310): each app's browser code (src/apps/) bundled by esbuild with uPlot, and its
-// styles (views/table-style.ts, as tsc built it, and uPlot's), into one self-contained HTML file under dist/apps/ that
-// the server serves as a ui:// resource. Nothing is fetched at run time; an app past APP_BYTES fails the build.
-// Run after tsc (npm run build does): it reads dist/views/table-style.js.
+// Builds the MCP Apps (decisions 0310, 0311): each app's browser code (src/apps/) bundled by esbuild (with uPlot for
+// the table, dagre for the lineage), and its styles (views/*-style, as tsc built them, and uPlot's), into one
+// self-contained HTML file under dist/apps/ that the server serves as a ui:// resource. Nothing is fetched at run
+// time; an app past APP_BYTES fails the build. Run after tsc (npm run build does): it reads dist/views/.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -30,19 +30,49 @@ figure.chart { margin: 0 0 0.75rem; }
 figure.chart figcaption { color: var(--muted); font-size: 0.8125rem; }
 .uplot, .uplot .u-legend { font-family: inherit; color: var(--fg); }
 .uplot .u-legend th { font-weight: 600; }
+h1 { font-size: 1.125rem; margin: 0.25rem 0; }
+.callout { border-left: 4px solid var(--stale-fg); background: var(--stale-bg); color: var(--stale-fg); padding: 0.25rem 0.75rem; margin: 0.5rem 0; }
+.callout p, .callout ul { margin: 0.25rem 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+tr.stale th, tr.stale td { background: var(--stale-bg); color: var(--stale-fg); }
+table.lineage-nodes th, table.lineage-nodes td { overflow-wrap: break-word; min-width: 0; }
+table.lineage-nodes button { white-space: nowrap; }
 `;
 
 /**
- * The HTML of one app: its styles and its script inline (the host's CSP allows inline ones and no network).
- * @param {string} entry the app's script, bundled
- * @param {string} title the document's title
+ * The apps: their script, their title, their file under dist/apps/, and the styles beyond the palette and APP_CSS.
+ * @type {{ name: string, entry: string, title: string, file: string, css: (views: Record<string, string>, uplot: string) => string }[]}
  */
-export async function buildApp(entry, title) {
+export const APPS = [
+  {
+    name: "table",
+    entry: "src/apps/table-app.ts",
+    title: "Cairn: result table",
+    file: "table.html",
+    css: (views, uplot) => `${views.TABLE_CSS}${uplot}`,
+  },
+  {
+    name: "lineage",
+    entry: "src/apps/lineage-app.ts",
+    title: "Cairn: lineage",
+    file: "lineage.html",
+    css: (views) => `${views.TABLE_CSS}${views.LINEAGE_CSS}`,
+  },
+];
+
+/**
+ * The HTML of one app: its styles and its script inline (the host's CSP allows inline ones and no network).
+ * @param {(typeof APPS)[number]} app
+ */
+export async function buildApp(app) {
   const require = createRequire(join(ROOT, "package.json"));
-  const { THEMED_PALETTE_CSS, TABLE_CSS } = await import(join(ROOT, "dist/views/table-style.js"));
+  const views = {
+    ...(await import(join(ROOT, "dist/views/table-style.js"))),
+    ...(await import(join(ROOT, "dist/views/lineage-view.js"))),
+  };
   const uplotCss = readFileSync(require.resolve("uplot/dist/uPlot.min.css"), "utf8");
   const bundle = await build({
-    entryPoints: [join(ROOT, entry)],
+    entryPoints: [join(ROOT, app.entry)],
     bundle: true,
     minify: true,
     format: "iife",
@@ -52,10 +82,10 @@ export async function buildApp(entry, title) {
     nodePaths: (process.env.NODE_PATH ?? "").split(":").filter(Boolean),
   });
   const script = (bundle.outputFiles[0]?.text ?? "").replaceAll("</script", "<\\/script");
-  const style = `${THEMED_PALETTE_CSS}${APP_CSS}${TABLE_CSS}${uplotCss}`.replaceAll("</style", "<\\/style");
+  const style = `${views.THEMED_PALETTE_CSS}${APP_CSS}${app.css(views, uplotCss)}`.replaceAll("</style", "<\\/style");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title><style>${style}</style></head>
+<title>${app.title}</title><style>${style}</style></head>
 <body><main id="app"><p class="note">Waiting for the tool's result…</p></main>
 <script>${script}</script></body></html>
 `;
@@ -64,11 +94,13 @@ export async function buildApp(entry, title) {
 async function main() {
   const out = join(ROOT, "dist/apps");
   mkdirSync(out, { recursive: true });
-  const page = await buildApp("src/apps/table-app.ts", "Cairn: result table");
-  const bytes = Buffer.byteLength(page);
-  if (bytes > APP_BYTES) throw new Error(`the table app is ${bytes} bytes, over its ${APP_BYTES}-byte budget`);
-  writeFileSync(join(out, "table.html"), page);
-  console.log(`dist/apps/table.html: ${(bytes / 1024).toFixed(1)} KB of ${APP_BYTES / 1024} KB`);
+  for (const app of APPS) {
+    const page = await buildApp(app);
+    const bytes = Buffer.byteLength(page);
+    if (bytes > APP_BYTES) throw new Error(`the ${app.name} app is ${bytes} bytes, over its ${APP_BYTES}-byte budget`);
+    writeFileSync(join(out, app.file), page);
+    console.log(`dist/apps/${app.file}: ${(bytes / 1024).toFixed(1)} KB of ${APP_BYTES / 1024} KB`);
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

@@ -1,6 +1,7 @@
-// MCP Apps (the extension io.modelcontextprotocol/ui, decision 0310): whether a client declared it, the `_meta.ui`
-// that tools returning a table carry for such a client only, and the ui:// resources (self-contained HTML that
-// scripts/build-apps.mjs writes to dist/apps/) with the CSP the extension defines: no network, no frames.
+// MCP Apps (the extension io.modelcontextprotocol/ui, decisions 0310, 0311): whether a client declared it, the
+// `_meta.ui` that tools whose result an app draws (a table, a lineage) carry for such a client only, and the ui://
+// resources (self-contained HTML that scripts/build-apps.mjs writes to dist/apps/) with the CSP the extension
+// defines: no network, no frames.
 import { readFile } from "node:fs/promises";
 import { CLIENT_CAPABILITIES_META_KEY, type ServerContext } from "@modelcontextprotocol/server";
 import { CairnError, ErrorCode } from "../errors.js";
@@ -31,6 +32,14 @@ export const APP_RESOURCES: readonly AppResource[] = [
     description: "A query result, paged and sorted through query calls, with a chart of its numeric columns.",
     file: "table.html",
     tools: ["query", "execute_code"],
+  },
+  {
+    uri: "ui://cairn/lineage.html",
+    name: "lineage",
+    title: "Lineage",
+    description: "The graph of the versions a version was made from, stale paths marked, read through inspect calls.",
+    file: "lineage.html",
+    tools: ["inspect", "provenance"],
   },
 ];
 

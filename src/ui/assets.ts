@@ -1,6 +1,7 @@
 // The web view's stylesheet and its one small script, served from the same origin (the CSP forbids inline ones).
 // Kept as text in the build, so `tsc` alone ships them. Colours pass WCAG AA contrast (4.5:1) on their backgrounds.
 // The palette and the result tables' rules are views/table-style.ts's, shared with the MCP Apps.
+import { LINEAGE_CSS } from "../views/lineage-view.js";
 import { PALETTE_CSS, TABLE_CSS } from "../views/table-style.js";
 
 /** Light and dark palettes; the focus ring is 3px and never removed. */
@@ -76,29 +77,7 @@ meter::-webkit-meter-optimum-value { background: var(--link); }
 meter::-webkit-meter-suboptimum-value, meter::-webkit-meter-even-less-good-value { background: var(--stale-fg); }
 meter::-moz-meter-bar { background: var(--link); }
 code.handle { overflow-wrap: anywhere; }
-figure.lineage { margin: 0.75rem 0 1rem; }
-figure.lineage figcaption { color: var(--muted); font-size: 0.875rem; max-width: 60rem; margin-top: 0.4rem; }
-figure.lineage figcaption strong { color: var(--fg); }
-.graph-wrap { overflow-x: auto; border: 1px solid var(--line); background: var(--bg); padding: 0.25rem; }
-svg.lineage-graph { display: block; max-width: 100%; height: auto; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
-svg.lineage-graph.wide { max-width: none; }
-svg.lineage-graph .node rect { fill: var(--panel); stroke: var(--muted); stroke-width: 1.5; }
-svg.lineage-graph .node text { fill: var(--fg); }
-svg.lineage-graph .node .name { font-weight: 700; }
-svg.lineage-graph .node.root rect { stroke: var(--link); stroke-width: 3.5; }
-svg.lineage-graph .node.old rect { stroke-dasharray: 3 3; }
-svg.lineage-graph .node.stale rect { fill: var(--stale-bg); stroke: var(--stale-fg); stroke-dasharray: 7 4; }
-svg.lineage-graph .node.stale text { fill: var(--stale-fg); }
-svg.lineage-graph .node.root.stale rect { stroke-width: 3.5; }
-svg.lineage-graph a:focus-visible rect { stroke: var(--focus); stroke-width: 4; stroke-dasharray: none; }
-svg.lineage-graph .edge path { fill: none; stroke: var(--muted); stroke-width: 1.5; }
-svg.lineage-graph .edge.stale path { stroke: var(--stale-fg); stroke-width: 2.5; stroke-dasharray: 8 5; }
-svg.lineage-graph .edge.moved-to path { stroke-dasharray: 2 4; }
-svg.lineage-graph .edge-label { fill: var(--fg); font-size: 11px; paint-order: stroke; stroke: var(--bg); stroke-width: 4px; }
-svg.lineage-graph .edge.stale .edge-label { fill: var(--stale-fg); font-weight: 700; }
-svg.lineage-graph marker path { fill: var(--muted); }
-svg.lineage-graph marker.stale path { fill: var(--stale-fg); }
-ul.bounds li + li, ul.pins li + li { margin-top: 0.25rem; }
+${LINEAGE_CSS}ul.bounds li + li, ul.pins li + li { margin-top: 0.25rem; }
 ul.pins { margin: 0.25rem 0 0; padding-left: 1.25rem; }
 article.checkpoint { border-top: 1px solid var(--line); padding: 0.25rem 0 0.75rem; }
 article.checkpoint h2 { margin-top: 0.75rem; }

@@ -2,6 +2,7 @@
 // the current versions made from it or from an older version of its name (walked downstream, bounded, the direct
 // ones a page at a time), and, for every version that is no longer current, its name's current version. Each bound
 // that cut something says so in the result; nothing past it is read.
+import { type LineageEdge, markStaleEdges, type LineageNode as ViewNode } from "../views/lineage-view.js";
 import type { VersionRecord } from "../workspace/catalog/catalog.js";
 import type { Workspace } from "../workspace/workspace.js";
 
@@ -18,31 +19,10 @@ export const LINEAGE_LIMITS = {
   nameVersions: 20,
 } as const;
 
-/**
- * How a version stands to the one the graph is about: the version itself, one it was made from (upstream), one
- * made from it (downstream), an older version of its name that something current still pins, or the current version
- * of a name whose drawn version moved on.
- */
-export type LineageRole = "root" | "upstream" | "downstream" | "older" | "now";
-
-export interface LineageNode {
-  record: VersionRecord;
-  role: LineageRole;
-  /** Levels from the root along "made from" (upstream and downstream alike); 0 for the root, older and now. */
-  depth: number;
-  /** For a version that is not current: its name's current version, or null when the name was deleted. */
-  now?: VersionRecord | null;
-}
-
-export interface LineageEdge {
-  /** The input (made from) or the old version (moved to). */
-  from: string;
-  /** What was made from it, or the name's current version. */
-  to: string;
-  kind: "made-from" | "moved-to";
-  /** A made-from edge whose input is not current or is itself stale: the path a stale result comes by. */
-  stale: boolean;
-}
+export type { LineageEdge, LineageRole } from "../views/lineage-view.js";
+export { standingOf } from "../views/lineage-view.js";
+/** A version in the web view's graph: the catalog's whole record. */
+export type LineageNode = ViewNode<VersionRecord>;
 
 export interface LineageGraph {
   root: VersionRecord;
@@ -83,10 +63,7 @@ export async function lineageAround(
     keys.add(key);
     return true;
   });
-  for (const edge of drawn) {
-    const input = nodes.get(edge.from)?.record;
-    edge.stale = edge.kind === "made-from" && input !== undefined && (!input.current || input.stale);
-  }
+  markStaleEdges({ nodes, edges: drawn });
   return { root, nodes, edges: drawn, upstream, downstream };
 }
 
@@ -199,14 +176,4 @@ async function addCurrentVersions(
     if (!nodes.has(now.artifact_id)) nodes.set(now.artifact_id, { record: now, role: "now", depth: 0 });
     edges.push({ from: node.record.artifact_id, to: now.artifact_id, kind: "moved-to", stale: false });
   }
-}
-
-/** A version's standing in words: "current", "stale", "not current — now v3", "not current — name deleted". */
-export function standingOf(node: Pick<LineageNode, "record" | "now">): string {
-  const words: string[] = [];
-  if (node.record.stale) words.push("stale");
-  if (!node.record.current) {
-    words.push(node.now === null ? "not current — name deleted" : `not current — now v${node.now?.version ?? "?"}`);
-  }
-  return words.length === 0 ? "current" : words.join(", ");
 }

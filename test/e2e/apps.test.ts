@@ -14,6 +14,9 @@ import { ERAS, type Era, MAIN, toolText } from "../helpers/mcp-client.js";
 
 const UI = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
 const TABLE_URI = "ui://cairn/table.html";
+const LINEAGE_URI = "ui://cairn/lineage.html";
+/** The app each tool of the default profile carries (provenance's is outside it). */
+const APP_OF: Record<string, string> = { execute_code: TABLE_URI, query: TABLE_URI, inspect: LINEAGE_URI };
 
 // biome-ignore lint/suspicious/noExplicitAny: both SDKs' clients, used through the methods they share
 type AnyClient = any;
@@ -63,13 +66,14 @@ describe.each(ERAS)("MCP Apps over %s", (era) => {
     await Promise.all([plain?.close(), apps?.close()]);
   });
 
-  it("lists the table app on query and execute_code only for a client that declares the extension", async () => {
+  it("lists the table app on query and execute_code, the lineage app on inspect, only for a client that declares the extension", async () => {
     const withApps = (await apps.listTools()).tools as { name: string; _meta?: Record<string, unknown> }[];
     const without = (await plain.listTools()).tools as { name: string; _meta?: Record<string, unknown> }[];
     const carrying = withApps.filter((t) => t._meta !== undefined);
-    expect(carrying.map((t) => t.name).sort()).toEqual(["execute_code", "query"]);
+    expect(carrying.map((t) => t.name).sort()).toEqual(Object.keys(APP_OF).sort());
     for (const tool of carrying) {
-      expect(tool._meta).toEqual({ ui: { resourceUri: TABLE_URI }, "ui/resourceUri": TABLE_URI });
+      const uri = APP_OF[tool.name];
+      expect(tool._meta).toEqual({ ui: { resourceUri: uri }, "ui/resourceUri": uri });
     }
     expect(without.filter((t) => t._meta !== undefined)).toEqual([]);
     // Without the extension the list is the one with it, less the _meta: not a token more.
@@ -79,21 +83,26 @@ describe.each(ERAS)("MCP Apps over %s", (era) => {
     const plainTokens = tokens(without);
     const appsTokens = tokens(withApps);
     console.log(
-      `tools/list (${era}): ${plainTokens} tokens without the extension, ${appsTokens} with it (+${appsTokens - plainTokens} for two _meta.ui); baseline without _meta: ${tokens(stripped)}`,
+      `tools/list (${era}): ${plainTokens} tokens without the extension, ${appsTokens} with it (+${appsTokens - plainTokens} for ${carrying.length} _meta.ui); baseline without _meta: ${tokens(stripped)}`,
     );
     expect(plainTokens).toBe(tokens(stripped));
-    expect(appsTokens - plainTokens).toBeLessThan(80);
+    expect(appsTokens - plainTokens).toBeLessThan(40 * carrying.length);
   });
 
-  it("lists and serves the app as text/html;profile=mcp-app, self-contained, with a CSP that allows no network", async () => {
+  it("lists the apps as text/html;profile=mcp-app with a CSP that allows no network, to the declaring client only", async () => {
     const listed = (await apps.listResources()).resources as { uri: string; mimeType?: string; _meta?: unknown }[];
-    expect(listed.find((r) => r.uri === TABLE_URI)).toMatchObject({
-      mimeType: "text/html;profile=mcp-app",
-      _meta: { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] }, prefersBorder: true } },
-    });
+    for (const uri of [TABLE_URI, LINEAGE_URI]) {
+      expect(listed.find((r) => r.uri === uri)).toMatchObject({
+        mimeType: "text/html;profile=mcp-app",
+        _meta: { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] }, prefersBorder: true } },
+      });
+    }
     const plainList = (await plain.listResources()).resources as { uri: string }[];
     expect(plainList.some((r) => r.uri.startsWith("ui://"))).toBe(false);
-    const read = await apps.readResource({ uri: TABLE_URI });
+  });
+
+  it.each([TABLE_URI, LINEAGE_URI])("serves %s self-contained, under 300 KB", async (uri) => {
+    const read = await apps.readResource({ uri });
     const [content] = read.contents as { uri: string; mimeType: string; text: string; _meta?: unknown }[];
     expect(content?.mimeType).toBe("text/html;profile=mcp-app");
     expect(content?._meta).toMatchObject({ ui: { csp: { connectDomains: [] } } });

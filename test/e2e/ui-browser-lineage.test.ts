@@ -167,6 +167,17 @@ describe("lineage and checkpoints in Chromium", () => {
     expect(dashes.filter((d) => !d.stale && d.dash === "none").length).toBeGreaterThan(0);
     const svg = page.locator("svg.lineage-graph");
     expect(await svg.getAttribute("aria-labelledby")).toBe("lineage-caption");
+    // Every edge's path lies inside the drawing area (it used to run outside it and be cut off).
+    const outside = await svg.evaluate((element) => {
+      const box = (element as SVGSVGElement).viewBox.baseVal;
+      return [...element.querySelectorAll("g.edge path")]
+        .map((path) => (path as SVGPathElement).getBBox())
+        .filter(
+          (b) => b.x < box.x || b.y < box.y || b.x + b.width > box.x + box.width || b.y + b.height > box.y + box.height,
+        )
+        .map((b) => `${b.x},${b.y} ${b.width}x${b.height}`);
+    });
+    expect(outside).toEqual([]);
     expect(await page.locator("#lineage-caption").textContent()).toContain("Lineage graph of reports/top-states v1");
     expect(await page.getByRole("link", { name: /^geo\/airports v1, csv, not current/ }).count()).toBe(1);
     await browser.shot("lineage");
