@@ -18,8 +18,8 @@ import { ms, progress, QUICK, rewriteReadmeBlock, summary, table } from "./lib.m
 
 const TOKEN = "cairn-bench-fleet-token-5b2e90c4d1a7f3";
 const ROUNDS = QUICK ? 1 : 3;
-const SECONDS = QUICK ? 1.5 : 3;
-const LOCK_SECONDS = QUICK ? 1.5 : 2.5;
+const SECONDS = QUICK ? 1.5 : 2.5;
+const LOCK_SECONDS = QUICK ? 1.5 : 2;
 const CLIENTS = 6;
 const LOADS = QUICK ? 30 : 100;
 const SAMPLE_MS = 25;
@@ -284,10 +284,19 @@ function barePeer(url) {
 export default async function fleet() {
   const root = mkdtempSync(join(tmpdir(), "cairn-bench-fleet-"));
   progress("fleet: starting PostgreSQL (durable) and s3rver");
-  const db = await startPostgres({ durable: true });
-  const s3 = await startS3({ bucket: "cairn-bench-fleet" });
+  const began = performance.now();
+  /** @type {Record<string, number>} */
+  const phases = {};
+  const phase = (/** @type {string} */ name) => {
+    phases[name] = Number(
+      ((performance.now() - began) / 1000 - Object.values(phases).reduce((a, b) => a + b, 0)).toFixed(1),
+    );
+  };
+  const [db, s3] = await Promise.all([startPostgres({ durable: true }), startS3({ bucket: "cairn-bench-fleet" })]);
   /** @type {Started[]} */
   const started = [];
+  /** @type {Started[]} */
+  const balancersStarted = [];
   /** @type {Peer[]} */
   const peers = [];
   /** @type {Awaited<ReturnType<typeof lockSampler>> | undefined} */
@@ -329,11 +338,12 @@ pool_size = 4
     ]);
     const servers = [s1, s2, third];
     const [lb1, lb2, lb3, bareBalancer] = await Promise.all([
-      keep(startBalancer([s1.port])),
-      keep(startBalancer([s1.port, s2.port])),
-      keep(startBalancer([s1.port, s2.port, third.port])),
-      keep(startBalancer([bare.port])),
+      startBalancer([s1.port]),
+      startBalancer([s1.port, s2.port]),
+      startBalancer([s1.port, s2.port, third.port]),
+      startBalancer([bare.port]),
     ]);
+    balancersStarted.push(lb1, lb2, lb3, bareBalancer);
     const balancers = [lb1, lb2, lb3];
     sampler = await lockSampler(db.url);
     const idleGroups = {
@@ -354,9 +364,10 @@ pool_size = 4
       postgres: db.pid === undefined ? [] : [db.pid],
       s3: [s3.pid],
     };
+    /** @returns {Record<string, number[]>} */
     const fleetGroups = (/** @type {Started | undefined} */ balancer) => ({
       servers: servers.map((s) => s.pid),
-      balancer: balancer === undefined ? [] : [balancer.pid],
+      ...(balancer === undefined ? {} : { balancer: [balancer.pid] }),
       ...shared,
     });
     /** @type {{ setting: string, url: string, bare?: boolean, groups: Record<string, number[]>, lock: boolean }[]} */
@@ -390,6 +401,7 @@ pool_size = 4
       // Warm-up: one cycle per client, untimed.
       await Promise.all(list.map((p, c) => (s.bare ? p.call("", {}) : mixed(p, `warm-${index}-${c}`, 0, () => {}))));
     }
+    phase("setup_s");
     /** @type {Map<string, Segment[]>} */
     const partsOf = new Map();
     const load0 = loadavg();
@@ -417,6 +429,7 @@ pool_size = 4
     /** @type {(Combined & { setting: string })[]} */
     const mixedRows = settings.map((s) => ({ setting: s.setting, ...combine(partsOf.get(s.setting) ?? []) }));
 
+    phase("mixed_s");
     // (b) Handle resolution: one client per store, the calls interleaved one by one.
     progress("fleet: handle resolution, SQLite (process store) against PostgreSQL (shared store)");
     const [onLocal, onS1, onS2] = await Promise.all([connect(local.url), connect(s1.url), connect(s2.url)]);
@@ -452,6 +465,7 @@ pool_size = 4
     const localCost = p50("SQLite: load_result") - p50("SQLite: return 1 + 1");
     const sharedCost = p50("PostgreSQL, other server: load_result") - p50("PostgreSQL: return 1 + 1");
 
+    phase("resolution_s");
     // (c) The write lock: handle saves by 1 and 4 clients over 3 servers, against the same clients' snippets.
     /** @type {Map<string, Segment[]>} */
     const lockParts = new Map();
@@ -509,11 +523,17 @@ pool_size = 4
       ...combine(lockParts.get(`${l.what}|${l.clients}`) ?? []),
     }));
 
-    return report({ mixedRows, resolutionRows, localCost, sharedCost, lockRows, load: [load0, load1], idle });
+    phase("lock_s");
+    return {
+      ...report({ mixedRows, resolutionRows, localCost, sharedCost, lockRows, load: [load0, load1], idle }),
+      phases,
+    };
   } finally {
     await sampler?.close().catch(() => {});
     await Promise.all(peers.map((p) => p.close()));
-    for (const s of started.reverse()) await s.stop().catch(() => {});
+    // The servers drain first, while the balancers still probe them: a drain waits for one probe to be told (0290).
+    await Promise.all(started.map((s) => s.stop().catch(() => {})));
+    await Promise.all(balancersStarted.map((s) => s.stop().catch(() => {})));
     await s3.stop();
     await db.stop();
     rmSync(root, { recursive: true, force: true });
