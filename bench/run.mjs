@@ -10,7 +10,7 @@ import { progress, QUICK, ROOT } from "./lib.mjs";
 const BENCH = join(ROOT, "bench");
 const RESULTS = join(BENCH, "results");
 const FIRST = ["codemode", "handles"]; // the headline figures come first; the rest follow in name order
-const NOT_BENCHES = new Set(["run", "lib"]);
+const NOT_BENCHES = new Set(["run", "lib", "fleet-load"]); // fleet-load: the fleet bench's load generator
 
 function discover() {
   const names = readdirSync(BENCH)

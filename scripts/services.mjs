@@ -2,7 +2,7 @@
 // temporary directory, as the `postgres` user when run as root) and an S3-compatible server from a registry package
 // (s3rver, as a child process). Each start returns how to reach it and a stop that removes what it made.
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -47,9 +47,10 @@ function postgresBin() {
 /**
  * Starts a PostgreSQL server on a free loopback port with trust authentication, or uses CAIRN_TEST_POSTGRES_URL.
  * Tests run it without fsync (their data dies with the run); `durable` keeps PostgreSQL's defaults (fsync and
- * synchronous commit on), for benchmarks that compare it with SQLite's durable commits.
+ * synchronous commit on), for benchmarks that compare it with SQLite's durable commits. `pid` is the postmaster's
+ * (its backends are its children), for benchmarks that count the database's CPU time; absent for an external server.
  * @param {{durable?: boolean}} [options]
- * @returns {Promise<{url: string, stop: () => Promise<void>}>}
+ * @returns {Promise<{url: string, pid?: number, stop: () => Promise<void>}>}
  */
 export async function startPostgres(options = {}) {
   if (process.env.CAIRN_TEST_POSTGRES_URL) return { url: process.env.CAIRN_TEST_POSTGRES_URL, stop: async () => {} };
@@ -80,6 +81,7 @@ export async function startPostgres(options = {}) {
     ...(options.durable ? [] : ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]),
   ].join(" ");
   run("pg_ctl", ["-D", data, "-o", settings, "-l", join(dir, "log"), "-w", "-t", "60", "start"]);
+  const pid = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]);
   const stop = async () => {
     try {
       run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
@@ -88,14 +90,14 @@ export async function startPostgres(options = {}) {
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  return { url: `postgres://${user}@127.0.0.1:${port}/postgres`, stop };
+  return { url: `postgres://${user}@127.0.0.1:${port}/postgres`, pid, stop };
 }
 
 /**
  * Starts s3rver (an S3-compatible server from the npm registry) in a child process on a free loopback port, with
- * `bucket` created.
+ * `bucket` created; `pid` is the s3rver process's.
  * @param {{bucket?: string}} [options]
- * @returns {Promise<{endpoint: string, bucket: string, region: string, accessKeyId: string, secretAccessKey: string, stop: () => Promise<void>}>}
+ * @returns {Promise<{endpoint: string, bucket: string, region: string, accessKeyId: string, secretAccessKey: string, pid: number, stop: () => Promise<void>}>}
  */
 export async function startS3(options = {}) {
   const bucket = options.bucket ?? "cairn-test";
@@ -147,5 +149,6 @@ export async function startS3(options = {}) {
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  return { endpoint, bucket, region: "us-east-1", accessKeyId: "S3RVER", secretAccessKey: "S3RVER", stop };
+  const pid = child.pid ?? 0;
+  return { endpoint, bucket, region: "us-east-1", accessKeyId: "S3RVER", secretAccessKey: "S3RVER", pid, stop };
 }
