@@ -28,9 +28,9 @@ export const importFile: OperationFactory = () =>
     title: "Import local files",
     summary: `Copies a local file, a folder or a glob under the import roots (cairn.toml's folder unless workspace.import_roots says otherwise) into the workspace in its native format, streamed: CSV, Parquet and JSON become tables \`query\` reads. A folder or glob: each file as name/<its path>, at most ${MAX_IMPORT_FILES}.`,
     description:
-      "Copy a file, folder or glob (CSV, Parquet, JSON, any size) into the workspace, a folder's files as name/<path>; then query by name. Only under the import roots (default: cairn.toml's folder).",
+      "Copy a file, folder or glob (CSV, Parquet, JSON, any size) into the workspace, a folder's files as name/<path>; query by name. Only under the import roots (default: cairn.toml's folder).",
     input: z.strictObject({
-      path: z.string().describe("File, folder or glob (data/*.csv); relative to the first import root."),
+      path: z.string().describe("File, folder or glob (data/*.csv)."),
       name: Name,
       summary: z.string().optional().describe("What the file is."),
       expected_version: ExpectedVersion.optional(),
