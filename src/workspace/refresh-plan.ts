@@ -1,7 +1,10 @@
 // The order in which a cascade refresh re-runs a chain of saved queries: every stale ancestor of the target, by
-// name, ancestors first, each once. Planned from one look at the catalog before anything is written.
-import { CairnError, ErrorCode } from "../errors.js";
+// name, ancestors first, each once. Planned from one look at the catalog before anything is written; and the error of
+// a cascade that stopped part-way.
+import { groupDigits } from "../digits.js";
+import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { VersionRecord } from "./catalog/catalog.js";
+import type { RefreshedStep } from "./sql.js";
 
 /** Saved queries one cascade may refresh, the target included. */
 export const MAX_CASCADE_STEPS = 64;
@@ -61,5 +64,32 @@ function tooMany(target: string): CairnError {
     ErrorCode.TOO_LARGE,
     `refreshing ${target} needs more than ${MAX_CASCADE_STEPS - 1} stale saved queries refreshed first: refresh one of its inputs with cascade: true, then ${target}`,
     { data: { limit: MAX_CASCADE_STEPS } },
+  );
+}
+
+/**
+ * A cascade that stopped part-way, with the failure's own code: what was refreshed (versions made, true to the inputs
+ * they pin), what was not (left as it was, stale still marked), and how to go on.
+ */
+export function stoppedCascade(error: unknown, done: RefreshedStep[], left: RefreshStep[], ref: string): CairnError {
+  const cause = toCairnError(error);
+  const failed = left[0]?.record.name as string;
+  const made = done.map(
+    (s) => `${s.name} v${s.version} (${groupDigits(s.row_count)} row${s.row_count === 1 ? "" : "s"})`,
+  );
+  return new CairnError(
+    cause.code,
+    `refresh stopped at ${failed}: ${cause.message}. Refreshed: ${made.length > 0 ? made.join(", ") : "nothing"}. ` +
+      `Not refreshed: ${left.map((s) => s.record.name).join(", ")}. Once the cause is dealt with, refresh {ref: ${JSON.stringify(ref)}, cascade: true} again: it refreshes what is still stale, then the ref`,
+    {
+      name: cause.name,
+      data: {
+        ...cause.data,
+        refreshed: done,
+        not_refreshed: left.map((s) => s.record.name),
+        failed,
+      },
+      cause: error,
+    },
   );
 }

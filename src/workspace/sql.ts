@@ -5,12 +5,11 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { WorkspaceConfig } from "../config/schema.js";
-import { groupDigits } from "../digits.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import type { QueryEngine, QueryInput, QueryResult } from "../query/query-engine.js";
 import type { VersionRecord } from "./catalog/catalog.js";
 import type { CompactMetadata } from "./metadata.js";
-import { planCascade, type RefreshStep } from "./refresh-plan.js";
+import { planCascade, type RefreshStep, stoppedCascade } from "./refresh-plan.js";
 import { checkKey } from "./row-changes.js";
 import { checkRefs, engineInput, refuseStale } from "./sql-inputs.js";
 import { type RefreshChanges, refreshChanges } from "./table-diff.js";
@@ -469,33 +468,6 @@ function isRunning(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
-}
-
-/**
- * A cascade that stopped part-way, with the failure's own code: what was refreshed (versions made, true to the inputs
- * they pin), what was not (left as it was, stale still marked), and how to go on.
- */
-function stoppedCascade(error: unknown, done: RefreshedStep[], left: RefreshStep[], ref: string): CairnError {
-  const cause = toCairnError(error);
-  const failed = left[0]?.record.name as string;
-  const made = done.map(
-    (s) => `${s.name} v${s.version} (${groupDigits(s.row_count)} row${s.row_count === 1 ? "" : "s"})`,
-  );
-  return new CairnError(
-    cause.code,
-    `refresh stopped at ${failed}: ${cause.message}. Refreshed: ${made.length > 0 ? made.join(", ") : "nothing"}. ` +
-      `Not refreshed: ${left.map((s) => s.record.name).join(", ")}. Once the cause is dealt with, refresh {ref: ${JSON.stringify(ref)}, cascade: true} again: it refreshes what is still stale, then the ref`,
-    {
-      name: cause.name,
-      data: {
-        ...cause.data,
-        refreshed: done,
-        not_refreshed: left.map((s) => s.record.name),
-        failed,
-      },
-      cause: error,
-    },
-  );
 }
 
 /** A short digest of a statement's text, recorded in place of the SQL. */
