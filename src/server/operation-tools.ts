@@ -34,6 +34,12 @@ export function operationTools(
             signal: ctx.signal,
             surface: "tool",
             observer: ctx.progress,
+            // Byte progress of a long operation (an import) reaches a client that asked, as a run's progress does.
+            progress:
+              ctx.progress === undefined
+                ? undefined
+                : (done, total) =>
+                    ctx.progress?.upstreamProgress(operation.name, { progress: done, total, message: "bytes" }),
             askPerson: ctx.askPerson,
             trace: ctx.trace,
             replyText: (answer) => sentResult(jsonReply(answer).text, viewChars),

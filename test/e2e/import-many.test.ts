@@ -112,6 +112,21 @@ describe("import of a folder or a glob", () => {
   });
 });
 
+describe("import's progress", () => {
+  it("reaches a client that asked for it, in bytes of the whole file", async () => {
+    c = await connect("", [], "2025-11-25");
+    writeFileSync(join(c.dir, "big.txt"), "x".repeat(24 * 1024 * 1024));
+    const notes: { message?: string }[] = [];
+    const r = await c.client.callTool({ name: "import", arguments: { path: "big.txt", name: "big" } }, undefined, {
+      onprogress: (p) => notes.push(p),
+      timeout: 120_000,
+    });
+    expect(r.isError).not.toBe(true);
+    expect(notes.length).toBeGreaterThan(0);
+    expect(notes.at(-1)?.message).toMatch(/import \d+\/25165824 bytes/);
+  });
+});
+
 describe("globRegExp", () => {
   it("matches * and ? within a folder, ** across folders, and classes", () => {
     const cases: [string, string, boolean][] = [
