@@ -7,9 +7,9 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { join, relative, sep } from "node:path";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
-import { checkedFolder, type ImportRoots } from "./import-roots.js";
+import { askedPath, checkedFolder, type ImportRoots } from "./import-roots.js";
 import { checkName } from "./validate.js";
 
 /** Files one import may bring in: past it, the whole import is refused before anything is written. */
@@ -42,8 +42,7 @@ export async function planImport(
   name: string,
   within: ImportRoots | undefined,
 ): Promise<{ files: ImportPlanFile[]; skipped: number }> {
-  const asked =
-    within === undefined ? resolve(path) : isAbsolute(path) ? resolve(path) : resolve(within.roots[0] ?? "/", path);
+  const asked = askedPath(path, within);
   const parts = asked.split(sep);
   const fixed = parts.findIndex((p) => GLOB_CHARS.test(p));
   const baseAsked = fixed === -1 ? asked : parts.slice(0, fixed).join(sep) || sep;

@@ -72,6 +72,12 @@ async function linkedToHidden(held: Stats, hidden: readonly string[]): Promise<b
   return false;
 }
 
+/** The absolute path an import asks for: `path` itself, or a relative one taken from the first root (none: `/`). */
+export function askedPath(path: string, within: ImportRoots | undefined): string {
+  if (isAbsolute(path) || within === undefined) return resolve(path);
+  return resolve(within.roots[0] ?? "/", path);
+}
+
 /**
  * The real path of the folder `path` (absolute) when it lies under one of `within.roots` and outside Cairn's own
  * state, links resolved; `NOT_ALLOWED` otherwise, `IMPORT_FAILED` when it does not exist. Only where a folder or glob
@@ -115,7 +121,7 @@ export async function openUnderRoots(
   failed: (path: string, why: string, cause?: unknown) => CairnError,
 ): Promise<{ handle: FileHandle; real: string }> {
   if (within.roots.length === 0) throw noRoots(path);
-  const asked = isAbsolute(path) ? resolve(path) : resolve(within.roots[0] as string, path);
+  const asked = askedPath(path, within);
   const resolved = await resolvedRoots(within);
   const lexical = outside(asked, resolved);
   if (lexical !== undefined) throw refused(path, `it is ${lexical}`, within);

@@ -6,7 +6,7 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { CairnError, ErrorCode } from "../../errors.js";
 import { importPlanned, isGlob, MAX_IMPORT_FILES, planImport } from "../../workspace/import-many.js";
-import type { ImportRoots } from "../../workspace/import-roots.js";
+import { askedPath, type ImportRoots } from "../../workspace/import-roots.js";
 import { defineOperation, type OperationFactory, WRITES } from "../operation.js";
 import { writeOptions } from "../provenance/actor.js";
 import { ExpectedVersion, Metadata, Name } from "../shapes.js";
@@ -82,6 +82,5 @@ export const importFile: OperationFactory = () =>
 /** A glob, or a path that is a folder (resolved as the import will resolve it). */
 async function namesSeveral(path: string, within: ImportRoots | undefined): Promise<boolean> {
   if (isGlob(path)) return true;
-  const asked = isAbsolute(path) || within === undefined ? resolve(path) : resolve(within.roots[0] ?? "/", path);
-  return (await stat(asked).catch(() => undefined))?.isDirectory() === true;
+  return (await stat(askedPath(path, within)).catch(() => undefined))?.isDirectory() === true;
 }

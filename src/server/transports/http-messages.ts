@@ -63,32 +63,30 @@ export function describe(parsed: unknown): string {
 
 /** New work refused during a drain: 503 and Retry-After, which a balancer understands; nothing ran. */
 export function refuseDraining(res: ServerResponse, parsed: unknown): void {
-  res.setHeader("Retry-After", String(DRAIN_RETRY_AFTER_S));
-  const [first] = messagesOf(parsed);
-  const id = typeof first?.id === "string" || typeof first?.id === "number" ? first.id : null;
-  sendRpcError(
+  refuseForNow(
     res,
-    503,
-    -32000,
+    parsed,
     `Cairn is draining (shutting down) and takes no new work: nothing of this request ran; send it again in ${DRAIN_RETRY_AFTER_S} s (a load balancer sends it to another server)`,
-    { code: ErrorCode.DRAINING, retryAfterS: DRAIN_RETRY_AFTER_S },
-    id,
+    ErrorCode.DRAINING,
   );
 }
 
 /** An approval's retry whose holder cannot be looked up (the catalog does not answer): nothing ran, send it again. */
 export function refuseUnreachable(res: ServerResponse, parsed: unknown): void {
+  refuseForNow(
+    res,
+    parsed,
+    `the workspace's catalog does not answer, so the server holding this approval's run cannot be found: nothing ran; send the same retry again in ${DRAIN_RETRY_AFTER_S} s (the run still waits, within approvals.timeout_ms)`,
+    ErrorCode.BACKEND_UNAVAILABLE,
+  );
+}
+
+/** A request answered 503 with Retry-After and Cairn's code: nothing of it ran, so it may always be sent again. */
+function refuseForNow(res: ServerResponse, parsed: unknown, message: string, code: string): void {
   res.setHeader("Retry-After", String(DRAIN_RETRY_AFTER_S));
   const [first] = messagesOf(parsed);
   const id = typeof first?.id === "string" || typeof first?.id === "number" ? first.id : null;
-  sendRpcError(
-    res,
-    503,
-    -32000,
-    `the workspace's catalog does not answer, so the server holding this approval's run cannot be found: nothing ran; send the same retry again in ${DRAIN_RETRY_AFTER_S} s (the run still waits, within approvals.timeout_ms)`,
-    { code: ErrorCode.BACKEND_UNAVAILABLE, retryAfterS: DRAIN_RETRY_AFTER_S },
-    id,
-  );
+  sendRpcError(res, 503, -32000, message, { code, retryAfterS: DRAIN_RETRY_AFTER_S }, id);
 }
 
 export function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>): void {
