@@ -10,8 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN } from "../helpers/mcp-client.js";
 
 let root: string;
+let config: string;
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), "cairn-task-procs-"));
+  // The heavy step spins for seconds on an idle machine and for many more beside other test files; the query deadline
+  // is not what these tests are about, so it is far away (the tests end every process they start).
+  config = join(root, "cairn.toml");
+  writeFileSync(config, "[workspace]\nquery_timeout_ms = 600000\n");
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -22,7 +27,7 @@ interface Exit {
 }
 
 function cairn(workspace: string, args: string[]): { child: ChildProcess; done: Promise<Exit> } {
-  const child = spawn(process.execPath, [MAIN, "--workspace", workspace, ...args], {
+  const child = spawn(process.execPath, [MAIN, "--config", config, "--workspace", workspace, ...args], {
     env: { ...process.env, CAIRN_LOG: "error" },
   });
   let stdout = "";
@@ -79,7 +84,8 @@ async function leaseHeld(workspace: string): Promise<{ owner_pid: number }> {
   }
 }
 
-describe("task runs in several processes", () => {
+// Each test computes the heavy step up to twice in a process of its own; beside other files that takes minutes.
+describe("task runs in several processes", { timeout: 300_000 }, () => {
   it("computes a key once when two processes race on it", async () => {
     const workspace = await slowTask("race");
     const [a, b] = await Promise.all([
