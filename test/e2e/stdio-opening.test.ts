@@ -118,6 +118,15 @@ describe("cairn serve over stdio, before its app is built", () => {
     expect(served.lines[0]?.error).toMatchObject({ code: -32603, message: expect.stringContaining("capabilities") });
   });
 
+  it("ends with code 0 when the host closes stdin right after initialize, the app built or not", async () => {
+    const served = serve("");
+    send(served, initialize(1, "2025-06-18"));
+    served.child.stdin?.end();
+    expect(await served.exited).toBe(0);
+    expect(served.lines.map((l) => l.id)).toEqual([1]);
+    expect(served.stderr()).toBe("");
+  });
+
   it("refuses a broken configuration before answering anything, with exit code 2 and the reason", async () => {
     const served = serve("profile = 7\n");
     send(served, initialize(1, "2025-06-18"));
