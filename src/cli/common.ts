@@ -1,6 +1,7 @@
 // What every command shares: loading the app from the global options, exit codes, and printing errors.
 import type { Command } from "commander";
-import type { App } from "../app.js";
+import type { App, CreateAppOptions } from "../app.js";
+import type { LoadedConfig } from "../config/load.js";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
 import { redactSecrets } from "../log.js";
 
@@ -30,13 +31,37 @@ export async function openApp(command: Command): Promise<App> {
   try {
     return createApp(loadConfig({ configPath: options.config, workspace: options.workspace }));
   } catch (error) {
-    const cairnError = toCairnError(error);
-    if (cairnError.code === ErrorCode.CONFIG_INVALID) {
-      process.stderr.write(`cairn: invalid configuration\n${cairnError.message}\n`);
-      throw new ExitError(EXIT_USAGE);
-    }
-    throw error;
+    throw configFailure(error);
   }
+}
+
+/** The configuration alone, as openApp reads it (the same errors), without loading the app's modules. */
+export async function loadAppConfig(command: Command): Promise<LoadedConfig> {
+  const options = globalOptions(command);
+  const { loadConfig } = await import("../config/load.js");
+  try {
+    return loadConfig({ configPath: options.config, workspace: options.workspace });
+  } catch (error) {
+    throw configFailure(error);
+  }
+}
+
+/** The app of a configuration loadAppConfig read, with openApp's errors. */
+export async function buildApp(loaded: LoadedConfig, options: CreateAppOptions = {}): Promise<App> {
+  const { createApp } = await import("../app.js");
+  try {
+    return createApp(loaded, options);
+  } catch (error) {
+    throw configFailure(error);
+  }
+}
+
+/** An invalid configuration is printed and becomes a usage exit; any other error is left as it is. */
+function configFailure(error: unknown): unknown {
+  const cairnError = toCairnError(error);
+  if (cairnError.code !== ErrorCode.CONFIG_INVALID) return error;
+  process.stderr.write(`cairn: invalid configuration\n${cairnError.message}\n`);
+  return new ExitError(EXIT_USAGE);
 }
 
 /** Prints a failure as text, or as `{"error":{code,message}}` with --json, and returns its exit code. */

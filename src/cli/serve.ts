@@ -18,6 +18,7 @@ import {
 } from "../server/transports/http-defaults.js";
 import { isPostgres } from "../workspace/backend-names.js";
 import { EXIT_FAILURE, EXIT_USAGE, ExitError, openApp } from "./common.js";
+import { readyToServe, serveOverStdio } from "./serve-stdio.js";
 import { uiHostOf, warmQueryEngine } from "./ui.js";
 
 interface ServeOptions {
@@ -98,49 +99,30 @@ export function registerServe(program: Command): void {
         );
         throw new ExitError(EXIT_USAGE);
       }
-      const profile = options.profile;
-      const app = await openApp(command);
-      if (http !== undefined) {
-        try {
-          http.tokens = httpTokens(app.config, process.env);
-        } catch (error) {
-          process.stderr.write(`cairn serve: ${(error as Error).message}\n`);
-          await app.close();
-          throw new ExitError(EXIT_USAGE);
-        }
+      const retention = options.episodeRetention === undefined ? undefined : Number(options.episodeRetention);
+      if (retention !== undefined && !(Number.isInteger(retention) && retention >= 0 && retention <= 36_500)) {
+        process.stderr.write("cairn serve: --episode-retention takes whole days from 0 (keep) to 36500\n");
+        throw new ExitError(EXIT_USAGE);
       }
-      let tools: ReturnType<typeof app.selectTools>;
+      const selection = {
+        profile: options.profile,
+        tools: options.tools?.flatMap((t) => t.split(",")).filter(Boolean),
+      };
+      if (http === undefined) {
+        await serveOverStdio(command, selection, retention);
+        return;
+      }
+
+      // HTTP builds the app before it listens: its `initialize` is not what start-up is measured by (decision 0301).
+      const app = await openApp(command);
       try {
-        tools = app.selectTools({ profile, tools: options.tools?.flatMap((t) => t.split(",")).filter(Boolean) });
+        http.tokens = httpTokens(app.config, process.env);
       } catch (error) {
         process.stderr.write(`cairn serve: ${(error as Error).message}\n`);
         await app.close();
         throw new ExitError(EXIT_USAGE);
       }
-      const retention = options.episodeRetention === undefined ? undefined : Number(options.episodeRetention);
-      if (retention !== undefined && !(Number.isInteger(retention) && retention >= 0 && retention <= 36_500)) {
-        process.stderr.write("cairn serve: --episode-retention takes whole days from 0 (keep) to 36500\n");
-        await app.close();
-        throw new ExitError(EXIT_USAGE);
-      }
-      if (retention !== undefined || app.services.memory.capture.enabled) {
-        // A writer collects expired episodes at start-up, one bounded pass, without holding up the host.
-        void collectEpisodes(app, retention);
-      }
-      // Upstream servers connect while the host initializes; calls that need them wait for it.
-      void app.start();
-      if (http === undefined) {
-        const stop = async () => {
-          await app.close();
-          process.exit(0);
-        };
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-        const { serveStdio } = await import("../server/transports/stdio.js");
-        await serveStdio(app, tools);
-        await app.close();
-        return;
-      }
+      const tools = await readyToServe(app, selection, retention);
 
       let running: RunningHttpServer;
       try {
@@ -352,16 +334,4 @@ export function httpTokens(config: Config, env: NodeJS.ProcessEnv): HttpToken[] 
     seen.add(token);
   }
   return tokens;
-}
-
-/** Persists `retention` when given, then runs one collection pass; failures are logged, never fatal. */
-async function collectEpisodes(app: App, retention: number | undefined): Promise<void> {
-  try {
-    const memory = (await app.workspace()).memory;
-    if (retention !== undefined) await memory.setPolicy({ retention_days: retention });
-    const report = await memory.collect({ dryRun: false });
-    app.logger.debug("session memory collected", { ...report });
-  } catch (error) {
-    app.logger.warn("session memory collection failed; prune retries it", { error: toCairnError(error).message });
-  }
 }

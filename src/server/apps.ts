@@ -5,9 +5,10 @@
 import { readFile } from "node:fs/promises";
 import { CLIENT_CAPABILITIES_META_KEY, type ServerContext } from "@modelcontextprotocol/server";
 import { CairnError, ErrorCode } from "../errors.js";
+import { APPS_EXTENSION } from "./server-info.js";
 
-/** The extension's identifier in `capabilities.extensions`. */
-export const APPS_EXTENSION = "io.modelcontextprotocol/ui";
+export { APPS_EXTENSION };
+
 /** The media type of an app's HTML. */
 export const APP_MIME_TYPE = "text/html;profile=mcp-app";
 /** The key older hosts read instead of `_meta.ui.resourceUri`. */

@@ -11,10 +11,11 @@ import { toJsonSchema } from "../operations/json-schema.js";
 import { isTextMediaType } from "../session/artifact-store.js";
 import type { Session } from "../session/session.js";
 import type { Workspace } from "../workspace/workspace.js";
-import { APPS_EXTENSION, appResourceList, appToolMeta, clientRendersApps, isAppUri, readAppResource } from "./apps.js";
+import { appResourceList, appToolMeta, clientRendersApps, isAppUri, readAppResource } from "./apps.js";
 import type { HeldRuns } from "./held-runs.js";
 import { getPrompt, PROMPTS } from "./prompts.js";
 import { orProtocolError } from "./protocol-error.js";
+import { SERVER_INSTRUCTIONS, serverCapabilities } from "./server-info.js";
 import type { ToolDefinition } from "./tool.js";
 import { callTool, isModern } from "./tool-call.js";
 import {
@@ -101,17 +102,10 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
   const server = new Server(
     { name: "cairn", version: deps.version },
     {
-      capabilities: {
-        tools: { listChanged: deps.dynamicTools !== undefined },
-        resources: {},
-        prompts: {},
-        // MCP Apps (decision 0310): tools carry their app only for a client that declares the extension too.
-        extensions: { [APPS_EXTENSION]: {} },
-      },
+      capabilities: serverCapabilities(deps.dynamicTools !== undefined),
       cacheHints:
         deps.dynamicTools === undefined ? LIST_CACHE_HINTS : { ...LIST_CACHE_HINTS, "tools/list": DYNAMIC_TOOLS_HINT },
-      instructions:
-        "Cairn runs JavaScript snippets over your tools and keeps big data behind handles. Use search_tools / describe_tools to find capabilities, execute_code to run logic that calls them, and return small summaries plus handles (res_/art_) instead of raw data.",
+      instructions: SERVER_INSTRUCTIONS,
     },
   );
   // Tools are filtered by the session's role (decision 0211): a reader lists and calls only read operations.

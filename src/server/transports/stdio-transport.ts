@@ -1,9 +1,10 @@
 // The stdio transport of `cairn serve`: newline-delimited JSON-RPC on stdin and stdout, each message at most
 // MAX_STDIO_MESSAGE_BYTES. A line that is too long, not JSON or not JSON-RPC is answered with a JSON-RPC error and the
 // connection goes on; the SDK's own StdioServerTransport closes the connection instead (and Cairn then exited 0,
-// silently). The SDK's serveStdio takes it as its transport, so both eras are read through it (decision 0252).
+// silently). The SDK's serveStdio takes it as its transport, so both eras are read through it (decision 0252). The
+// SDK's message check loads with the first line, after `peek` saw it (decision 0301: stdio answers `initialize` first).
 import type { Readable, Writable } from "node:stream";
-import { type JSONRPCMessage, parseJSONRPCMessage, type Transport } from "@modelcontextprotocol/server";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import type { Logger } from "../../log.js";
 import { LineReader, type MessageId } from "./stdio-lines.js";
 
@@ -24,6 +25,17 @@ interface StdioTransportOptions {
   logger: Logger;
   /** Called once, when the connection ends for any reason. */
   onEnd(end: StdioEnd): void;
+  /** Sees each line's JSON value as it is read, before it is checked as a JSON-RPC message and delivered. */
+  peek?: (value: unknown) => void;
+}
+
+type MessageCheck = (value: unknown) => JSONRPCMessage;
+
+/** The SDK's JSON-RPC message check, loaded once for the process. */
+let loadingCheck: Promise<MessageCheck> | undefined;
+function messageCheck(): Promise<MessageCheck> {
+  loadingCheck ??= import("@modelcontextprotocol/server").then((sdk) => sdk.parseJSONRPCMessage);
+  return loadingCheck;
 }
 
 // JSON-RPC 2.0's own codes for a line that is not JSON and for one that is not a request.
@@ -39,6 +51,9 @@ export class StdioTransport implements Transport {
   private readonly stdout: Writable;
   private readonly reader: LineReader;
   private ended = false;
+  private check: MessageCheck | undefined;
+  /** Lines' values read while the check loads, delivered in order once it has. */
+  private waiting: { value: unknown; bytes: number }[] | undefined;
 
   constructor(private readonly options: StdioTransportOptions) {
     this.stdin = options.stdin ?? process.stdin;
@@ -107,9 +122,34 @@ export class StdioTransport implements Transport {
       );
       return;
     }
+    this.options.peek?.(value);
+    if (this.check === undefined || this.waiting !== undefined) this.await(value, line.length);
+    else this.deliverValue(value, line.length);
+  }
+
+  /** Holds a value until the message check has loaded; the first one held starts loading it. */
+  private await(value: unknown, bytes: number): void {
+    if (this.waiting !== undefined) {
+      this.waiting.push({ value, bytes });
+      return;
+    }
+    this.waiting = [{ value, bytes }];
+    messageCheck().then(
+      (check) => {
+        this.check = check;
+        const waiting = this.waiting ?? [];
+        this.waiting = undefined;
+        for (const held of waiting) if (!this.ended) this.deliverValue(held.value, held.bytes);
+      },
+      (error: Error) => this.end({ normal: false, reason: `loading the MCP SDK failed (${describe(error)})` }),
+    );
+  }
+
+  private deliverValue(value: unknown, bytes: number): void {
+    const check = this.check as MessageCheck;
     let message: JSONRPCMessage | undefined;
     try {
-      message = parseJSONRPCMessage(value);
+      message = check(value);
     } catch {
       message = undefined;
     }
@@ -121,7 +161,7 @@ export class StdioTransport implements Transport {
       typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
     // A malformed notification or response gets no reply (JSON-RPC answers neither); a request is told why.
     if (("method" in object && !("id" in object)) || "result" in object || "error" in object) {
-      this.options.logger.warn("dropped a malformed JSON-RPC message from stdin", { bytes: line.length });
+      this.options.logger.warn("dropped a malformed JSON-RPC message from stdin", { bytes });
       return;
     }
     this.reply(
