@@ -156,6 +156,22 @@ export async function startAppsHost(options) {
         /** @type {[Record<string, unknown>, unknown, string]} */ ([input, result, theme]),
       );
     },
+    /**
+     * A full-page screenshot once the app's frame has painted all of its drawing: Chromium paints a frame only near
+     * the viewport, so the viewport takes the page's whole height for the picture, then returns.
+     * @param {string} path
+     */
+    async screenshot(path) {
+      const viewport = tab.viewportSize() ?? { width: 1280, height: 900 };
+      const height = await tab.evaluate(() => document.documentElement.scrollHeight);
+      await tab.setViewportSize({ width: viewport.width, height: Math.max(height, viewport.height) });
+      const painted = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      const frame = tab.frames().find((f) => f.url().endsWith("/app"));
+      await frame?.evaluate(painted);
+      await tab.evaluate(painted);
+      await tab.screenshot({ path, fullPage: true });
+      await tab.setViewportSize(viewport);
+    },
     async close() {
       await browser.close();
       await new Promise((resolve) => server.close(() => resolve(undefined)));

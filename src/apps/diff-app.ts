@@ -120,35 +120,36 @@ function status(text: string): void {
   if (line) line.textContent = text;
 }
 
-/** The page of changes from `offset`: `diff` through the host, with the first call's arguments. */
-async function page(offset: number): Promise<boolean> {
+/**
+ * The page of changes from `offset`: `diff` through the host, with the first call's arguments; `stack` is the
+ * offsets "Previous" goes back through once this page is shown.
+ */
+async function page(offset: number, stack: number[]): Promise<void> {
   const result = await channel.callServerTool("diff", { ...args, offset });
   const error = replyError(result);
   const reply = replyJson(result);
   if (error !== undefined || !isDiff(reply) || reply.row_changes === undefined) {
     status(error ? `The page could not be read: ${error.code}: ${error.message}` : "The reply holds no changes.");
-    return false;
+    return;
   }
+  before.splice(0, before.length, ...stack);
   render(reply, reply.artifact_id !== first?.artifact_id);
   document.getElementById("changes-caption")?.closest<HTMLElement>(".table-wrap")?.focus();
-  return true;
 }
 
 root.addEventListener("click", (event) => {
   const button = (event.target as HTMLElement).closest("button[data-page]") as HTMLButtonElement | null;
   if (button === null || busy || first === undefined) return;
-  const shown = shownOffset;
   const asked = button.dataset.page;
-  const target = asked === "first" ? 0 : asked === "previous" ? (before.at(-1) ?? 0) : Number(asked);
+  const [target, stack] =
+    asked === "first"
+      ? [0, []]
+      : asked === "previous"
+        ? [before.at(-1) ?? 0, before.slice(0, -1)]
+        : [Number(asked), [...before, shownOffset]];
   busy = true;
   status("Asking the host…");
-  page(target)
-    .then((done) => {
-      if (!done) return;
-      if (asked === "first") before.length = 0;
-      else if (asked === "previous") before.pop();
-      else before.push(shown);
-    })
+  page(target, stack)
     .catch((error: Error) => status(`The host did not answer: ${error.message}`))
     .finally(() => {
       busy = false;

@@ -102,11 +102,6 @@ afterAll(async () => {
 });
 
 const frame = () => host.frame();
-/** A screenshot once the frame has painted its drawing at the height it asked for. */
-async function screenshot(file: string): Promise<void> {
-  await frame().evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-  await host.page.screenshot({ path: join(SCREENSHOT_DIR, file), fullPage: true });
-}
 const heading = () => frame().locator("h1").textContent();
 const cellsOf = (selector: string) =>
   frame()
@@ -150,7 +145,7 @@ describe("the task brief app in a host", { timeout: 120_000 }, () => {
     expect(step?.[4]).toMatch(/4 changed, 0 added, 0 removed \(rows matched on store\) since v1$/);
     expect(host.calls).toEqual([]);
     expect(await accessibilityViolations(frame())).toEqual([]);
-    await screenshot("app-brief-1280.png");
+    await host.screenshot(join(SCREENSHOT_DIR, "app-brief-1280.png"));
   });
 
   it("opens a step's rows and the rows of the result it replaced as query pages through the host", async () => {
@@ -217,7 +212,7 @@ describe("the task brief app in a host", { timeout: 120_000 }, () => {
     await host.render(args, result);
     await expect.poll(heading).toMatch(/^Task stores run \S+ done stale$/);
     expect(await accessibilityViolations(frame())).toEqual([]);
-    await screenshot("app-brief-400.png");
+    await host.screenshot(join(SCREENSHOT_DIR, "app-brief-400.png"));
     await host.page.setViewportSize({ width: 1280, height: 900 });
     const held = { name: "stores", base_run: secondRun };
     const unchanged = await call("task_status", { name: "stores", run_id: secondRun, base_run: secondRun });
