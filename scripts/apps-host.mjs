@@ -163,9 +163,14 @@ export async function startAppsHost(options) {
      */
     async screenshot(path) {
       const viewport = tab.viewportSize() ?? { width: 1280, height: 900 };
-      const height = await tab.evaluate(() => document.documentElement.scrollHeight);
+      // Run in the browser: its globals are typed loosely here, as in render's evaluate.
+      const height = await tab.evaluate(() => /** @type {any} */ (globalThis).document.documentElement.scrollHeight);
       await tab.setViewportSize({ width: viewport.width, height: Math.max(height, viewport.height) });
-      const painted = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      const painted = () =>
+        new Promise((resolve) => {
+          const window = /** @type {any} */ (globalThis);
+          window.requestAnimationFrame(() => window.requestAnimationFrame(resolve));
+        });
       const frame = tab.frames().find((f) => f.url().endsWith("/app"));
       await frame?.evaluate(painted);
       await tab.evaluate(painted);
