@@ -47,6 +47,10 @@ button.link:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px
 td.pre { white-space: pre-wrap; }
 `;
 
+/** Narrow frames: table cells give up some padding (after TABLE_CSS, which sets it). */
+const NARROW_CSS = `@media (max-width: 480px) { th, td { padding: 0.3rem 0.35rem; } }
+`;
+
 /**
  * The apps: their script, their title, their file under dist/apps/, and the styles beyond the palette and APP_CSS.
  * @type {{ name: string, entry: string, title: string, file: string, css: (views: Record<string, string>, uplot: string) => string }[]}
@@ -71,14 +75,14 @@ export const APPS = [
     entry: "src/apps/brief-app.ts",
     title: "Cairn: task brief",
     file: "brief.html",
-    css: (views) => `${views.TABLE_CSS}${views.BRIEF_CSS}`,
+    css: (views) => `${views.TABLE_CSS}${views.BRIEF_CSS}${NARROW_CSS}`,
   },
   {
     name: "diff",
     entry: "src/apps/diff-app.ts",
     title: "Cairn: diff",
     file: "diff.html",
-    css: (views) => `${views.TABLE_CSS}`,
+    css: (views) => `${views.TABLE_CSS}${NARROW_CSS}`,
   },
 ];
 

@@ -54,7 +54,7 @@ export const BRIEF_CSS = `.badge { display: inline-block; padding: 0 0.45rem; bo
 .badge.run-awaiting_approval, .badge.gate { background: var(--stale-bg); color: var(--stale-fg); }
 .badge.run-running { background: var(--panel); color: var(--fg); }
 .next-step { border-left: 4px solid var(--link); padding: 0.1rem 1rem; background: var(--panel); }
-table.steps thead th, table.steps td:nth-child(2) { overflow-wrap: normal; }
+table.steps thead th, table.steps td:nth-child(2), table.steps td:nth-child(5) { overflow-wrap: break-word; }
 `;
 
 /** A run's state as a person says it. */
