@@ -217,6 +217,11 @@ describe("the task brief app in a host", { timeout: 120_000 }, () => {
     const held = { name: "stores", base_run: secondRun };
     const unchanged = await call("task_status", { name: "stores", run_id: secondRun, base_run: secondRun });
     expect(toolText(unchanged).json.delivery).toBe("unchanged");
+    // The host's dark theme: the same palette as the web view's, AA too.
+    await host.render(args, result, "dark");
+    await expect.poll(() => frame().locator("html").getAttribute("data-theme")).toBe("dark");
+    await expect.poll(heading).toMatch(/^Task stores run /);
+    expect(await accessibilityViolations(frame())).toEqual([]);
     await host.render(held, unchanged);
     await expect.poll(() => frame().locator("h1 + p").textContent()).toMatch(/^Unchanged since run /);
     await host.render({ name: "nothing" }, await call("task_status", { name: "nothing" }));

@@ -142,7 +142,7 @@ describe("the diff app in a host", { timeout: 120_000 }, () => {
     expect(host.calls.every((c) => c.name === "diff")).toBe(true);
   });
 
-  it("shows the line edits of two text versions and passes axe-core at 400 px", async () => {
+  it("passes axe-core at 400 px, and shows the line edits of two text versions in the dark theme", async () => {
     await host.page.setViewportSize({ width: 400, height: 900 });
     await host.render(args, await call("diff", args));
     await expect.poll(caption).toMatch(/^Rows of v1 and v2/);
@@ -151,7 +151,9 @@ describe("the diff app in a host", { timeout: 120_000 }, () => {
     await host.page.setViewportSize({ width: 1280, height: 900 });
     const text = { ref: "notes", base: 1 };
     const result = await call("diff", text);
-    await host.render(text, result);
+    // In the host's dark theme, checked by axe below.
+    await host.render(text, result, "dark");
+    await expect.poll(() => frame().locator("html").getAttribute("data-theme")).toBe("dark");
     await expect
       .poll(() => frame().locator("#edits-caption").textContent())
       .toBe(
