@@ -23,6 +23,8 @@ export interface AppsHost {
     result: unknown,
     theme?: string,
   ): Promise<{ started: number; initialized: number; result: number; rendered: number }>;
+  /** A full-page screenshot once the app's frame has painted all of its drawing. */
+  screenshot(path: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -156,6 +156,27 @@ export async function startAppsHost(options) {
         /** @type {[Record<string, unknown>, unknown, string]} */ ([input, result, theme]),
       );
     },
+    /**
+     * A full-page screenshot once the app's frame has painted all of its drawing: Chromium paints a frame only near
+     * the viewport, so the viewport takes the page's whole height for the picture, then returns.
+     * @param {string} path
+     */
+    async screenshot(path) {
+      const viewport = tab.viewportSize() ?? { width: 1280, height: 900 };
+      // Run in the browser: its globals are typed loosely here, as in render's evaluate.
+      const height = await tab.evaluate(() => /** @type {any} */ (globalThis).document.documentElement.scrollHeight);
+      await tab.setViewportSize({ width: viewport.width, height: Math.max(height, viewport.height) });
+      const painted = () =>
+        new Promise((resolve) => {
+          const window = /** @type {any} */ (globalThis);
+          window.requestAnimationFrame(() => window.requestAnimationFrame(resolve));
+        });
+      const frame = tab.frames().find((f) => f.url().endsWith("/app"));
+      await frame?.evaluate(painted);
+      await tab.evaluate(painted);
+      await tab.screenshot({ path, fullPage: true });
+      await tab.setViewportSize(viewport);
+    },
     async close() {
       await browser.close();
       await new Promise((resolve) => server.close(() => resolve(undefined)));

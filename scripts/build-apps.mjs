@@ -1,4 +1,4 @@
-// Builds the MCP Apps (decisions 0310, 0311): each app's browser code (src/apps/) bundled by esbuild (with uPlot for
+// Builds the MCP Apps (decisions 0310, 0311, 0312): each app's browser code (src/apps/) bundled by esbuild (with uPlot for
 // the table, dagre for the lineage), and its styles (views/*-style, as tsc built them, and uPlot's), into one
 // self-contained HTML file under dist/apps/ that the server serves as a ui:// resource. Nothing is fetched at run
 // time; an app past APP_BYTES fails the build. Run after tsc (npm run build does): it reads dist/views/.
@@ -37,6 +37,18 @@ h1 { font-size: 1.125rem; margin: 0.25rem 0; }
 tr.stale th, tr.stale td { background: var(--stale-bg); color: var(--stale-fg); }
 table.lineage-nodes th, table.lineage-nodes td { overflow-wrap: break-word; min-width: 0; }
 table.lineage-nodes button { white-space: nowrap; }
+h2 { font-size: 1rem; margin: 0.75rem 0 0.25rem; }
+h2:focus { outline: none; }
+button.link { all: unset; color: var(--link); text-decoration: underline; text-underline-offset: 0.15em; cursor: pointer; overflow-wrap: anywhere; }
+button.link:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.nav { display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.25rem 0; }
+.nav:empty { display: none; }
+.table-wrap + .table-wrap, .table-wrap + p { margin-top: 0.75rem; }
+td.pre { white-space: pre-wrap; }
+`;
+
+/** Narrow frames: table cells give up some padding (after TABLE_CSS, which sets it). */
+const NARROW_CSS = `@media (max-width: 480px) { th, td { padding: 0.3rem 0.35rem; } }
 `;
 
 /**
@@ -58,6 +70,20 @@ export const APPS = [
     file: "lineage.html",
     css: (views) => `${views.TABLE_CSS}${views.LINEAGE_CSS}`,
   },
+  {
+    name: "brief",
+    entry: "src/apps/brief-app.ts",
+    title: "Cairn: task brief",
+    file: "brief.html",
+    css: (views) => `${views.TABLE_CSS}${views.BRIEF_CSS}${NARROW_CSS}`,
+  },
+  {
+    name: "diff",
+    entry: "src/apps/diff-app.ts",
+    title: "Cairn: diff",
+    file: "diff.html",
+    css: (views) => `${views.TABLE_CSS}${NARROW_CSS}`,
+  },
 ];
 
 /**
@@ -69,6 +95,7 @@ export async function buildApp(app) {
   const views = {
     ...(await import(join(ROOT, "dist/views/table-style.js"))),
     ...(await import(join(ROOT, "dist/views/lineage-view.js"))),
+    ...(await import(join(ROOT, "dist/views/brief-view.js"))),
   };
   const uplotCss = readFileSync(require.resolve("uplot/dist/uPlot.min.css"), "utf8");
   const bundle = await build({

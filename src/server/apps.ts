@@ -1,5 +1,5 @@
-// MCP Apps (the extension io.modelcontextprotocol/ui, decisions 0310, 0311): whether a client declared it, the
-// `_meta.ui` that tools whose result an app draws (a table, a lineage) carry for such a client only, and the ui://
+// MCP Apps (the extension io.modelcontextprotocol/ui, decisions 0310, 0311, 0312): whether a client declared it, the
+// `_meta.ui` that tools whose result an app draws (a table, a lineage, a brief, a diff) carry for such a client only, and the ui://
 // resources (self-contained HTML that scripts/build-apps.mjs writes to dist/apps/) with the CSP the extension
 // defines: no network, no frames.
 import { readFile } from "node:fs/promises";
@@ -41,6 +41,23 @@ export const APP_RESOURCES: readonly AppResource[] = [
     description: "The graph of the versions a version was made from, stale paths marked, read through inspect calls.",
     file: "lineage.html",
     tools: ["inspect", "provenance"],
+  },
+  {
+    uri: "ui://cairn/brief.html",
+    name: "brief",
+    title: "Task brief",
+    description:
+      "A task run's brief, what changed since the run before first; a version's rows and other runs through tool calls.",
+    file: "brief.html",
+    tools: ["task_run", "task_status"],
+  },
+  {
+    uri: "ui://cairn/diff.html",
+    name: "diff",
+    title: "Diff",
+    description: "The changes between two versions (rows for tables, line edits for text), paged through diff calls.",
+    file: "diff.html",
+    tools: ["diff"],
   },
 ];
 

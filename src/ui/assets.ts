@@ -1,6 +1,7 @@
 // The web view's stylesheet and its one small script, served from the same origin (the CSP forbids inline ones).
 // Kept as text in the build, so `tsc` alone ships them. Colours pass WCAG AA contrast (4.5:1) on their backgrounds.
-// The palette and the result tables' rules are views/table-style.ts's, shared with the MCP Apps.
+// The palette, the result tables' and the brief's rules are views/'s, shared with the MCP Apps.
+import { BRIEF_CSS } from "../views/brief-view.js";
 import { LINEAGE_CSS } from "../views/lineage-view.js";
 import { PALETTE_CSS, TABLE_CSS } from "../views/table-style.js";
 
@@ -39,9 +40,7 @@ button { font: inherit; padding: 0.35rem 0.9rem; border: 1px solid var(--link); 
 .crumbs ol { display: flex; flex-wrap: wrap; list-style: none; margin: 0; padding: 0; }
 .crumbs li + li::before { content: "/"; padding: 0 0.4rem; color: var(--muted); }
 .chips { display: flex; flex-wrap: wrap; gap: 0.4rem 0.75rem; list-style: none; padding: 0; margin: 0.25rem 0 0.75rem; }
-${TABLE_CSS}.summary { display: block; color: var(--muted); font-size: 0.875rem; overflow-wrap: anywhere; }
-.badge { display: inline-block; padding: 0 0.45rem; border-radius: 999px; font-size: 0.8rem; font-weight: 700; border: 1px solid currentColor; }
-.badge.stale { background: var(--stale-bg); color: var(--stale-fg); }
+${TABLE_CSS}${BRIEF_CSS}.summary { display: block; color: var(--muted); font-size: 0.875rem; overflow-wrap: anywhere; }
 .callout { border: 1px solid var(--stale-fg); background: var(--stale-bg); color: var(--stale-fg); padding: 0.6rem 0.9rem; border-radius: 4px; }
 .callout a { color: inherit; font-weight: 600; }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0; }
@@ -58,11 +57,6 @@ table.diff td.mark { width: 1.5rem; font-weight: 700; }
 img.preview { max-width: 100%; height: auto; border: 1px solid var(--line); background: var(--panel); }
 form.compare { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: end; margin: 0.5rem 0; }
 .error-message { font-size: 1.05rem; }
-.next-step { border-left: 4px solid var(--link); padding: 0.1rem 1rem; background: var(--panel); }
-.badge.run-succeeded { background: var(--ins-bg); color: var(--ins-fg); }
-.badge.run-failed, .badge.run-interrupted, .badge.run-cancelled { background: var(--del-bg); color: var(--del-fg); }
-.badge.run-awaiting_approval, .badge.gate { background: var(--stale-bg); color: var(--stale-fg); }
-.badge.run-running { background: var(--panel); color: var(--fg); }
 ul.steps-brief { list-style: none; margin: 0; padding: 0; }
 ol.task-steps > li { margin-bottom: 0.75rem; }
 ol.task-steps p { margin: 0 0 0.25rem; }

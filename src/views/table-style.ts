@@ -40,4 +40,5 @@ thead .col-type { display: block; color: var(--muted); font-weight: 400; font-si
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.num { white-space: nowrap; }
 td.null { color: var(--muted); font-style: italic; }
+table.changes thead th, table.changes td:first-child { overflow-wrap: normal; }
 `;

@@ -15,8 +15,18 @@ import { ERAS, type Era, MAIN, toolText } from "../helpers/mcp-client.js";
 const UI = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
 const TABLE_URI = "ui://cairn/table.html";
 const LINEAGE_URI = "ui://cairn/lineage.html";
+const BRIEF_URI = "ui://cairn/brief.html";
+const DIFF_URI = "ui://cairn/diff.html";
+const APP_URIS = [TABLE_URI, LINEAGE_URI, BRIEF_URI, DIFF_URI];
 /** The app each tool of the default profile carries (provenance's is outside it). */
-const APP_OF: Record<string, string> = { execute_code: TABLE_URI, query: TABLE_URI, inspect: LINEAGE_URI };
+const APP_OF: Record<string, string> = {
+  execute_code: TABLE_URI,
+  query: TABLE_URI,
+  inspect: LINEAGE_URI,
+  task_run: BRIEF_URI,
+  task_status: BRIEF_URI,
+  diff: DIFF_URI,
+};
 
 // biome-ignore lint/suspicious/noExplicitAny: both SDKs' clients, used through the methods they share
 type AnyClient = any;
@@ -66,7 +76,7 @@ describe.each(ERAS)("MCP Apps over %s", (era) => {
     await Promise.all([plain?.close(), apps?.close()]);
   });
 
-  it("lists the table app on query and execute_code, the lineage app on inspect, only for a client that declares the extension", async () => {
+  it("lists the table, lineage, brief and diff apps on the tools whose results they draw, only for a client that declares the extension", async () => {
     const withApps = (await apps.listTools()).tools as { name: string; _meta?: Record<string, unknown> }[];
     const without = (await plain.listTools()).tools as { name: string; _meta?: Record<string, unknown> }[];
     const carrying = withApps.filter((t) => t._meta !== undefined);
@@ -91,7 +101,7 @@ describe.each(ERAS)("MCP Apps over %s", (era) => {
 
   it("lists the apps as text/html;profile=mcp-app with a CSP that allows no network, to the declaring client only", async () => {
     const listed = (await apps.listResources()).resources as { uri: string; mimeType?: string; _meta?: unknown }[];
-    for (const uri of [TABLE_URI, LINEAGE_URI]) {
+    for (const uri of APP_URIS) {
       expect(listed.find((r) => r.uri === uri)).toMatchObject({
         mimeType: "text/html;profile=mcp-app",
         _meta: { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] }, prefersBorder: true } },
@@ -101,7 +111,7 @@ describe.each(ERAS)("MCP Apps over %s", (era) => {
     expect(plainList.some((r) => r.uri.startsWith("ui://"))).toBe(false);
   });
 
-  it.each([TABLE_URI, LINEAGE_URI])("serves %s self-contained, under 300 KB", async (uri) => {
+  it.each(APP_URIS)("serves %s self-contained, under 300 KB", async (uri) => {
     const read = await apps.readResource({ uri });
     const [content] = read.contents as { uri: string; mimeType: string; text: string; _meta?: unknown }[];
     expect(content?.mimeType).toBe("text/html;profile=mcp-app");

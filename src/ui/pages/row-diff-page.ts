@@ -3,13 +3,13 @@
 // else whole rows are compared. A CSV's line changes stay one link away.
 import { toCairnError } from "../../errors.js";
 import { html, type SafeHtml } from "../../views/html.js";
+import { changedRowsTable, changesWords, columnWords } from "../../views/row-changes-view.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { checkKey } from "../../workspace/row-changes.js";
 import { compareLocated } from "../../workspace/table-diff.js";
 import { errorPage } from "../layout.js";
 import { diffHref, downloadHref } from "../links.js";
 import type { UiReply, UiRequest } from "../route.js";
-import { changedRowsTable, changesWords, columnWords } from "./row-changes-view.js";
 
 /** Changes shown at most; the rest are counted. */
 const MAX_ROWS = 200;
