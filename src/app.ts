@@ -101,6 +101,11 @@ export interface App {
 
 export interface CreateAppOptions {
   logger?: Logger;
+  /**
+   * Load the sandbox's WebAssembly in a worker at once (a server's first snippet does not wait for it), or on the first
+   * snippet (a one-shot command, which may run none). @default true
+   */
+  prewarmSandbox?: boolean;
 }
 
 export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}): App {
@@ -110,7 +115,11 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
   const executor: Executor =
     config.sandbox.backend === "node" && config.sandbox.allow_unsafe
       ? new NodeExecutor({ maxWorkers: config.sandbox.max_workers, maxQueued: config.sandbox.max_queued })
-      : new QuickJsExecutor({ maxWorkers: config.sandbox.max_workers, maxQueued: config.sandbox.max_queued });
+      : new QuickJsExecutor({
+          maxWorkers: config.sandbox.max_workers,
+          maxQueued: config.sandbox.max_queued,
+          prewarm: options.prewarmSandbox ?? true,
+        });
   // The native engines load on first use (SQLite with the workspace, DuckDB with the first query).
   const workspace = lazy(() =>
     Promise.all([import("./workspace/workspace.js"), import("./workspace/backends.js")]).then(

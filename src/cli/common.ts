@@ -24,12 +24,15 @@ export function globalOptions(command: Command): GlobalOptions {
   return command.optsWithGlobals() as GlobalOptions;
 }
 
-/** Loads the configuration and builds the app; the app's modules load here, on first use, not with `--help`. */
-export async function openApp(command: Command): Promise<App> {
+/**
+ * Loads the configuration and builds the app; the app's modules load here, on first use, not with `--help`. A one-shot
+ * command's app starts no sandbox worker until a snippet runs; a server's (`serve`, `ui`) starts one at once.
+ */
+export async function openApp(command: Command, app: CreateAppOptions = { prewarmSandbox: false }): Promise<App> {
   const options = globalOptions(command);
   const [{ createApp }, { loadConfig }] = await Promise.all([import("../app.js"), import("../config/load.js")]);
   try {
-    return createApp(loadConfig({ configPath: options.config, workspace: options.workspace }));
+    return createApp(loadConfig({ configPath: options.config, workspace: options.workspace }), app);
   } catch (error) {
     throw configFailure(error);
   }

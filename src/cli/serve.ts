@@ -114,7 +114,7 @@ export function registerServe(program: Command): void {
       }
 
       // HTTP builds the app before it listens: its `initialize` is not what start-up is measured by (decision 0301).
-      const app = await openApp(command);
+      const app = await openApp(command, { prewarmSandbox: true });
       try {
         http.tokens = httpTokens(app.config, process.env);
       } catch (error) {

@@ -36,7 +36,7 @@ export function registerUi(program: Command): void {
       const token = fromEnv ? (process.env.CAIRN_TOKEN as string) : randomBytes(32).toString("base64url");
       // Never in a log line or an error message; the address below is the one place a made token is shown.
       registerSecret(token);
-      const app = await openApp(command);
+      const app = await openApp(command, { prewarmSandbox: true });
       let running: RunningUi;
       try {
         const [{ createUiHandler }, { serveUi }] = await Promise.all([

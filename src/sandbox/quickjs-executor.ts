@@ -22,6 +22,11 @@ export interface QuickJsExecutorOptions {
   maxWorkers?: number;
   /** Runs that may wait for a worker; one more fails at once with BUSY. @default 64 */
   maxQueued?: number;
+  /**
+   * Start one worker at once, so that the first run of a long-lived server does not pay for loading the WebAssembly
+   * module. A one-shot command runs at most one snippet right away and gains nothing from it. @default true
+   */
+  prewarm?: boolean;
   /** An idle worker beyond the first is stopped after this long. @default 60000 */
   idleMs?: number;
 }
@@ -39,8 +44,7 @@ export class QuickJsExecutor implements Executor {
   constructor(options: QuickJsExecutorOptions = {}) {
     this.slots = new RunSlots(Math.max(1, options.maxWorkers ?? 4), Math.max(0, options.maxQueued ?? 64));
     this.idleMs = options.idleMs ?? 60_000;
-    // One worker starts at once so that the first run does not pay for loading the WebAssembly module.
-    this.idle.push(this.spawn());
+    if (options.prewarm ?? true) this.idle.push(this.spawn());
   }
 
   /** Resolves when a worker has loaded QuickJS. */

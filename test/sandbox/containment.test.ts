@@ -146,6 +146,20 @@ describe("runs are isolated", () => {
     }
   });
 
+  it("starts no worker before the first run when not prewarmed, then runs as a prewarmed pool does", async () => {
+    const pool = new QuickJsExecutor({ maxWorkers: 2, prewarm: false });
+    const warm = new QuickJsExecutor({ maxWorkers: 2 });
+    try {
+      expect(pool.size.workers).toBe(0);
+      expect(warm.size.workers).toBe(1);
+      const [cold, hot] = await Promise.all([runSnippet(pool, "return 6 * 7"), runSnippet(warm, "return 6 * 7")]);
+      expect([value(cold), value(hot)]).toEqual([42, 42]);
+      expect(pool.size.workers).toBe(1);
+    } finally {
+      await Promise.all([pool.close(), warm.close()]);
+    }
+  });
+
   it("answers BUSY at once when the queue is full, and nothing of that run happens", async () => {
     const pool = new QuickJsExecutor({ maxWorkers: 1, maxQueued: 1 });
     const calls: string[] = [];
