@@ -197,5 +197,9 @@ describe.each(ERAS)("the app-only approve tool over %s (decision 0313)", (era) =
     });
     expect(without.find((t) => t.name === "approve")?._meta).toBeUndefined();
     expect(without).toEqual(withApps.map(({ _meta, ...rest }) => rest));
+    const tokens = (tools: unknown) => encode(JSON.stringify({ tools })).length;
+    console.log(
+      `tools/list (${era}, an approver, runtime profile): ${tokens(without)} tokens without the extension, ${tokens(withApps)} with it; approve alone ${tokens([without.find((t) => t.name === "approve")])}`,
+    );
   });
 });

@@ -37,11 +37,10 @@ export const approve: OperationFactory = (config) =>
     name: "approve",
     title: "Approve an exact version or a held upstream call",
     summary:
-      "Approves one exact version (a name: its current one) for task approval gates, or revokes its approvals; or, with an apv_ approval handle, makes the one upstream call it holds, once.",
+      "Approves one exact version (a name: its current one) for task approval gates, or revokes its approvals; or, with an apv_ approval handle, makes the one upstream call it holds, once (or shows it, or declines it).",
     description:
       "Approve the exact version ref names now (a name resolves to its current version; later versions need their own approval). Task steps listed in approvals wait until each of their exact inputs is approved. revoke: true ends the version's approvals. " +
-      `approval: an apv_ handle from an APPROVAL_REQUIRED error; makes exactly that upstream call once (within ${config.approvals.handle_ttl_s} s of the request) and returns its result. Never from inside a snippet. ` +
-      "With it, preview: true shows the call without making it; decline: true refuses it, spending the handle.",
+      `approval: an apv_ handle from an APPROVAL_REQUIRED error; makes exactly that upstream call once (within ${config.approvals.handle_ttl_s} s of the request) and returns its result. Never from inside a snippet.`,
     input: z
       .strictObject({
         ref: Ref.optional(),
@@ -52,8 +51,8 @@ export const approve: OperationFactory = (config) =>
           .max(200)
           .optional()
           .describe("An apv_ handle (APPROVAL_REQUIRED's data.approval) instead of ref."),
-        preview: z.boolean().optional().describe("With approval: show the held call; nothing is called or spent."),
-        decline: z.boolean().optional().describe("With approval: refuse the held call; nothing is called."),
+        preview: z.boolean().optional().describe("With approval: show the call; nothing is called or spent."),
+        decline: z.boolean().optional().describe("With approval: refuse the call, spending the handle."),
       })
       .superRefine((args, ctx) => {
         if ((args.ref === undefined) === (args.approval === undefined)) {
