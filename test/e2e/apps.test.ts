@@ -138,6 +138,15 @@ describe.each(ERAS)("MCP Apps over %s", (era) => {
     ]);
   });
 
+  it("answers a writer's apps host that approve needs the approver role (decision 0313)", async () => {
+    const reply = await call(era, apps, "approve", {
+      approval: `apv_${"0".repeat(24)}_${"A".repeat(43)}`,
+      preview: true,
+    });
+    expect(reply.json.error.code).toBe("NOT_ALLOWED");
+    expect(reply.json.error.data.required_role).toBe("approver");
+  });
+
   it("refuses a ui:// resource it does not serve, naming the one it does", async () => {
     await expect(apps.readResource({ uri: "ui://cairn/nothing.html" })).rejects.toThrow(/ui:\/\/cairn\/table\.html/);
   });
