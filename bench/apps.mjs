@@ -1,4 +1,4 @@
-// MCP Apps benchmark (decisions 0310, 0311, 0312): each app's size (table, lineage, brief, diff) against its 300 KB
+// MCP Apps benchmark (decisions 0310-0313): each app's size (table, lineage, brief, diff, approval) against its 300 KB
 // budget, and its first render of a 10,000-row query result (the first page of 25, the chart drawn) in headless Chromium, as the test host renders it
 // (scripts/apps-host.mjs, the extension's AppBridge): from the tool result sent to the app's first size report after
 // it, p95 of the loads against the 300 ms bound; the frame's load and handshake before it are printed beside, unbound.
@@ -62,7 +62,12 @@ export default async function run() {
     const bytes = Buffer.byteLength(content.text);
     /** Every other app's size, read from the server as a host reads it. */
     const others = [];
-    for (const uri of ["ui://cairn/lineage.html", "ui://cairn/brief.html", "ui://cairn/diff.html"]) {
+    for (const uri of [
+      "ui://cairn/lineage.html",
+      "ui://cairn/brief.html",
+      "ui://cairn/diff.html",
+      "ui://cairn/approval.html",
+    ]) {
       const other = /** @type {{ text: string }} */ ((await client.readResource({ uri })).contents[0]);
       others.push({ name: uri.slice("ui://cairn/".length, -".html".length), bytes: Buffer.byteLength(other.text) });
     }

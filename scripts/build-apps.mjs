@@ -1,4 +1,4 @@
-// Builds the MCP Apps (decisions 0310, 0311, 0312): each app's browser code (src/apps/) bundled by esbuild (with uPlot for
+// Builds the MCP Apps (decisions 0310-0313): each app's browser code (src/apps/) bundled by esbuild (with uPlot for
 // the table, dagre for the lineage), and its styles (views/*-style, as tsc built them, and uPlot's), into one
 // self-contained HTML file under dist/apps/ that the server serves as a ui:// resource. Nothing is fetched at run
 // time; an app past APP_BYTES fails the build. Run after tsc (npm run build does): it reads dist/views/.
@@ -45,6 +45,11 @@ button.link:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px
 .nav:empty { display: none; }
 .table-wrap + .table-wrap, .table-wrap + p { margin-top: 0.75rem; }
 td.pre { white-space: pre-wrap; }
+dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.15rem 0.75rem; margin: 0.5rem 0; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+pre.args { background: var(--panel); border: 1px solid var(--line); border-radius: 4px; padding: 0.5rem; margin: 0.25rem 0; overflow: auto; max-height: 24rem; white-space: pre-wrap; overflow-wrap: anywhere; }
+.actions { display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.5rem 0; }
 `;
 
 /** Narrow frames: table cells give up some padding (after TABLE_CSS, which sets it). */
@@ -83,6 +88,13 @@ export const APPS = [
     title: "Cairn: diff",
     file: "diff.html",
     css: (views) => `${views.TABLE_CSS}${NARROW_CSS}`,
+  },
+  {
+    name: "approval",
+    entry: "src/apps/approval-app.ts",
+    title: "Cairn: approval",
+    file: "approval.html",
+    css: () => "",
   },
 ];
 

@@ -325,6 +325,8 @@ export function createApp(loaded: LoadedConfig, options: CreateAppOptions = {}):
       workspace,
       logger,
       heldRuns,
+      // The approval app's buttons call approve through the host; a profile without it lists it to apps alone.
+      appOnlyTools: selected.some((t) => t.name === "approve") ? [] : tools.filter((t) => t.name === "approve"),
       notEnabled: (name: string) => {
         if (selected.some((t) => t.name === name)) return undefined;
         const off = exposed.find((e) => e.tool.name === name);

@@ -1,9 +1,11 @@
 /// <reference lib="dom" />
 // The table app (ui://cairn/table.html): a query result inside the host's conversation, paged and sorted over the
 // whole result, with a chart of its numeric columns. Every other page is a `query` call through the host
-// (tools/call), never a request of its own: the resource's CSP allows no network at all.
+// (tools/call), never a request of its own: the resource's CSP allows no network at all. An execute_code reply that
+// holds an APPROVAL_REQUIRED error is drawn by the approval app's panel (decision 0313).
 import { chooseChart, tableMarkup, type ViewSort } from "../views/table-view.js";
 import { AppChannel, type ToolResult } from "./app-channel.js";
+import { ApprovalPanel, approvalRequest } from "./approval-panel.js";
 import { type DrawnChart, drawChart } from "./chart.js";
 import { type QueryShape, type TableSource, tableSource } from "./table-source.js";
 
@@ -37,6 +39,14 @@ function textOf(result: ToolResult): string | undefined {
 }
 
 function show(result: ToolResult): void {
+  // A snippet's gated call refused for want of approval: the approval app's panel, here (a tool names one app).
+  const request = approvalRequest(result);
+  if (request !== undefined) {
+    source = undefined;
+    shown = undefined;
+    void approvals.show(request);
+    return;
+  }
   const found = result.isError ? undefined : tableSource(tool, args, textOf(result));
   if (found === undefined) {
     note(result.isError ? "The call failed: its reply says why." : "This reply holds no table.");
@@ -157,6 +167,7 @@ function resize(force = false): void {
   channel.sizeChanged(Math.ceil(document.documentElement.scrollWidth), height);
 }
 new ResizeObserver(() => resize()).observe(root);
+const approvals = new ApprovalPanel(root, channel, () => resize(true));
 
 channel.connect({ name: "cairn-table", version: "1" }).then(applyTheme, (error: Error) => {
   note(`The host did not start this view: ${error.message}`);

@@ -53,14 +53,20 @@ export interface ApprovalReplays {
   replay(
     handle: string,
     ctx: { actor: Actor; session: Session; signal?: AbortSignal | undefined },
-  ): Promise<{
-    approval_id: string;
-    server: string;
-    tool: string;
-    digest: string;
-    requested_by: string;
-    result: unknown;
-  }>;
+  ): Promise<HeldCall & { result: unknown }>;
+  /** The handle's call with its arguments (registered secrets redacted), checked as replay does, not spent. */
+  preview(handle: string, ctx: { actor: Actor }): Promise<HeldCall & { arguments: unknown; expires_at: string }>;
+  /** Spends the handle without making its call (once, as replay); a later replay is APPROVAL_USED. */
+  decline(handle: string, ctx: { actor: Actor }): Promise<HeldCall & { declined: true }>;
+}
+
+/** What an approval handle stands for, as the approve operation names it. */
+export interface HeldCall {
+  approval_id: string;
+  server: string;
+  tool: string;
+  digest: string;
+  requested_by: string;
 }
 
 export type { Actor, Role } from "../config/identity.js";

@@ -1,11 +1,12 @@
-// MCP Apps (the extension io.modelcontextprotocol/ui, decisions 0310, 0311, 0312): whether a client declared it, the
-// `_meta.ui` that tools whose result an app draws (a table, a lineage, a brief, a diff) carry for such a client only, and the ui://
+// MCP Apps (the extension io.modelcontextprotocol/ui, decisions 0310-0313): whether a client declared it, the `_meta.ui`
+// that tools whose result an app draws (a table, a lineage, a brief, a diff, an approval) carry for such a client only, and the ui://
 // resources (self-contained HTML that scripts/build-apps.mjs writes to dist/apps/) with the CSP the extension
 // defines: no network, no frames.
 import { readFile } from "node:fs/promises";
 import { CLIENT_CAPABILITIES_META_KEY, type ServerContext } from "@modelcontextprotocol/server";
 import { CairnError, ErrorCode } from "../errors.js";
 import { APPS_EXTENSION } from "./server-info.js";
+import type { ToolDefinition } from "./tool.js";
 
 export { APPS_EXTENSION };
 
@@ -59,6 +60,16 @@ export const APP_RESOURCES: readonly AppResource[] = [
     file: "diff.html",
     tools: ["diff"],
   },
+  {
+    uri: "ui://cairn/approval.html",
+    name: "approval",
+    title: "Approval",
+    description:
+      "A call that waits for a person's approval: its exact arguments and digest; approve or decline it once, through approve calls.",
+    file: "approval.html",
+    // Gated direct upstream tools name it too (ToolDefinition.app); execute_code's table app hands an approval to it.
+    tools: ["approve"],
+  },
 ];
 
 /**
@@ -84,11 +95,22 @@ export function clientRendersApps(ctx: ServerContext | undefined, sessionCapabil
   return declaresApps(modern ?? sessionCapabilities);
 }
 
-/** The tool's `_meta` for a client that renders apps, or undefined when no app renders its result. */
-export function appToolMeta(tool: string): Record<string, unknown> | undefined {
-  const app = APP_RESOURCES.find((resource) => resource.tools.includes(tool));
+/**
+ * The tool's `_meta` for a client that renders apps, or undefined when no app renders its result. An `appOnly` tool
+ * is marked `visibility: ["app"]`: the extension tells hosts to keep it from the model and let only apps call it.
+ */
+export function appToolMeta(
+  tool: Pick<ToolDefinition, "name" | "app">,
+  appOnly = false,
+): Record<string, unknown> | undefined {
+  const app = APP_RESOURCES.find((resource) =>
+    tool.app === undefined ? resource.tools.includes(tool.name) : resource.name === tool.app,
+  );
   if (app === undefined) return undefined;
-  return { ui: { resourceUri: app.uri }, [LEGACY_URI_KEY]: app.uri };
+  return {
+    ui: { resourceUri: app.uri, ...(appOnly ? { visibility: ["app"] } : {}) },
+    [LEGACY_URI_KEY]: app.uri,
+  };
 }
 
 /** The resources/list entries of the apps. */

@@ -39,6 +39,11 @@ export interface ServerDeps {
   /** The durable workspace: cairn://workspace/{name} resources and the resume and handoff prompts. */
   workspace(): Promise<Workspace>;
   logger: Logger;
+  /**
+   * Tools listed and callable only for a client that renders MCP Apps, marked `visibility: ["app"]` so the host keeps
+   * them from the model: `approve` for the approval app when the profile does not list it (decision 0313).
+   */
+  appOnlyTools?: readonly ToolDefinition[];
   /** The runs of this process that wait between 2026-07-28 requests for a person's approval (decision 0264). */
   heldRuns?: HeldRuns | undefined;
   /**
@@ -111,8 +116,10 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
   // Tools are filtered by the session's role (decision 0211): a reader lists and calls only read operations.
   const permitted = (tool: ToolDefinition) => roleAllows(session.actor?.role ?? "writer", tool.role ?? "writer");
   const staticTools = new Map(deps.tools.filter(permitted).map((tool) => [tool.name, tool]));
-  const allTools = () => [
+  const appOnly = (deps.appOnlyTools ?? []).filter((t) => permitted(t) && !staticTools.has(t.name));
+  const allTools = (apps = false) => [
     ...staticTools.values(),
+    ...(apps ? appOnly : []),
     ...(deps.dynamicTools?.() ?? [])
       .filter((t) => !staticTools.has(t.name) && permitted(t))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
@@ -133,7 +140,8 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
       },
     };
   };
-  const findTool = (name: string) => allTools().find((tool) => tool.name === name) ?? notEnabled(name);
+  const findTool = (name: string, apps: boolean) =>
+    allTools(apps).find((tool) => tool.name === name) ?? notEnabled(name);
   const unsubscribe =
     options.announceToolChanges === false
       ? undefined
@@ -150,8 +158,8 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
   server.setRequestHandler("tools/list", async (_request, ctx) => {
     const apps = rendersApps(ctx);
     return {
-      tools: allTools().map((tool) => {
-        const meta = apps ? appToolMeta(tool.name) : undefined;
+      tools: allTools(apps).map((tool) => {
+        const meta = apps ? appToolMeta(tool, appOnly.includes(tool)) : undefined;
         return {
           name: tool.name,
           title: tool.title,
@@ -167,11 +175,15 @@ export function createMcpServer(deps: ServerDeps, session: Session, options: Ses
 
   server.setRequestHandler("tools/call", async (request, ctx) => {
     if (isModern(ctx)) session.activity.noteClient(envelopeClient(ctx));
+    const apps = rendersApps(ctx);
     return callTool(
       {
-        find: findTool,
-        hidden: (name) => [...deps.tools, ...(deps.dynamicTools?.() ?? [])].find((t) => t.name === name),
-        names: () => allTools().map((t) => t.name),
+        find: (name) => findTool(name, apps),
+        hidden: (name) =>
+          [...deps.tools, ...(apps ? (deps.appOnlyTools ?? []) : []), ...(deps.dynamicTools?.() ?? [])].find(
+            (t) => t.name === name,
+          ),
+        names: () => allTools(apps).map((t) => t.name),
         heldRuns: deps.heldRuns,
         logger: deps.logger,
         legacyElicitation: () => server.getClientCapabilities()?.elicitation?.form !== undefined,

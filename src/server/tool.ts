@@ -50,6 +50,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * operation behind a tool checks the role again, per call.
    */
   role?: Role;
+  /**
+   * The MCP App that draws its results when its name alone does not say (apps.ts, APP_RESOURCES): a direct upstream
+   * tool its server's policy gates names "approval".
+   */
+  app?: string;
   handler(args: z.infer<S>, ctx: ToolContext): Promise<ToolReply>;
 }
 

@@ -36,7 +36,13 @@ export interface CallApproval {
 
 /** An event of the approval's life, for the workspace's event log: the digest, never the arguments. */
 export interface ApprovalEvent {
-  operation: "approval.request" | "approval.approve" | "approval.decline" | "approval.expire" | "approval.replay";
+  operation:
+    | "approval.request"
+    | "approval.preview"
+    | "approval.approve"
+    | "approval.decline"
+    | "approval.expire"
+    | "approval.replay";
   actor?: string | undefined;
   role?: string | undefined;
   /** `server.tool` */
@@ -152,12 +158,33 @@ export class ApprovalGate {
   }
 
   /** Takes a handle's call for replay (once) and records the approval. */
-  async take(handle: string, approver: { name: string; role: string }): Promise<PendingCall> {
+  take(handle: string, approver: { name: string; role: string }): Promise<PendingCall> {
+    return this.act(handle, approver, "approval.approve");
+  }
+
+  /** Spends a handle without its call (once; a later approve is APPROVAL_USED) and records the decline. */
+  decline(handle: string, approver: { name: string; role: string }): Promise<PendingCall> {
+    return this.act(handle, approver, "approval.decline");
+  }
+
+  /** Reads a handle's call without spending it (the same refusals as take) and records that it was shown. */
+  preview(handle: string, approver: { name: string; role: string }): Promise<PendingCall> {
+    return this.act(handle, approver, "approval.preview");
+  }
+
+  private async act(
+    handle: string,
+    approver: { name: string; role: string },
+    operation: "approval.approve" | "approval.decline" | "approval.preview",
+  ): Promise<PendingCall> {
     const store = this.options.store();
     try {
-      const call = await store.take(handle, approver.name);
+      const call =
+        operation === "approval.preview"
+          ? await store.peek(handle)
+          : await store.take(handle, approver.name, { declined: operation === "approval.decline" });
       await this.options.record({
-        operation: "approval.approve",
+        operation,
         actor: approver.name,
         role: approver.role,
         ref: `${call.server}.${call.tool}`,

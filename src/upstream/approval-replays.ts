@@ -1,5 +1,7 @@
 // An approver's replay of an upstream call a snippet was refused for want of approval (decision 0240): take the
-// handle's call once, start its server if this process has not, make exactly that call and record how it went.
+// handle's call once, start its server if this process has not, make exactly that call and record how it went; or
+// read the call without spending it (a preview), or spend it without calling (a decline; decision 0313).
+import { redactSecrets } from "../log.js";
 import type { ApprovalReplays } from "../operations/operation.js";
 import type { ApprovalGate } from "./approval-gate.js";
 import type { Gateway } from "./gateway.js";
@@ -34,5 +36,21 @@ export function approvalReplays(deps: {
       const { id, server, tool, digest, requested_by } = call;
       return { approval_id: id, server, tool, digest, requested_by, result };
     },
+    async preview(handle, { actor }) {
+      const { id, server, tool, digest, requested_by, expires_at, args } = await approvals.preview(handle, actor);
+      return { approval_id: id, server, tool, digest, requested_by, expires_at, arguments: redacted(args) };
+    },
+    async decline(handle, { actor }) {
+      const { id, server, tool, digest, requested_by } = await approvals.decline(handle, actor);
+      return { approval_id: id, server, tool, digest, requested_by, declined: true as const };
+    },
   };
+}
+
+/** A JSON value with every registered secret redacted in its strings and keys: still JSON, whatever the secret holds. */
+function redacted(value: unknown): unknown {
+  if (typeof value === "string") return redactSecrets(value);
+  if (Array.isArray(value)) return value.map(redacted);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [redactSecrets(key), redacted(item)]));
 }

@@ -39,6 +39,8 @@ interface StoredRecord {
   sealed?: { iv: string; tag: string; data: string };
   used_at?: string;
   used_by?: string;
+  /** Set when the handle was spent by a decline (nothing was called). */
+  declined?: true;
 }
 
 export interface ApprovalStoreOptions {
@@ -61,8 +63,8 @@ export interface ExpiredCall {
 }
 
 /**
- * Guarantees: a handle replays at most once, across processes (the pending file is renamed to its tombstone, and
- * only one rename wins); a handle with any character changed is refused (APPROVAL_INVALID) and cannot decrypt the
+ * Guarantees: a handle is spent at most once, by a replay or a decline, across processes (the pending file is renamed
+ * to its tombstone, and only one rename wins); `peek` reads a call without spending it; a handle with any character changed is refused (APPROVAL_INVALID) and cannot decrypt the
  * arguments; a stored call whose decrypted arguments no longer hash to its digest is refused (APPROVAL_INVALID); past
  * `ttlSeconds` the handle is refused (APPROVAL_EXPIRED); at most `maxPending` unexpired handles exist.
  */
@@ -122,9 +124,41 @@ export class ApprovalStore {
 
   /**
    * Takes the call a handle stands for, once: refuses an unknown or altered handle (APPROVAL_INVALID), a used one
-   * (APPROVAL_USED), an expired one (APPROVAL_EXPIRED, and the record is removed). `approver` is kept in the tombstone.
+   * (APPROVAL_USED), an expired one (APPROVAL_EXPIRED, and the record is removed). `approver` is kept in the tombstone;
+   * `declined` marks it spent by a decline, so a later use says so.
    */
-  async take(handle: string, approver: string): Promise<PendingCall> {
+  async take(handle: string, approver: string, options: { declined?: boolean } = {}): Promise<PendingCall> {
+    const { id, secret, record, pendingFile } = await this.open(handle);
+    // One rename wins across processes: the loser finds no pending file and is told the handle was used.
+    try {
+      await rename(pendingFile, join(this.options.dir, `${id}.used`));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return this.take(handle, approver, options);
+      throw error;
+    }
+    const { sealed, ...rest } = record;
+    await this.writeAtomic(`${id}.used`, {
+      ...rest,
+      used_at: new Date(this.now()).toISOString(),
+      used_by: approver,
+      ...(options.declined ? { declined: true as const } : {}),
+    });
+    return unseal(id, secret, record, sealed);
+  }
+
+  /**
+   * The call a handle stands for, without spending it: the same refusals as `take` (an expired record is removed
+   * alike), the record left pending, so the handle still approves or declines once.
+   */
+  async peek(handle: string): Promise<PendingCall> {
+    const { id, secret, record } = await this.open(handle);
+    return unseal(id, secret, record, record.sealed);
+  }
+
+  /** The pending record a handle names, checked: its secret, its expiry; refusals as `take` documents. */
+  private async open(
+    handle: string,
+  ): Promise<{ id: string; secret: string; record: StoredRecord; pendingFile: string }> {
     const parsed = HANDLE_PATTERN.exec(handle);
     if (!parsed) throw invalid("it is not an approval handle (apv_ followed by its id and secret)");
     const [, id, secret] = parsed as unknown as [string, string, string];
@@ -133,10 +167,11 @@ export class ApprovalStore {
     if (!record) {
       const used = await readRecord(join(this.options.dir, `${id}.used`));
       if (used && sameSecret(used.secret_check, secret)) {
+        const how = used.declined ? "declined" : "used";
         throw new CairnError(
           ErrorCode.APPROVAL_USED,
-          `approval ${id} was already used by ${used.used_by ?? "an approver"} at ${used.used_at ?? "an earlier time"}: a handle replays its call once; run the snippet again to ask anew`,
-          { data: { approval_id: id, used_at: used.used_at } },
+          `approval ${id} was already ${how} by ${used.used_by ?? "an approver"} at ${used.used_at ?? "an earlier time"}: a handle approves or declines its call once; run the snippet again to ask anew`,
+          { data: { approval_id: id, used_at: used.used_at, ...(used.declined ? { declined: true } : {}) } },
         );
       }
       throw invalid("this workspace holds no such handle (it was never given here, or it expired and was removed)");
@@ -150,39 +185,7 @@ export class ApprovalStore {
         { data: { approval_id: id, expires_at: record.expires_at } },
       );
     }
-    // One rename wins across processes: the loser finds no pending file and is told the handle was used.
-    try {
-      await rename(pendingFile, join(this.options.dir, `${id}.used`));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return this.take(handle, approver);
-      throw error;
-    }
-    const { sealed, ...rest } = record;
-    await this.writeAtomic(`${id}.used`, { ...rest, used_at: new Date(this.now()).toISOString(), used_by: approver });
-    if (!sealed) throw invalid("the stored call holds no arguments");
-    let args: Record<string, unknown>;
-    try {
-      const decipher = createDecipheriv("aes-256-gcm", keyOf(secret), Buffer.from(sealed.iv, "base64"));
-      decipher.setAAD(Buffer.from(boundText(id, record.digest, record.server, record.tool, record.expires_at)));
-      decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
-      const text = Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]);
-      args = JSON.parse(text.toString("utf8")) as Record<string, unknown>;
-    } catch {
-      throw invalid("the stored call was altered (it no longer decrypts under the handle)");
-    }
-    if (callDigest(record.server, record.tool, args) !== record.digest) {
-      throw invalid("the stored call no longer matches the digest it was approved under");
-    }
-    return {
-      id,
-      server: record.server,
-      tool: record.tool,
-      args,
-      digest: record.digest,
-      requested_by: record.requested_by,
-      requested_at: record.requested_at,
-      expires_at: record.expires_at,
-    };
+    return { id, secret, record, pendingFile };
   }
 
   /**
@@ -221,6 +224,34 @@ export class ApprovalStore {
     await writeFile(temp, JSON.stringify(record), { mode: 0o600, flush: true });
     await rename(temp, join(this.options.dir, name));
   }
+}
+
+/** The stored call decrypted under the handle's secret and checked against its digest (APPROVAL_INVALID if not). */
+function unseal(id: string, secret: string, record: StoredRecord, sealed: StoredRecord["sealed"]): PendingCall {
+  if (!sealed) throw invalid("the stored call holds no arguments");
+  let args: Record<string, unknown>;
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", keyOf(secret), Buffer.from(sealed.iv, "base64"));
+    decipher.setAAD(Buffer.from(boundText(id, record.digest, record.server, record.tool, record.expires_at)));
+    decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
+    const text = Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]);
+    args = JSON.parse(text.toString("utf8")) as Record<string, unknown>;
+  } catch {
+    throw invalid("the stored call was altered (it no longer decrypts under the handle)");
+  }
+  if (callDigest(record.server, record.tool, args) !== record.digest) {
+    throw invalid("the stored call no longer matches the digest it was approved under");
+  }
+  return {
+    id,
+    server: record.server,
+    tool: record.tool,
+    args,
+    digest: record.digest,
+    requested_by: record.requested_by,
+    requested_at: record.requested_at,
+    expires_at: record.expires_at,
+  };
 }
 
 /** SHA-256 (hex) of the canonical JSON of `{server, tool, args}`. */

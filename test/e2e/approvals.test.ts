@@ -319,6 +319,80 @@ describe("a host without elicitation, and approvers elsewhere", () => {
     expect((await agent.run(namesInGraph)).value).toContain("h2");
   });
 
+  it("previews a held call without spending it; a decline calls nothing and spends it (decision 0313)", async () => {
+    const { data } = await refused(["p1"]);
+    const handle = data.approval as string;
+    const id = handle.slice(4, 28);
+    const preview = await approver.call("approve", { approval: handle, preview: true });
+    expect(preview.isError, preview.text).toBe(false);
+    expect(preview.json).toEqual({
+      approval_id: id,
+      server: "memory",
+      tool: "delete_entities",
+      digest: data.digest,
+      requested_by: "agent",
+      expires_at: data.expires_at,
+      arguments: { entityNames: ["p1"] },
+    });
+    // Not spent: the record is still pending, and a second preview reads it again.
+    expect(readdirSync(join(dir, "ws", "approvals"))).toContain(`${id}.json`);
+    expect((await approver.call("approve", { approval: handle, preview: true })).json.approval_id).toBe(id);
+    // Same role and surface rules as approve.
+    expect((await agent.call("approve", { approval: handle, preview: true })).json.error.code).toBe("NOT_ALLOWED");
+    const inSnippet = await approver.run(`await tasks.approve({ approval: ${JSON.stringify(handle)}, preview: true })`);
+    expect(inSnippet.error.code).toBe("NOT_ALLOWED");
+    // Each bad input says what to do.
+    const both = await approver.call("approve", { approval: handle, preview: true, decline: true });
+    expect(both.json.error.code).toBe("INVALID_ARGUMENT");
+    expect(both.json.error.message).toContain("not both: preview first, then approve or decline");
+    const withRef = await approver.call("approve", { ref: "x", decline: true });
+    expect(withRef.json.error.message).toContain("decline goes with approval");
+    const unknown = await approver.call("approve", {
+      approval: `apv_${"0".repeat(24)}_${"A".repeat(43)}`,
+      decline: true,
+    });
+    expect(unknown.json.error.code).toBe("APPROVAL_INVALID");
+    expect(unknown.json.error.message).toContain("run the snippet again for a new one");
+
+    const declined = await approver.call("approve", { approval: handle, decline: true });
+    expect(declined.json).toEqual({
+      approval_id: id,
+      server: "memory",
+      tool: "delete_entities",
+      digest: data.digest,
+      requested_by: "agent",
+      declined: true,
+    });
+    expect((await agent.run(namesInGraph)).value).toContain("p1");
+    expect(readdirSync(join(dir, "ws", "approvals"))).not.toContain(`${id}.json`);
+    for (const args of [
+      { approval: handle },
+      { approval: handle, decline: true },
+      { approval: handle, preview: true },
+    ]) {
+      const again = await approver.call("approve", args);
+      expect(again.json.error.code).toBe("APPROVAL_USED");
+      expect(again.json.error.message).toContain("already declined by reviewer");
+      expect(again.json.error.data.declined).toBe(true);
+    }
+    expect((await agent.run(namesInGraph)).value).toContain("p1");
+    const events = (await approver.call("changes", { limit: 100 })).json.events as {
+      operation: string;
+      actor: string;
+      detail: Record<string, unknown>;
+    }[];
+    const mine = events.filter((e) => e.detail?.approval_id === id);
+    expect(mine.map((e) => e.operation)).toEqual(
+      expect.arrayContaining(["approval.request", "approval.preview", "approval.decline"]),
+    );
+    expect(mine.filter((e) => e.operation === "approval.preview")).toHaveLength(2);
+    expect(mine.some((e) => e.operation === "approval.replay" || e.operation === "approval.approve")).toBe(false);
+    for (const event of mine) {
+      expect(event.detail.digest).toBe(data.digest);
+      expect(JSON.stringify(event)).not.toContain("p1");
+    }
+  });
+
   it("replays from the command line as an approver, and refuses a writer's command line", () => {
     return (async () => {
       const { data } = await refused(["cli1"]);
@@ -380,6 +454,13 @@ describe("an approval handle past its handle_ttl_s", () => {
       const expired = await agent.call("approve", { approval: handle });
       expect(expired.json.error.code).toBe("APPROVAL_EXPIRED");
       expect(expired.json.error.message).toContain("run the snippet again");
+      // Past its expiry a preview and a decline are refused alike (the record is gone after the first refusal).
+      const second = await agent.run(`await memory.delete_entities({ entityNames: ["e1"] })`);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const preview = await agent.call("approve", { approval: second.error.data.approval, preview: true });
+      expect(preview.json.error.code).toBe("APPROVAL_EXPIRED");
+      const decline = await agent.call("approve", { approval: second.error.data.approval, decline: true });
+      expect(decline.json.error.code).toBe("APPROVAL_INVALID");
       expect((await agent.run(namesInGraph)).value).toContain("e1");
       const events = (await agent.call("changes", { limit: 20 })).json.events as { operation: string }[];
       expect(events.some((e) => e.operation === "approval.expire")).toBe(true);

@@ -17,7 +17,8 @@ const TABLE_URI = "ui://cairn/table.html";
 const LINEAGE_URI = "ui://cairn/lineage.html";
 const BRIEF_URI = "ui://cairn/brief.html";
 const DIFF_URI = "ui://cairn/diff.html";
-const APP_URIS = [TABLE_URI, LINEAGE_URI, BRIEF_URI, DIFF_URI];
+const APPROVAL_URI = "ui://cairn/approval.html";
+const APP_URIS = [TABLE_URI, LINEAGE_URI, BRIEF_URI, DIFF_URI, APPROVAL_URI];
 /** The app each tool of the default profile carries (provenance's is outside it). */
 const APP_OF: Record<string, string> = {
   execute_code: TABLE_URI,
@@ -36,16 +37,18 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "cairn-apps-"));
   writeFileSync(join(dir, "cairn.toml"), `[workspace]\nimport_roots = ["${dir}"]\n`);
   writeFileSync(join(dir, "sales.csv"), `city,sales\nOslo,3\nLima,5\n`);
+  writeFileSync(join(dir, "approver.toml"), `[identity]\nname = "reviewer"\nrole = "approver"\n`);
+  writeFileSync(join(dir, "runtime.toml"), `profile = "runtime"\n[identity]\nname = "reviewer"\nrole = "approver"\n`);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A client of `era` over stdio that declares the extension (or not), on a server of the shared workspace. */
-async function open(era: Era, apps: boolean): Promise<AnyClient> {
+async function open(era: Era, apps: boolean, config = "cairn.toml"): Promise<AnyClient> {
   const info = { name: apps ? "apps-host" : "plain-host", version: "1.0.0" };
   const capabilities = apps ? { extensions: UI } : {};
   const params = {
     command: process.execPath,
-    args: [MAIN, "serve", "--config", join(dir, "cairn.toml"), "--workspace", join(dir, `ws-${era}`)],
+    args: [MAIN, "serve", "--config", join(dir, config), "--workspace", join(dir, `ws-${era}`)],
     env: { ...process.env, CAIRN_LOG: "error" } as Record<string, string>,
     stderr: "pipe" as const,
   };
@@ -76,7 +79,7 @@ describe.each(ERAS)("MCP Apps over %s", (era) => {
     await Promise.all([plain?.close(), apps?.close()]);
   });
 
-  it("lists the table, lineage, brief and diff apps on the tools whose results they draw, only for a client that declares the extension", async () => {
+  it("lists the table, lineage, brief and diff apps (and no app-only tool to a writer) on the tools whose results they draw, only for a client that declares the extension", async () => {
     const withApps = (await apps.listTools()).tools as { name: string; _meta?: Record<string, unknown> }[];
     const without = (await plain.listTools()).tools as { name: string; _meta?: Record<string, unknown> }[];
     const carrying = withApps.filter((t) => t._meta !== undefined);
@@ -135,7 +138,77 @@ describe.each(ERAS)("MCP Apps over %s", (era) => {
     ]);
   });
 
+  it("answers a writer's apps host that approve needs the approver role (decision 0313)", async () => {
+    const reply = await call(era, apps, "approve", {
+      approval: `apv_${"0".repeat(24)}_${"A".repeat(43)}`,
+      preview: true,
+    });
+    expect(reply.json.error.code).toBe("NOT_ALLOWED");
+    expect(reply.json.error.data.required_role).toBe("approver");
+  });
+
   it("refuses a ui:// resource it does not serve, naming the one it does", async () => {
     await expect(apps.readResource({ uri: "ui://cairn/nothing.html" })).rejects.toThrow(/ui:\/\/cairn\/table\.html/);
+  });
+});
+
+type Listed = { name: string; _meta?: Record<string, unknown> };
+
+describe.each(ERAS)("the app-only approve tool over %s (decision 0313)", (era) => {
+  let plain: AnyClient;
+  let apps: AnyClient;
+  let runtimePlain: AnyClient;
+  let runtimeApps: AnyClient;
+  beforeAll(async () => {
+    [plain, apps, runtimePlain, runtimeApps] = await Promise.all([
+      open(era, false, "approver.toml"),
+      open(era, true, "approver.toml"),
+      open(era, false, "runtime.toml"),
+      open(era, true, "runtime.toml"),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([plain?.close(), apps?.close(), runtimePlain?.close(), runtimeApps?.close()]);
+  });
+
+  it("lists approve to an approver's apps host only, marked for apps and not the model; a plain list is unchanged", async () => {
+    const withApps = (await apps.listTools()).tools as Listed[];
+    const without = (await plain.listTools()).tools as Listed[];
+    const approve = withApps.find((t) => t.name === "approve");
+    expect(approve?._meta).toEqual({
+      ui: { resourceUri: APPROVAL_URI, visibility: ["app"] },
+      "ui/resourceUri": APPROVAL_URI,
+    });
+    expect(without.some((t) => t.name === "approve")).toBe(false);
+    const stripped = withApps.filter((t) => t.name !== "approve").map(({ _meta, ...rest }) => rest);
+    expect(without).toEqual(stripped);
+    const tokens = (tools: unknown) => encode(JSON.stringify({ tools })).length;
+    console.log(
+      `tools/list (${era}, an approver, agent profile): ${tokens(without)} tokens without the extension, ${tokens(withApps)} with it (approve, app-only: ${tokens([approve])})`,
+    );
+    expect(tokens(without)).toBe(tokens(stripped));
+  });
+
+  it("lets an apps host's approve reach the handler; a plain host's is not enabled", async () => {
+    const bogus = { approval: `apv_${"0".repeat(24)}_${"A".repeat(43)}`, preview: true };
+    const viaApp = await call(era, apps, "approve", bogus);
+    expect(viaApp.json.error.code).toBe("APPROVAL_INVALID");
+    const viaPlain = await call(era, plain, "approve", bogus);
+    expect(viaPlain.json.error.code).toBe("TOOL_NOT_ENABLED");
+  });
+
+  it("leaves approve as the runtime profile lists it (to the model too), with the approval app for an apps host", async () => {
+    const withApps = (await runtimeApps.listTools()).tools as Listed[];
+    const without = (await runtimePlain.listTools()).tools as Listed[];
+    expect(withApps.find((t) => t.name === "approve")?._meta).toEqual({
+      ui: { resourceUri: APPROVAL_URI },
+      "ui/resourceUri": APPROVAL_URI,
+    });
+    expect(without.find((t) => t.name === "approve")?._meta).toBeUndefined();
+    expect(without).toEqual(withApps.map(({ _meta, ...rest }) => rest));
+    const tokens = (tools: unknown) => encode(JSON.stringify({ tools })).length;
+    console.log(
+      `tools/list (${era}, an approver, runtime profile): ${tokens(without)} tokens without the extension, ${tokens(withApps)} with it; approve alone ${tokens([without.find((t) => t.name === "approve")])}`,
+    );
   });
 });

@@ -142,6 +142,46 @@ describe("ApprovalStore", () => {
     await expect(refused).rejects.toThrow(/approvals\.max_pending = 3/);
   });
 
+  it("peeks at a call without spending it, with the same refusals as take (decision 0313)", async () => {
+    const { store: s, dir, clock } = store({ ttlSeconds: 60 });
+    const { handle, id } = await s.add({ server: "m", tool: "t", args: { x: 1 }, requested_by: "a" });
+    expect((await s.peek(handle)).args).toEqual({ x: 1 });
+    expect((await s.peek(handle)).args).toEqual({ x: 1 });
+    expect(readdirSync(dir)).toContain(`${id}.json`);
+    const altered = `${handle.slice(0, -1)}${handle.endsWith("a") ? "b" : "a"}`;
+    expect(await codeOf(s.peek(altered))).toBe("APPROVAL_INVALID");
+    const file = join(dir, `${id}.json`);
+    const record = readFileSync(file, "utf8");
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(record), tool: "other" }));
+    expect(await codeOf(s.peek(handle))).toBe("APPROVAL_INVALID");
+    writeFileSync(file, record);
+    expect((await s.take(handle, "r")).args).toEqual({ x: 1 });
+    expect(await codeOf(s.peek(handle))).toBe("APPROVAL_USED");
+    const later = await s.add({ server: "m", tool: "t", args: {}, requested_by: "a" });
+    clock.now += 61_000;
+    expect(await codeOf(s.peek(later.handle))).toBe("APPROVAL_EXPIRED");
+  });
+
+  it("spends a declined handle once, and says it was declined to every later use", async () => {
+    const { store: s } = store();
+    const { handle } = await s.add({ server: "m", tool: "t", args: { x: 1 }, requested_by: "a" });
+    const codes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        codeOf(i % 2 ? s.take(handle, "r") : s.take(handle, "r", { declined: true })),
+      ),
+    );
+    expect(codes.filter((c) => c === "none")).toHaveLength(1);
+    const again = s.take(handle, "r");
+    await expect(again).rejects.toThrow(/already (declined|used) by r/);
+    const { handle: second } = await s.add({ server: "m", tool: "t", args: {}, requested_by: "a" });
+    await s.take(second, "reviewer", { declined: true });
+    await expect(s.take(second, "r")).rejects.toMatchObject({
+      code: "APPROVAL_USED",
+      data: { declined: true },
+      message: expect.stringContaining("already declined by reviewer"),
+    });
+  });
+
   it("lets exactly one of many concurrent takers replay a handle", async () => {
     const { store: s } = store();
     const { handle } = await s.add({ server: "m", tool: "t", args: { x: 1 }, requested_by: "a" });

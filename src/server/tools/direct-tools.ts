@@ -40,6 +40,8 @@ export function directTools(
         jsonInputSchema: capability.inputSchema,
         // Cairn cannot know what an upstream tool does; the conservative hints are the true ones.
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+        // A gated call's refusal (APPROVAL_REQUIRED) is what an apps host draws: the approval app (decision 0313).
+        ...(deps.approvals?.reason(server, tool) === undefined ? {} : { app: "approval" }),
         handler: async (args, ctx) => {
           deps.validator.validate(capability, args);
           // No run deadline to hold: the tool call waits for the person within approvals.timeout_ms.
