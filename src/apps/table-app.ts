@@ -2,7 +2,8 @@
 // The table app (ui://cairn/table.html): a query result inside the host's conversation, paged and sorted over the
 // whole result, with a chart of its numeric columns. Every other page is a `query` call through the host
 // (tools/call), never a request of its own: the resource's CSP allows no network at all.
-import { chooseChart, tableMarkup, type ViewSort } from "../views/table-view.js";
+import { chooseChart } from "../views/chart-view.js";
+import { tableMarkup, type ViewSort } from "../views/table-view.js";
 import { AppChannel, type ToolResult } from "./app-channel.js";
 import { type DrawnChart, drawChart } from "./chart.js";
 import { type QueryShape, type TableSource, tableSource } from "./table-source.js";
