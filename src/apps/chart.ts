@@ -7,6 +7,8 @@ import { type ChartChoice, chartDescription, chartSeries } from "../views/chart-
 
 /** Series colours, distinct in light and dark, each over 3:1 against both backgrounds (WCAG 1.4.11). */
 const COLOURS = ["#2563eb", "#d9480f", "#2f9e44", "#ae3ec9"];
+/** Characters of a bar's label drawn; the table holds the whole text. */
+const LABEL_CHARS = 14;
 
 export interface DrawnChart {
   destroy(): void;
@@ -63,12 +65,16 @@ export function drawChart(
       series.push({ label: name, scale, stroke: colour, width: 2, points: { show: xs.length <= 60 } });
     }
   });
-  // Labels turn when they would overlap: many bars, or a narrow screen's few.
-  const crowded = xs.length > 8 || width / Math.max(1, xs.length) < 64;
+  // Labels turn when they would overlap: many bars, or labels wider than a bar's slot (about 7 px a character, the
+  // value axis taking some 60 px of the width).
+  const longest = Math.max(0, ...labels.map((label) => Math.min(label.length, LABEL_CHARS)));
+  const crowded = xs.length > 8 || longest * 7 + 8 > (width - 60) / Math.max(1, xs.length);
   const options: uPlot.Options = {
     width,
     height: 260,
     series,
+    // A turned label runs down and to the right of its bar: the last one needs room past the plot.
+    ...(choice.kind === "bar" && crowded ? { padding: [null, Math.ceil(longest * 5) + 8, null, null] } : {}),
     scales: {
       x:
         choice.kind === "bar"
@@ -91,7 +97,7 @@ export function drawChart(
         ? {
             ...axis,
             splits: () => xs,
-            values: (_u: uPlot, splits: number[]) => splits.map((i) => truncate(labels[i] ?? "", 14)),
+            values: (_u: uPlot, splits: number[]) => splits.map((i) => truncate(labels[i] ?? "", LABEL_CHARS)),
             rotate: crowded ? -45 : 0,
             size: crowded ? 80 : 40,
           }
