@@ -124,10 +124,7 @@ export function drawChart(
   const canvas = target.querySelector("canvas");
   canvas?.setAttribute("role", "img");
   canvas?.setAttribute("aria-label", description);
-  return {
-    destroy: () => plot.destroy(),
-    description,
-  };
+  return { destroy: () => plot.destroy(), description };
 }
 
 /** Room for the longest tick label of a value axis (uPlot's default cuts "600,000" to "0,000"). */

@@ -124,8 +124,9 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
         res.setHeader("Allow", "GET, HEAD");
         return send(res, path, readOnlyPage(req.method ?? "?"), false);
       }
-      const asset = ASSETS[path] ?? (isBuiltAsset(path) ? await builtAsset(path) : undefined);
-      if (isBuiltAsset(path) && asset === undefined) {
+      const built = isBuiltAsset(path);
+      const asset = built ? await builtAsset(path) : ASSETS[path];
+      if (built && asset === undefined) {
         return send(res, path, notFoundPage(`${path} was not built: run npm run build.`), false);
       }
       if (asset !== undefined) {
