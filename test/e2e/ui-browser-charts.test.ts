@@ -4,7 +4,7 @@
 // chart of the rows shown (a line over a date column, bars by a text column, a scatter of two numbers, none for text
 // alone) from the page's JSON data island, with the chart script and uPlot's stylesheet from the view's own origin
 // under its CSP. Cell text that looks like markup stays text, in the table, the island and the chart. axe-core's
-// WCAG 2.1 A/AA rules at 1,280 and 390 px; screenshots at both (docs/ui under npm run screenshots).
+// WCAG 2.1 A/AA rules at 1,280 and 390 px and in the dark palette; screenshots (docs/ui under npm run screenshots).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -248,6 +248,18 @@ describe("the web view's charts in Chromium", () => {
       if (name === "sales/by-city") await browser.shot("ui-chart-bar-390");
     }
     expect(found).toEqual({});
+  });
+
+  it("draws in the dark palette when the system prefers it, and passes axe-core there", async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await browser.open("/artifact/sales/by-city", "bar chart dark");
+    // The bars' fill at 80% over the dark page's background (#16181d), not over white.
+    expect(await pixelsNear([34, 84, 194])).toBeGreaterThan(1000);
+    expect(await pixelsNear(BAR_FILL)).toBe(0);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await browser.shot("ui-chart-bar-dark-1280");
+    await page.emulateMedia({ colorScheme: "light" });
   });
 
   it("logged no console error, no CSP violation and no failed request on any page", () => {
