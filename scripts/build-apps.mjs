@@ -1,7 +1,9 @@
 // Builds the MCP Apps (decisions 0310-0313): each app's browser code (src/apps/) bundled by esbuild (with uPlot for
 // the table, dagre for the lineage), and its styles (views/*-style, as tsc built them, and uPlot's), into one
 // self-contained HTML file under dist/apps/ that the server serves as a ui:// resource. Nothing is fetched at run
-// time; an app past APP_BYTES fails the build. Run after tsc (npm run build does): it reads dist/views/.
+// time; an app past APP_BYTES fails the build. Also the web view's chart (decision 0316): src/apps/ui-chart.ts with
+// uPlot as dist/ui-assets/chart.js and uPlot's stylesheet as chart.css, served by the web view from its own origin.
+// Run after tsc (npm run build does): it reads dist/views/.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -12,7 +14,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** The budget of one app's HTML (issue 32). */
 export const APP_BYTES = 300 * 1024;
 
-/** Rules of the app's own frame: its body, notes, the sort buttons, the pager and the chart. */
+/** Rules of the app's own frame: its body, notes, the sort buttons and the pager. */
 const APP_CSS = `* { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--fg); font: 0.9375rem/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 main { padding: 0.5rem; }
@@ -26,10 +28,6 @@ th button.sort:focus-visible { outline: 3px solid var(--focus); outline-offset: 
 th.num button.sort { text-align: right; }
 .sort-mark { font-size: 0.75rem; padding-left: 0.25rem; }
 .pager { display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.5rem 0; }
-figure.chart { margin: 0 0 0.75rem; }
-figure.chart figcaption { color: var(--muted); font-size: 0.8125rem; }
-.uplot, .uplot .u-legend { font-family: inherit; color: var(--fg); }
-.uplot .u-legend th { font-weight: 600; }
 h1 { font-size: 1.125rem; margin: 0.25rem 0; }
 .callout { border-left: 4px solid var(--stale-fg); background: var(--stale-bg); color: var(--stale-fg); padding: 0.25rem 0.75rem; margin: 0.5rem 0; }
 .callout p, .callout ul { margin: 0.25rem 0; }
@@ -66,7 +64,7 @@ export const APPS = [
     entry: "src/apps/table-app.ts",
     title: "Cairn: result table",
     file: "table.html",
-    css: (views, uplot) => `${views.TABLE_CSS}${uplot}`,
+    css: (views, uplot) => `${views.TABLE_CSS}${uplot}${views.CHART_CSS}`,
   },
   {
     name: "lineage",
@@ -108,10 +106,26 @@ export async function buildApp(app) {
     ...(await import(join(ROOT, "dist/views/table-style.js"))),
     ...(await import(join(ROOT, "dist/views/lineage-view.js"))),
     ...(await import(join(ROOT, "dist/views/brief-view.js"))),
+    ...(await import(join(ROOT, "dist/views/chart-view.js"))),
   };
   const uplotCss = readFileSync(require.resolve("uplot/dist/uPlot.min.css"), "utf8");
-  const bundle = await build({
-    entryPoints: [join(ROOT, app.entry)],
+  const script = (await bundle(app.entry)).replaceAll("</script", "<\\/script");
+  const style = `${views.THEMED_PALETTE_CSS}${APP_CSS}${app.css(views, uplotCss)}`.replaceAll("</style", "<\\/style");
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${app.title}</title><style>${style}</style></head>
+<body><main id="app"><p class="note">Waiting for the tool's result…</p></main>
+<script>${script}</script></body></html>
+`;
+}
+
+/**
+ * One browser entry of src/apps/ and what it imports, minified into one script.
+ * @param {string} entry
+ */
+async function bundle(entry) {
+  const built = await build({
+    entryPoints: [join(ROOT, entry)],
     bundle: true,
     minify: true,
     format: "iife",
@@ -120,14 +134,19 @@ export async function buildApp(app) {
     legalComments: "none",
     nodePaths: (process.env.NODE_PATH ?? "").split(":").filter(Boolean),
   });
-  const script = (bundle.outputFiles[0]?.text ?? "").replaceAll("</script", "<\\/script");
-  const style = `${views.THEMED_PALETTE_CSS}${APP_CSS}${app.css(views, uplotCss)}`.replaceAll("</style", "<\\/style");
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${app.title}</title><style>${style}</style></head>
-<body><main id="app"><p class="note">Waiting for the tool's result…</p></main>
-<script>${script}</script></body></html>
-`;
+  return built.outputFiles[0]?.text ?? "";
+}
+
+/** Where the web view's built assets go (ui/built-assets.ts reads them), and their files. */
+export const UI_ASSETS = { dir: "dist/ui-assets", script: "chart.js", style: "chart.css" };
+
+/** The web view's chart script (ui-chart.ts, chart.ts, uPlot) and uPlot's stylesheet. */
+export async function buildUiAssets() {
+  const require = createRequire(join(ROOT, "package.json"));
+  return {
+    script: await bundle("src/apps/ui-chart.ts"),
+    style: readFileSync(require.resolve("uplot/dist/uPlot.min.css"), "utf8"),
+  };
 }
 
 async function main() {
@@ -139,6 +158,18 @@ async function main() {
     if (bytes > APP_BYTES) throw new Error(`the ${app.name} app is ${bytes} bytes, over its ${APP_BYTES}-byte budget`);
     writeFileSync(join(out, app.file), page);
     console.log(`dist/apps/${app.file}: ${(bytes / 1024).toFixed(1)} KB of ${APP_BYTES / 1024} KB`);
+  }
+  const assets = await buildUiAssets();
+  mkdirSync(join(ROOT, UI_ASSETS.dir), { recursive: true });
+  for (const [file, text] of [
+    [UI_ASSETS.script, assets.script],
+    [UI_ASSETS.style, assets.style],
+  ]) {
+    const bytes = Buffer.byteLength(text);
+    if (bytes > APP_BYTES)
+      throw new Error(`the web view's ${file} is ${bytes} bytes, over its ${APP_BYTES}-byte budget`);
+    writeFileSync(join(ROOT, UI_ASSETS.dir, file), text);
+    console.log(`${UI_ASSETS.dir}/${file}: ${(bytes / 1024).toFixed(1)} KB of ${APP_BYTES / 1024} KB`);
   }
 }
 

@@ -1,11 +1,14 @@
 /// <reference lib="dom" />
 // The chart of a table's numeric columns, drawn with uPlot (canvas, 51 KB minified, bundled: no network) from the
-// choice views/table-view.ts makes from the column types. Draws the rows given, in their order: the page shown.
+// choice and the points views/chart-view.ts makes of the rows shown. Both draw it: the table app, and the web view's
+// chart script (ui-chart.ts).
 import uPlot from "uplot";
-import { type ChartChoice, chartNumber, chartTime } from "../views/table-view.js";
+import { type ChartChoice, chartDescription, chartSeries } from "../views/chart-view.js";
 
 /** Series colours, distinct in light and dark, each over 3:1 against both backgrounds (WCAG 1.4.11). */
 const COLOURS = ["#2563eb", "#d9480f", "#2f9e44", "#ae3ec9"];
+/** Characters of a bar's label drawn; the table holds the whole text. */
+const LABEL_CHARS = 14;
 
 export interface DrawnChart {
   destroy(): void;
@@ -23,25 +26,10 @@ export function drawChart(
   const ink = getComputedStyle(document.documentElement).getPropertyValue("--muted").trim() || "#555";
   const grid = getComputedStyle(document.documentElement).getPropertyValue("--line").trim() || "#ddd";
   const axis = { stroke: ink, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
-  let xs: number[];
-  let ys: (number | null)[][];
-  let labels: string[] = [];
+  const drawn = chartSeries(choice, rows);
+  if (drawn === undefined) return undefined;
+  const { xs, ys, labels } = drawn;
   const series: uPlot.Series[] = [{ label: choice.x }];
-  if (choice.kind === "bar") {
-    labels = rows.map((row) => String(row[choice.x] ?? "NULL"));
-    xs = rows.map((_, i) => i);
-    ys = choice.y.map((name) => rows.map((row) => chartNumber(row[name])));
-  } else {
-    const toX = choice.kind === "line" ? chartTime : chartNumber;
-    // uPlot reads x ascending; a page sorted by another column is drawn in x's order.
-    const points = rows
-      .map((row) => ({ x: toX(row[choice.x]), row }))
-      .filter((p): p is { x: number; row: Record<string, unknown> } => p.x !== null)
-      .sort((a, b) => a.x - b.x);
-    xs = points.map((p) => p.x);
-    ys = choice.y.map((name) => points.map((p) => chartNumber(p.row[name])));
-  }
-  if (!ys.some((values) => values.some((v) => v !== null))) return undefined;
   // A series ten times smaller or larger than the first gets its own scale and axis on the right, or it draws flat.
   const peak = (values: (number | null)[]) => Math.max(0, ...values.map((v) => Math.abs(v ?? 0)));
   const first = peak(ys[0] ?? []);
@@ -70,16 +58,23 @@ export function drawChart(
         stroke: colour,
         fill: colour,
         paths: () => null,
-        points: { show: true, size: 6 },
+        // Filled dots: uPlot's default hollow rings of 1 px are too faint to read against the grid.
+        points: { show: true, size: 7, width: 1, stroke: colour, fill: colour },
       });
     } else {
       series.push({ label: name, scale, stroke: colour, width: 2, points: { show: xs.length <= 60 } });
     }
   });
+  // Labels turn when they would overlap: many bars, or labels wider than a bar's slot (about 7 px a character, the
+  // value axis taking some 60 px of the width).
+  const longest = Math.max(0, ...labels.map((label) => Math.min(label.length, LABEL_CHARS)));
+  const crowded = xs.length > 8 || longest * 7 + 8 > (width - 60) / Math.max(1, xs.length);
   const options: uPlot.Options = {
     width,
     height: 260,
     series,
+    // A turned label runs down and to the right of its bar: the last one needs room past the plot.
+    ...(choice.kind === "bar" && crowded ? { padding: [null, Math.ceil(longest * 5) + 8, null, null] } : {}),
     scales: {
       x:
         choice.kind === "bar"
@@ -102,9 +97,9 @@ export function drawChart(
         ? {
             ...axis,
             splits: () => xs,
-            values: (_u: uPlot, splits: number[]) => splits.map((i) => truncate(labels[i] ?? "", 14)),
-            rotate: xs.length > 8 ? -45 : 0,
-            size: xs.length > 8 ? 80 : 40,
+            values: (_u: uPlot, splits: number[]) => splits.map((i) => truncate(labels[i] ?? "", LABEL_CHARS)),
+            rotate: crowded ? -45 : 0,
+            size: crowded ? 80 : 40,
           }
         : { ...axis, label: choice.x },
       { ...axis, size: valueAxisSize, label: choice.y.length === 1 ? choice.y[0] : undefined },
@@ -125,8 +120,7 @@ export function drawChart(
     cursor: { drag: { x: false, y: false } },
   };
   const plot = new uPlot(options, [xs, ...ys] as uPlot.AlignedData, target);
-  const kind = choice.kind === "bar" ? "Bar chart" : choice.kind === "line" ? "Line chart" : "Scatter plot";
-  const description = `${kind} of ${choice.y.join(", ")} by ${choice.x}, ${xs.length} row${xs.length === 1 ? "" : "s"} of the page shown`;
+  const description = chartDescription(choice, xs.length);
   const canvas = target.querySelector("canvas");
   canvas?.setAttribute("role", "img");
   canvas?.setAttribute("aria-label", description);

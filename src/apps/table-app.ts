@@ -3,7 +3,8 @@
 // whole result, with a chart of its numeric columns. Every other page is a `query` call through the host
 // (tools/call), never a request of its own: the resource's CSP allows no network at all. An execute_code reply that
 // holds an APPROVAL_REQUIRED error is drawn by the approval app's panel (decision 0313).
-import { chooseChart, tableMarkup, type ViewSort } from "../views/table-view.js";
+import { chooseChart } from "../views/chart-view.js";
+import { tableMarkup, type ViewSort } from "../views/table-view.js";
 import { AppChannel, type ToolResult } from "./app-channel.js";
 import { ApprovalPanel, approvalRequest } from "./approval-panel.js";
 import { type DrawnChart, drawChart } from "./chart.js";

@@ -1,7 +1,9 @@
 // The web view's stylesheet and its one small script, served from the same origin (the CSP forbids inline ones).
 // Kept as text in the build, so `tsc` alone ships them. Colours pass WCAG AA contrast (4.5:1) on their backgrounds.
-// The palette, the result tables' and the brief's rules are views/'s, shared with the MCP Apps.
+// The palette, the result tables', the brief's and the chart's rules are views/'s, shared with the MCP Apps (uPlot's
+// own stylesheet and the chart script are built: built-assets.ts).
 import { BRIEF_CSS } from "../views/brief-view.js";
+import { CHART_CSS } from "../views/chart-view.js";
 import { LINEAGE_CSS } from "../views/lineage-view.js";
 import { PALETTE_CSS, TABLE_CSS } from "../views/table-style.js";
 
@@ -20,7 +22,7 @@ main:focus { outline: none; }
 header.site { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: center; padding: 0.75rem 1.5rem; border-bottom: 1px solid var(--line); background: var(--panel); }
 header.site .brand { font-weight: 700; font-size: 1.15rem; color: var(--fg); text-decoration: none; }
 header.site p { margin: 0; }
-header.site nav ul { display: flex; gap: 1rem; list-style: none; margin: 0; padding: 0; }
+header.site nav ul { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; list-style: none; margin: 0; padding: 0; }
 header.site nav a[aria-current="page"] { font-weight: 700; color: var(--fg); }
 main { padding: 1rem 1.5rem 2rem; max-width: 90rem; }
 footer.site { padding: 0.5rem 1.5rem 1.5rem; color: var(--muted); font-size: 0.875rem; }
@@ -40,13 +42,14 @@ button { font: inherit; padding: 0.35rem 0.9rem; border: 1px solid var(--link); 
 .crumbs ol { display: flex; flex-wrap: wrap; list-style: none; margin: 0; padding: 0; }
 .crumbs li + li::before { content: "/"; padding: 0 0.4rem; color: var(--muted); }
 .chips { display: flex; flex-wrap: wrap; gap: 0.4rem 0.75rem; list-style: none; padding: 0; margin: 0.25rem 0 0.75rem; }
-${TABLE_CSS}${BRIEF_CSS}.summary { display: block; color: var(--muted); font-size: 0.875rem; overflow-wrap: anywhere; }
+${TABLE_CSS}${BRIEF_CSS}${CHART_CSS}.summary { display: block; color: var(--muted); font-size: 0.875rem; overflow-wrap: anywhere; }
 .callout { border: 1px solid var(--stale-fg); background: var(--stale-bg); color: var(--stale-fg); padding: 0.6rem 0.9rem; border-radius: 4px; }
 .callout a { color: inherit; font-weight: 600; }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0; }
 dl.meta dt { font-weight: 600; }
 dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 dl.meta dd.pre { white-space: pre-wrap; }
+table.versions th, table.versions td { overflow-wrap: break-word; }
 .pager { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; margin: 0.75rem 0; }
 table.diff td.line { color: var(--muted); text-align: right; width: 4rem; font-variant-numeric: tabular-nums; }
 table.diff td.text { white-space: pre-wrap; overflow-wrap: anywhere; }

@@ -1,6 +1,7 @@
 // The web view as one request handler, for `cairn ui`'s own server and for `cairn serve --transport http --ui`
 // beside /mcp: security headers on every answer, Host and Origin, GET and HEAD only (with `allowChanges`, also the
-// POSTs of actions.ts), the stylesheet and script, the token (bearer, cookie, or the sign-in URL), then the page.
+// POSTs of actions.ts), the stylesheet and scripts (the chart's as built), the token (bearer, cookie, or the sign-in
+// URL), then the page.
 import { createReadStream } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { CairnError, ErrorCode, toCairnError } from "../errors.js";
@@ -10,6 +11,7 @@ import { html } from "../views/html.js";
 import { checkUiAccess, checkUiOrigin } from "./access.js";
 import { UiActions, type UiChanges } from "./actions.js";
 import { FAVICON, SCRIPT, STYLESHEET } from "./assets.js";
+import { builtAsset, isBuiltAsset } from "./built-assets.js";
 import { errorPage, FAVICON_PATH, notFoundPage, renderDocument, SCRIPT_PATH, STYLESHEET_PATH } from "./layout.js";
 import { workspaceHref } from "./links.js";
 import type { UiReader, UiReply, UiRequest, UiRoute } from "./route.js";
@@ -122,7 +124,11 @@ export function createUiHandler(host: UiHost, options: UiHandlerOptions): UiHand
         res.setHeader("Allow", "GET, HEAD");
         return send(res, path, readOnlyPage(req.method ?? "?"), false);
       }
-      const asset = ASSETS[path];
+      const built = isBuiltAsset(path);
+      const asset = built ? await builtAsset(path) : ASSETS[path];
+      if (built && asset === undefined) {
+        return send(res, path, notFoundPage(`${path} was not built: run npm run build.`), false);
+      }
       if (asset !== undefined) {
         res.setHeader("Content-Type", asset.type);
         res.setHeader("Cache-Control", "no-cache");

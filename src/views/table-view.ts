@@ -1,5 +1,5 @@
 // A result table as a person sees it, written once for the web view (server-rendered) and the MCP Apps (rendered in
-// the host's iframe): the table's markup, which chart its column types call for, and the SQL of one sorted page.
+// the host's iframe): the table's markup and the SQL of one sorted page (its chart: chart-view.ts).
 // Pure: no DOM, no I/O; every value goes through `html`, so a cell's markup stays text.
 import { html, type SafeHtml } from "./html.js";
 
@@ -83,51 +83,6 @@ export function cut(text: string, max: number): SafeHtml | string {
   const end = /[\ud800-\udbff]/.test(text[max - 1] ?? "") ? max - 1 : max;
   const more = text.length - end;
   return html`${text.slice(0, end)}<span class="muted">… ${more.toLocaleString("en-US")} more character${more === 1 ? "" : "s"}</span>`;
-}
-
-/** The chart a result's column types call for: its kind, the column along x and the numeric columns drawn. */
-export interface ChartChoice {
-  kind: "line" | "bar" | "scatter";
-  x: string;
-  /** Numeric columns drawn against x, at most MAX_SERIES. */
-  y: string[];
-}
-
-/** Series one chart draws; more would be a tangle no one reads. */
-export const MAX_SERIES = 4;
-
-/**
- * Which chart, from the column types alone (so the same result always gets the same chart):
- * - a date or timestamp column and numbers: a **line** over time (every numeric column, up to MAX_SERIES);
- * - a text column and numbers: a **bar** per row of the first numeric column, labelled by the first text column
- *   (bars from zero; side-by-side bars of several columns would each need their own scale);
- * - only numbers, two or more: a **scatter** of the second numeric column against the first;
- * - otherwise (one number alone, no numbers at all): no chart; the table says it all.
- */
-export function chooseChart(columns: readonly ViewColumn[]): ChartChoice | undefined {
-  const numbers = columns.filter((c) => isNumericType(c.type)).map((c) => c.name);
-  if (numbers.length === 0) return undefined;
-  const time = columns.find((c) => isTemporalType(c.type));
-  if (time !== undefined) return { kind: "line", x: time.name, y: numbers.slice(0, MAX_SERIES) };
-  const label = columns.find((c) => !isNumericType(c.type) && /^(VARCHAR|TEXT|STRING|ENUM|BOOLEAN|UUID)/i.test(c.type));
-  if (label !== undefined) return { kind: "bar", x: label.name, y: numbers.slice(0, 1) };
-  if (numbers.length >= 2) return { kind: "scatter", x: numbers[0] as string, y: [numbers[1] as string] };
-  return undefined;
-}
-
-/** A number the chart can draw: finite numbers, and the exact integers and decimals the engine sends as strings. */
-export function chartNumber(value: unknown): number | null {
-  if (typeof value === "number") return Number.isFinite(value) ? value : null;
-  if (typeof value === "string" && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(value)) return Number(value);
-  return null;
-}
-
-/** A date or timestamp as seconds since 1970 (the unit uPlot's time axis reads), or null. */
-export function chartTime(value: unknown): number | null {
-  if (typeof value !== "string" && typeof value !== "number") return null;
-  const ms =
-    typeof value === "number" ? value : Date.parse(/^\d{4}-\d{2}-\d{2} /.test(value) ? value.replace(" ", "T") : value);
-  return Number.isFinite(ms) ? ms / 1000 : null;
 }
 
 /** A double-quoted SQL identifier. */

@@ -42,7 +42,8 @@ const LAYERS: Record<string, { value: string[]; types?: string[] }> = {
   config: { value: [] },
   // What a person sees (the table, its chart, the SQL of a page): pure, shared by the web view and the MCP Apps.
   views: { value: [] },
-  // The MCP Apps' browser code, bundled by scripts/build-apps.mjs into the ui:// resources: it draws with views/.
+  // The browser code scripts/build-apps.mjs bundles: the MCP Apps (the ui:// resources) and the web view's chart
+  // script (/assets/chart.js). It draws with views/.
   apps: { value: ["views"] },
   tokens: { value: [], types: ["config"] },
   hosts: { value: [] },

@@ -197,6 +197,7 @@ describe("cairn ui: headers", () => {
     ["the 401 page", "/", false],
     ["a 404 page", "/nope", true],
     ["the stylesheet", "/assets/ui.css", false],
+    ["the chart script", "/assets/chart.js", false],
   ])("sends the same-origin CSP, no framing and no referrer with %s", async (_what, path, signed) => {
     const r = await get(v, path, signed ? bearer(v) : {});
     expect(r.headers["content-security-policy"]).toBe(
@@ -215,6 +216,14 @@ describe("cairn ui: headers", () => {
     const css = await get(v, "/assets/ui.css");
     expect(css.status).toBe(200);
     expect(css.headers["content-type"]).toBe("text/css; charset=utf-8");
+    // The chart's script and uPlot's stylesheet, as npm run build bundled them (decision 0316).
+    const chart = await get(v, "/assets/chart.js");
+    expect(chart.status).toBe(200);
+    expect(chart.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+    expect(chart.body).toContain("chart-plot");
+    const uplot = await get(v, "/assets/chart.css");
+    expect(uplot.headers["content-type"]).toBe("text/css; charset=utf-8");
+    expect(uplot.body).toContain(".uplot");
   });
 
   it("downloads a version as an attachment with its media type and a sandboxing CSP", async () => {

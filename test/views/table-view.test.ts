@@ -1,50 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { tableSource } from "../../src/apps/table-source.js";
-import { chartNumber, chartTime, chooseChart, pageSql, tableMarkup } from "../../src/views/table-view.js";
-
-describe("chooseChart", () => {
-  it.each([
-    [
-      "a line over a date column",
-      [
-        { name: "day", type: "DATE" },
-        { name: "city", type: "VARCHAR" },
-        { name: "n", type: "BIGINT" },
-        { name: "p", type: "DOUBLE" },
-      ],
-      { kind: "line", x: "day", y: ["n", "p"] },
-    ],
-    [
-      "bars of the first number by the first text column",
-      [
-        { name: "city", type: "VARCHAR" },
-        { name: "n", type: "HUGEINT" },
-        { name: "p", type: "DECIMAL(10,2)" },
-      ],
-      { kind: "bar", x: "city", y: ["n"] },
-    ],
-    [
-      "a scatter of two numbers",
-      [
-        { name: "lat", type: "DOUBLE" },
-        { name: "lon", type: "DOUBLE" },
-      ],
-      { kind: "scatter", x: "lat", y: ["lon"] },
-    ],
-    ["no chart for one number alone", [{ name: "n", type: "BIGINT" }], undefined],
-    ["no chart without numbers", [{ name: "s", type: "VARCHAR" }], undefined],
-  ])("draws %s", (_, columns, expected) => {
-    expect(chooseChart(columns)).toEqual(expected);
-  });
-
-  it("reads exact integers sent as strings and dates as seconds", () => {
-    expect(chartNumber("9007199254740993")).toBe(9007199254740992);
-    expect(chartNumber("n1")).toBeNull();
-    expect(chartNumber(Number.NaN)).toBeNull();
-    expect(chartTime("2024-01-02")).toBe(Date.UTC(2024, 0, 2) / 1000);
-    expect(chartTime("never")).toBeNull();
-  });
-});
+import { pageSql, tableMarkup } from "../../src/views/table-view.js";
 
 describe("pageSql", () => {
   it("wraps the query so every page and order reads the whole result", () => {

@@ -143,8 +143,8 @@ function versionsSection(
   const list = history.versions;
   const comparable = list.filter(text);
   return html`<section aria-labelledby="versions-heading"><h2 id="versions-heading">Versions</h2>
-<div class="table-wrap"><table class="versions">
-<caption>Stored versions of ${record.name}, newest first</caption>
+<div class="table-wrap" tabindex="0" role="region" aria-labelledby="versions-caption"><table class="versions">
+<caption id="versions-caption">Stored versions of ${record.name}, newest first</caption>
 <thead><tr><th scope="col" class="num">Version</th><th scope="col">Created</th><th scope="col" class="num">Size</th><th scope="col">Summary</th><th scope="col">Changes</th></tr></thead>
 <tbody>
 ${list.map((r, i) => {

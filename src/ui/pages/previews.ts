@@ -1,13 +1,16 @@
 // What an artifact page shows of a version's content: a paged table through the query engine (CSV, Parquet, large
-// JSON), JSON pretty-printed (up to 256 KiB), a KiB of text at a time, an image inline, or a note for other bytes.
+// JSON) with the table app's chart of the page shown, JSON pretty-printed (up to 256 KiB), a KiB of text at a time, an
+// image inline, or a note for other bytes.
 // Every value is escaped by `html`; a preview that fails says why and the page around it still renders.
 import { readFile } from "node:fs/promises";
 import { toCairnError } from "../../errors.js";
 import { isTextMediaType } from "../../media-type.js";
+import { chartFigure } from "../../views/chart-view.js";
 import { html, type SafeHtml } from "../../views/html.js";
 import { tableMarkup } from "../../views/table-view.js";
 import type { VersionRecord } from "../../workspace/catalog/catalog.js";
 import { decodeUtf8Strict } from "../../workspace/utf8.js";
+import { CHART_SCRIPT_PATH, CHART_STYLE_PATH } from "../built-assets.js";
 import { formatBytes, formatCount } from "../format.js";
 import { artifactHref, downloadHref } from "../links.js";
 import type { UiRequest } from "../route.js";
@@ -162,7 +165,7 @@ async function tablePreview(request: UiRequest, record: VersionRecord): Promise<
     ok: true,
     html: section(
       "Table",
-      html`<div class="table-wrap" tabindex="0" role="region" aria-labelledby="table-caption">${tableMarkup({ columns, rows, offset, caption, captionId: "table-caption" })}</div>
+      html`${chartOf(columns, rows)}<div class="table-wrap" tabindex="0" role="region" aria-labelledby="table-caption">${tableMarkup({ columns, rows, offset, caption, captionId: "table-caption" })}</div>
 ${allColumns > columns.length ? html`<p class="muted">The first ${formatCount(columns.length)} of ${formatCount(allColumns)} columns: <a href="${downloadHref(record.artifact_id)}">download it</a> or query it for the rest.</p>` : ""}
 <nav class="pager" aria-label="Pages of the table">
 ${offset > 0 ? html`${pageLink(0, "First rows")} ${pageLink(Math.max(0, offset - TABLE_PAGE_ROWS), "Previous rows", "prev")}` : ""}
@@ -170,6 +173,22 @@ ${offset + TABLE_PAGE_ROWS < total ? html`${pageLink(offset + TABLE_PAGE_ROWS, "
 </nav>`,
     ),
   };
+}
+
+/**
+ * The chart of the rows shown, as the table app draws it (views/chart-view.ts), with uPlot's stylesheet and the chart
+ * script (same-origin, run after the page is parsed); nothing when the column types call for no chart.
+ */
+function chartOf(
+  columns: readonly { name: string; type: string }[],
+  rows: readonly Record<string, unknown>[],
+): SafeHtml {
+  const figure = chartFigure(columns, rows, "chart");
+  if (figure === undefined) return html``;
+  return html`<link rel="stylesheet" href="${CHART_STYLE_PATH}">
+${figure}
+<script src="${CHART_SCRIPT_PATH}" defer></script>
+`;
 }
 
 /** A query parameter as a whole number of at most 15 digits; undefined otherwise. */
