@@ -17,13 +17,13 @@ const DIRS = [new URL("../ui-assets/", import.meta.url), new URL("../../dist/ui-
 const cache = new Map<string, { type: string; body: string }>();
 
 export function isBuiltAsset(path: string): boolean {
-  return path in FILES;
+  return Object.hasOwn(FILES, path);
 }
 
 /** The asset at `path` with its media type; undefined when the build did not write it (or `path` is none). */
 export async function builtAsset(path: string): Promise<{ type: string; body: string } | undefined> {
-  const known = FILES[path];
-  if (known === undefined) return undefined;
+  if (!Object.hasOwn(FILES, path)) return undefined;
+  const known = FILES[path] as { file: string; type: string };
   const cached = cache.get(path);
   if (cached !== undefined) return cached;
   for (const dir of DIRS) {
