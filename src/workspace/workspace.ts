@@ -16,10 +16,12 @@ import {
   type ArtifactKind,
   type Catalog,
   type CheckpointFields,
+  type CurrentVersion,
   type DependedName,
   isArtifactId,
   type NewVersion,
   type RemovedVersion,
+  type SnapshotOptions,
   type VersionRecord,
 } from "./catalog/catalog.js";
 import type { ClaimStore, Fence } from "./catalog/claim-store.js";
@@ -710,8 +712,8 @@ export class Workspace {
    */
   async snapshot(
     refs: string[],
-    options: { current: boolean },
-  ): Promise<{ refs: VersionRecord[]; current: VersionRecord[] }> {
+    options: SnapshotOptions,
+  ): Promise<{ refs: VersionRecord[]; current: CurrentVersion[] }> {
     const { resolved, current } = await this.catalog.snapshot(refs, options);
     return { refs: requireFound(refs, resolved), current };
   }

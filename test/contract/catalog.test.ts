@@ -235,6 +235,48 @@ for (const [label, create, newStore] of implementations) {
       await catalog.close();
     });
 
+    it("shows which current versions the chunk index proves lack a query's words, in the same snapshot", async () => {
+      const catalog = await create();
+      const indexed = async (name: string, texts: string[], state: "indexed" | "pending" = "indexed") => {
+        let at = 0;
+        const chunks = texts.map((text) => ({ start: at, end: (at += Buffer.byteLength(text)), text }));
+        const record = await catalog.insertVersion(version(name, { bytes: state === "indexed" ? at : at + 10 }));
+        await catalog.addChunks([{ artifact_id: record.artifact_id, from: 0, chunks, state: { state } }]);
+        return record;
+      };
+      await indexed("n/both", ["alpha beta\n", "gamma delta\n"]);
+      await indexed("n/alpha", ["alpha only\n"]);
+      await indexed("n/prefix", ["alphabet gammas\n"]);
+      await indexed("n/pending", ["nothing here\n"], "pending");
+      await catalog.insertVersion(version("n/unindexed"));
+      // A chunk as long as the cut bound may end inside a word: its version is never shown to lack one.
+      await indexed("n/cut", ["x".repeat(30)]);
+      const old = await indexed("n/replaced", ["alpha gamma\n"]);
+      await catalog.insertVersion(version("n/replaced"), { expectedVersion: old.version });
+      const mayMatch = async (words: { word: string; prefix: boolean }[]) =>
+        (await catalog.snapshot([], { current: true, narrow: { words, cutBytes: 30 } })).current
+          .filter((r) => r.may_match)
+          .map((r) => r.name);
+      expect(await mayMatch([{ word: "alpha", prefix: false }])).toEqual([
+        "n/alpha",
+        "n/both",
+        "n/cut",
+        "n/pending",
+        "n/replaced",
+        "n/unindexed",
+      ]);
+      // Words of one match may lie in different chunks of its version.
+      expect(
+        await mayMatch([
+          { word: "alpha", prefix: false },
+          { word: "gam", prefix: true },
+        ]),
+      ).toEqual(["n/both", "n/cut", "n/pending", "n/replaced", "n/unindexed"]);
+      expect(await mayMatch([{ word: "alpha", prefix: true }])).toContain("n/prefix");
+      expect((await catalog.snapshot([], { current: true })).current.every((r) => r.may_match)).toBe(true);
+      await catalog.close();
+    });
+
     it("gives each hit the snippet of its own text, not the first match's", async () => {
       const catalog = await create();
       const words = ["alpha", "beta", "gamma", "delta"];

@@ -91,7 +91,52 @@ export interface VersionRecord {
 export interface CatalogSnapshot {
   resolved: (VersionRecord | undefined)[];
   /** Every current version by name; empty unless asked for. */
-  current: VersionRecord[];
+  current: CurrentVersion[];
+}
+
+/** What a text scan needs of a version: what locates and checks its bytes and what its hits show. */
+export type TextVersion = Pick<
+  VersionRecord,
+  "artifact_id" | "name" | "version" | "media_type" | "bytes" | "sha256" | "current" | "stale"
+>;
+
+/**
+ * A current version as a whole-workspace text scan needs it: what locates and checks its bytes, and what a hit shows
+ * (its name's current version, so `current` is always true). Read for every name at once, so it is kept light.
+ */
+export interface CurrentVersion extends TextVersion {
+  /**
+   * False when the chunk index shows the version lacks one of the snapshot's words (SnapshotOptions.narrow): indexed
+   * to its end, no chunk that may end inside a word, and no chunk holding that word. True otherwise, and always when
+   * not narrowed.
+   */
+  may_match: boolean;
+}
+
+/**
+ * A word a literal query's every match contains as a whole word of the text (`prefix` false: it stands between
+ * separators in the query) or as the start of one (`prefix` true: the query ends with it). ASCII letters and digits,
+ * lowercase.
+ */
+export interface QueryWord {
+  word: string;
+  prefix: boolean;
+}
+
+export interface SnapshotOptions {
+  /** Also read every current version (CatalogSnapshot.current). */
+  current: boolean;
+  /** Words every match holds: current versions the chunk index shows lacking one get `may_match` false. */
+  narrow?: Narrowing | undefined;
+}
+
+export interface Narrowing {
+  words: readonly QueryWord[];
+  /**
+   * A chunk of this many bytes or more may have been cut at the chunk size limit inside a line, and so inside a word;
+   * a version with such a chunk is never shown to lack a word. (Shorter chunks end at a line end or the text's end.)
+   */
+  cutBytes: number;
 }
 
 export interface SearchHit {
@@ -271,8 +316,11 @@ export interface Catalog {
    * last one's version continues the listing). Empty for a name that has none.
    */
   versions(name: string, options: { limit: number; before?: number | undefined }): Promise<VersionRecord[]>;
-  /** `get` of `refs` and, with `current`, every current version in name order, from one snapshot. */
-  snapshot(refs: readonly string[], options: { current: boolean }): Promise<CatalogSnapshot>;
+  /**
+   * `get` of `refs` and, with `current`, every current version in name order, from one snapshot; with `words`, each
+   * current version says whether the chunk index leaves it able to hold them all.
+   */
+  snapshot(refs: readonly string[], options: SnapshotOptions): Promise<CatalogSnapshot>;
   /**
    * Ranked current versions matching `text`: all its words, else all as word prefixes, else any word as a prefix.
    */

@@ -5,7 +5,7 @@
 import { ftsSnippet } from "./fts-snippet.js";
 import { ftsQuery, ftsWords, pgLexeme } from "./fts-text.js";
 import type { ChunkHit, FullTextIndex } from "./full-text.js";
-import { inIntegers, rows, run, Statement, sql } from "./sql.js";
+import { inIntegers, intersect, rows, run, Statement, sql } from "./sql.js";
 
 // Name (A) weighs most, then summary (B), source (C), body (D), as bm25(search, 8, 4, 2, 1) weighs the columns
 // (ts_rank's weights array lists D, C, B, A). Normalization 16 divides by log2(1 + distinct words): longer documents
@@ -139,5 +139,15 @@ export const PG_FULL_TEXT: FullTextIndex = {
       if (hits.length > 0) return hits;
     }
     return [];
+  },
+
+  chunkVersionsWith(words) {
+    // As on SQLite: one lookup per word (the GIN index on tsv), intersected.
+    return intersect(
+      words.map(
+        ({ word, prefix }) =>
+          sql`SELECT version_id FROM chunks WHERE tsv @@ to_tsquery('simple', ${ftsQuery([word], prefix ? "prefix" : "all")})`,
+      ),
+    );
   },
 };

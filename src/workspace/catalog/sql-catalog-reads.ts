@@ -8,13 +8,16 @@ import type {
   ChunkSearch,
   ChunkSearchOptions,
   ChunkSkip,
+  CurrentVersion,
   DependedName,
   DependentsOptions,
   ListOptions,
   ListOverview,
   ListPage,
+  Narrowing,
   SearchHit,
   SearchOptions,
+  SnapshotOptions,
   VersionPage,
   VersionRecord,
 } from "./catalog.js";
@@ -33,7 +36,15 @@ import {
   type Statement,
   sql,
 } from "./sql.js";
-import { recordsOf, recordsOfRows, resolveRefs, SELECT_VERSION, type VersionRow, versionPage } from "./sql-versions.js";
+import {
+  recordsOf,
+  recordsOfRows,
+  resolveRefs,
+  SELECT_VERSION,
+  staleRoots,
+  type VersionRow,
+  versionPage,
+} from "./sql-versions.js";
 
 /** The order versions joined the chunk backlog (`chunk_versions s`): SQLite's rowid, PostgreSQL's identity column. */
 export const BACKLOG_ORDER = byDialect({ sqlite: sql`s.rowid`, postgres: sql`s.seq` });
@@ -42,13 +53,62 @@ const SLASH_IN_REST = byDialect({ sqlite: sql`instr(rest, '/')`, postgres: sql`s
 /** Below every seq: a page that starts at the top. */
 const TOP = Number.MAX_SAFE_INTEGER;
 
-export function* snapshot(refs: readonly string[], options: { current: boolean }): Rule<CatalogSnapshot> {
+export function* snapshot(
+  index: FullTextIndex,
+  refs: readonly string[],
+  options: SnapshotOptions,
+): Rule<CatalogSnapshot> {
   return {
     resolved: yield* resolveRefs(refs),
-    current: options.current
-      ? yield* recordsOfRows(sql`${SELECT_VERSION} WHERE v.id = n.current_id ORDER BY v.name ${BYTEWISE}`)
-      : [],
+    current: options.current ? yield* currentVersions(index, options.narrow) : [],
   };
+}
+
+interface CurrentRow {
+  id: string;
+  name: string;
+  version: number;
+  media_type: string;
+  bytes: number;
+  sha256: string;
+  pins: number;
+  lacks: number;
+}
+
+/**
+ * Every current version, light, in name order: one statement driven by the names' primary key, each probing
+ * versions by id (its unique key), its backlog row by version_id and, for staleness, its first dependency. Joining
+ * on names.current_id instead (not indexed) had SQLite walk names for each version. Staleness is computed only for
+ * versions that pin others; the chunk index's say on `narrow.words` is one lookup per word.
+ */
+function* currentVersions(index: FullTextIndex, narrow: Narrowing | undefined): Rule<CurrentVersion[]> {
+  const lacks =
+    narrow === undefined || narrow.words.length === 0
+      ? sql`0`
+      : sql`CASE WHEN s.state = 'indexed'
+            AND (v.bytes < CAST(${narrow.cutBytes} AS BIGINT) OR NOT EXISTS (
+              SELECT 1 FROM chunks c
+              WHERE c.version_id = v.id AND c.end_byte - c.start_byte >= CAST(${narrow.cutBytes} AS BIGINT)))
+            AND v.id NOT IN (${index.chunkVersionsWith(narrow.words)}) THEN 1 ELSE 0 END`;
+  const found = yield* rows<CurrentRow>(
+    sql`SELECT v.id, v.name, v.version, v.media_type, v.bytes, v.sha256,
+          CASE WHEN EXISTS (SELECT 1 FROM dependencies d WHERE d.version_id = v.id) THEN 1 ELSE 0 END AS pins,
+          ${lacks} AS lacks
+        FROM names n JOIN versions v ON v.id = n.current_id LEFT JOIN chunk_versions s ON s.version_id = v.id
+        ORDER BY n.name ${BYTEWISE}`,
+  );
+  const stale = yield* staleRoots(found.filter((row) => row.pins === 1).map((row) => row.id));
+  return found.map((row) => ({
+    artifact_id: row.id,
+    name: row.name,
+    version: row.version,
+    media_type: row.media_type,
+    bytes: row.bytes,
+    sha256: row.sha256,
+    current: true,
+    stale: stale.has(row.id),
+    may_match: row.lacks !== 1,
+  }));
 }
 
 export function versions(name: string, options: { limit: number; before?: number | undefined }): Rule<VersionRecord[]> {

@@ -2,7 +2,7 @@
 // (rowid = versions.seq); `chunk_text` is contentless (rowid = chunks.id): ranking needs the terms, the text is in the
 // blob.
 import type { ChunkHit, FullTextIndex } from "./full-text.js";
-import { one, rows, run, sql } from "./sql.js";
+import { intersect, one, rows, run, sql } from "./sql.js";
 
 /** Query words a search uses at most. */
 const MAX_QUERY_WORDS = 32;
@@ -99,5 +99,15 @@ export const SQLITE_FULL_TEXT: FullTextIndex = {
       if (hits.length > 0) return hits;
     }
     return [];
+  },
+
+  chunkVersionsWith(words) {
+    // One FTS5 lookup per word, intersected: the words of a match may lie in different chunks of its version.
+    const each = words.map(
+      ({ word, prefix }) =>
+        sql`SELECT c.version_id FROM chunk_text JOIN chunks c ON c.id = chunk_text.rowid
+            WHERE chunk_text MATCH ${prefix ? `"${word}"*` : `"${word}"`}`,
+    );
+    return intersect(each);
   },
 };

@@ -3,7 +3,7 @@
 // Opaque to callers, not secret: a forged position only skips matches of the caller's own query.
 import { createHash } from "node:crypto";
 import { CairnError, ErrorCode } from "../../errors.js";
-import type { VersionRecord } from "../catalog/catalog.js";
+import type { TextVersion } from "../catalog/catalog.js";
 
 /** The next match start to consider: the version's index in the scope and a byte offset in it. */
 export interface Position {
@@ -21,7 +21,7 @@ function digest(value: string): string {
 export interface CursorBinding {
   text: string;
   refs: readonly string[] | undefined;
-  scope: readonly VersionRecord[];
+  scope: readonly TextVersion[];
 }
 
 function digestsOf(binding: CursorBinding): { query: string; snapshot: string } {
