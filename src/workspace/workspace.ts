@@ -20,6 +20,7 @@ import {
   type DependedName,
   isArtifactId,
   type NewVersion,
+  type PassedVersion,
   type RemovedVersion,
   type SnapshotOptions,
   type VersionRecord,
@@ -713,7 +714,7 @@ export class Workspace {
   async snapshot(
     refs: string[],
     options: SnapshotOptions,
-  ): Promise<{ refs: VersionRecord[]; current: CurrentVersion[] }> {
+  ): Promise<{ refs: VersionRecord[]; current: (CurrentVersion | PassedVersion)[] }> {
     const { resolved, current } = await this.catalog.snapshot(refs, options);
     return { refs: requireFound(refs, resolved), current };
   }

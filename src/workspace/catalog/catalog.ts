@@ -91,7 +91,7 @@ export interface VersionRecord {
 export interface CatalogSnapshot {
   resolved: (VersionRecord | undefined)[];
   /** Every current version by name; empty unless asked for. */
-  current: CurrentVersion[];
+  current: (CurrentVersion | PassedVersion)[];
 }
 
 /** What a text scan needs of a version: what locates and checks its bytes and what its hits show. */
@@ -101,16 +101,21 @@ export type TextVersion = Pick<
 >;
 
 /**
- * A current version as a whole-workspace text scan needs it: what locates and checks its bytes, and what a hit shows
- * (its name's current version, so `current` is always true). Read for every name at once, so it is kept light.
+ * A current version as a whole-workspace text scan needs it (its name's current version, so `current` is always
+ * true). Read for every name at once, so it is kept light.
  */
 export interface CurrentVersion extends TextVersion {
-  /**
-   * False when the chunk index shows the version lacks one of the snapshot's words (SnapshotOptions.narrow): indexed
-   * to its end, no chunk that may end inside a word, and no chunk holding that word. True otherwise, and always when
-   * not narrowed.
-   */
-  may_match: boolean;
+  may_match: true;
+}
+
+/**
+ * A current text version the chunk index shows lacking one of the snapshot's words (SnapshotOptions.narrow): indexed
+ * to its end, no chunk that may end inside a word, and no chunk holding that word. Only its id and name are read.
+ */
+export interface PassedVersion {
+  artifact_id: string;
+  name: string;
+  may_match: false;
 }
 
 /**
@@ -126,7 +131,7 @@ export interface QueryWord {
 export interface SnapshotOptions {
   /** Also read every current version (CatalogSnapshot.current). */
   current: boolean;
-  /** Words every match holds: current versions the chunk index shows lacking one get `may_match` false. */
+  /** Words every match holds: current versions the chunk index shows lacking one come as PassedVersion. */
   narrow?: Narrowing | undefined;
 }
 

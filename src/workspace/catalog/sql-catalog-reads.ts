@@ -15,6 +15,7 @@ import type {
   ListOverview,
   ListPage,
   Narrowing,
+  PassedVersion,
   SearchHit,
   SearchOptions,
   SnapshotOptions,
@@ -72,31 +73,55 @@ interface CurrentRow {
   bytes: number;
   sha256: string;
   pins: number;
-  lacks: number;
 }
 
+/** Current versions, light, with whether each pins others; a statement continues it with `WHERE …` and an order. */
+const SELECT_CURRENT = sql`SELECT v.id, v.name, v.version, v.media_type, v.bytes, v.sha256,
+    CASE WHEN EXISTS (SELECT 1 FROM dependencies d WHERE d.version_id = v.id) THEN 1 ELSE 0 END AS pins
+  FROM names n JOIN versions v ON v.id = n.current_id`;
+
 /**
- * Every current version, light, in name order: one statement driven by the names' primary key, each probing
- * versions by id (its unique key), its backlog row by version_id and, for staleness, its first dependency. Joining
- * on names.current_id instead (not indexed) had SQLite walk names for each version. Staleness is computed only for
- * versions that pin others; the chunk index's say on `narrow.words` is one lookup per word.
+ * Every current version in name order: light rows driven by the names' primary key, each probing versions by id (its
+ * unique key) and its first dependency (joining on names.current_id instead, not indexed, walks names for each
+ * version). Narrowed, the names and ids come first, then the backlog's indexed versions lacking a word (one index
+ * lookup per word, a probe for a cut chunk only for versions that could have one), and rows only for the rest.
+ * Staleness is computed only for versions that pin others.
  */
-function* currentVersions(index: FullTextIndex, narrow: Narrowing | undefined): Rule<CurrentVersion[]> {
-  const lacks =
-    narrow === undefined || narrow.words.length === 0
-      ? sql`0`
-      : sql`CASE WHEN s.state = 'indexed'
-            AND (v.bytes < CAST(${narrow.cutBytes} AS BIGINT) OR NOT EXISTS (
-              SELECT 1 FROM chunks c
-              WHERE c.version_id = v.id AND c.end_byte - c.start_byte >= CAST(${narrow.cutBytes} AS BIGINT)))
-            AND v.id NOT IN (${index.chunkVersionsWith(narrow.words)}) THEN 1 ELSE 0 END`;
-  const found = yield* rows<CurrentRow>(
-    sql`SELECT v.id, v.name, v.version, v.media_type, v.bytes, v.sha256,
-          CASE WHEN EXISTS (SELECT 1 FROM dependencies d WHERE d.version_id = v.id) THEN 1 ELSE 0 END AS pins,
-          ${lacks} AS lacks
-        FROM names n JOIN versions v ON v.id = n.current_id LEFT JOIN chunk_versions s ON s.version_id = v.id
-        ORDER BY n.name ${BYTEWISE}`,
+function* currentVersions(
+  index: FullTextIndex,
+  narrow: Narrowing | undefined,
+): Rule<(CurrentVersion | PassedVersion)[]> {
+  if (narrow === undefined || narrow.words.length === 0) {
+    return yield* currentRecords(yield* rows<CurrentRow>(sql`${SELECT_CURRENT} ORDER BY n.name ${BYTEWISE}`));
+  }
+  const names = yield* rows<{ id: string; name: string }>(
+    sql`SELECT n.current_id AS id, n.name FROM names n ORDER BY n.name ${BYTEWISE}`,
   );
+  // An indexed version is current (superseded and deleted ones are marked obsolete in the same write), and text.
+  const passed = new Set(
+    (yield* rows<{ id: string }>(
+      sql`SELECT s.version_id AS id FROM chunk_versions s
+          WHERE s.state = 'indexed'
+            AND (s.indexed_bytes < CAST(${narrow.cutBytes} AS BIGINT) OR NOT EXISTS (
+              SELECT 1 FROM chunks c
+              WHERE c.version_id = s.version_id AND c.end_byte - c.start_byte >= CAST(${narrow.cutBytes} AS BIGINT)))
+            AND s.version_id NOT IN (${index.chunkVersionsWith(narrow.words)})`,
+    )).map((row) => row.id),
+  );
+  const kept = names.filter((row) => !passed.has(row.id)).map((row) => row.id);
+  const records = new Map(
+    (kept.length === 0
+      ? []
+      : yield* currentRecords(yield* rows<CurrentRow>(sql`${SELECT_CURRENT} WHERE v.id ${inTexts(kept)}`))
+    ).map((record) => [record.artifact_id, record]),
+  );
+  return names.map(
+    (row): CurrentVersion | PassedVersion =>
+      records.get(row.id) ?? { artifact_id: row.id, name: row.name, may_match: false },
+  );
+}
+
+function* currentRecords(found: readonly CurrentRow[]): Rule<CurrentVersion[]> {
   const stale = yield* staleRoots(found.filter((row) => row.pins === 1).map((row) => row.id));
   return found.map((row) => ({
     artifact_id: row.id,
@@ -107,7 +132,7 @@ function* currentVersions(index: FullTextIndex, narrow: Narrowing | undefined): 
     sha256: row.sha256,
     current: true,
     stale: stale.has(row.id),
-    may_match: row.lacks !== 1,
+    may_match: true,
   }));
 }
 

@@ -2,7 +2,7 @@
 // text artifact), where its page starts (its cursor), and one page of matches.
 import { CairnError, ErrorCode } from "../../errors.js";
 import { isTextMediaType } from "../../media-type.js";
-import type { CurrentVersion, VersionRecord } from "../catalog/catalog.js";
+import type { CurrentVersion, PassedVersion, VersionRecord } from "../catalog/catalog.js";
 import { checkInteger, checkObject, checkRef, checkWellFormed } from "../validate.js";
 import { type CursorBinding, decodeCursor, encodeCursor, type Position } from "./cursor.js";
 import { RETRIEVAL_LIMITS } from "./limits.js";
@@ -85,9 +85,10 @@ export function checkQuery(input: unknown, field: string): LiteralQuery {
 export function scopeOf(
   query: LiteralQuery,
   resolved: ReadonlyMap<string, VersionRecord>,
-  current: readonly CurrentVersion[],
+  current: readonly (CurrentVersion | PassedVersion)[],
 ): ScanVersion[] {
-  if (query.refs === undefined) return current.filter((r) => isTextMediaType(r.media_type));
+  // A passed-over version is in the chunk index, which holds text versions only.
+  if (query.refs === undefined) return current.filter((r) => !r.may_match || isTextMediaType(r.media_type));
   const scope = new Map<string, ScanVersion>();
   for (const [i, ref] of query.refs.entries()) {
     const record = textVersion(resolved.get(ref), `${query.field}refs[${i}]`);

@@ -6,7 +6,7 @@ import { alignBack, windowEnd } from "../utf8.js";
 import { jsonBytes, largest, type ReplyBudget } from "./budget.js";
 import type { Position } from "./cursor.js";
 import { cursorAt, type LiteralQuery, type QueryPage } from "./query.js";
-import { type Found, skippedReason } from "./scan.js";
+import { type Found, type ScanVersion, skippedReason } from "./scan.js";
 import { mergeSpans, type Piece } from "./spans.js";
 
 export interface RetrievedArtifact {
@@ -68,7 +68,7 @@ export interface ReadPiece {
 /** A query's page as scanned, before the reply decides how many of its hits it keeps. */
 export interface RunQuery {
   query: LiteralQuery;
-  scope: TextVersion[];
+  scope: ScanVersion[];
   from: Position;
   page: QueryPage<Found>;
 }

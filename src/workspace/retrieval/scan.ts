@@ -2,23 +2,23 @@
 // VersionReader, so memory stays at one window (1 MiB plus context) whatever the size of the versions searched.
 // Folding only A-Z keeps every byte where it was: offsets in the folded copy are offsets in the version.
 import { isUtf8 } from "node:buffer";
-import type { TextVersion } from "../catalog/catalog.js";
+import type { PassedVersion, TextVersion } from "../catalog/catalog.js";
 import { alignBack, alignForward } from "../utf8.js";
 import type { VersionReader } from "../version-reader.js";
 import type { Position } from "./cursor.js";
 import { RETRIEVAL_LIMITS, SCAN_WINDOW_BYTES } from "./limits.js";
 
 /**
- * A version a scan goes through: a ref's record, or a current version with the chunk index's `may_match` (false: the
- * version cannot hold the query, and is passed over unread).
+ * A version of a scan's scope: a ref's record or a current version, or one the chunk index shows cannot hold the
+ * query (PassedVersion), passed over unread but still counted in the scope's positions.
  */
-export type ScanVersion = TextVersion & { may_match?: boolean };
+export type ScanVersion = (TextVersion & { may_match?: true }) | PassedVersion;
 
 /** One match: where it is, and its snippet (the match with up to `context_bytes` each side, whole code points). */
 export interface Found {
   /** The version's index in the scope. */
   index: number;
-  record: ScanVersion;
+  record: TextVersion;
   /** UTF-8 byte range of the match, [start, end). */
   start: number;
   end: number;
@@ -31,7 +31,7 @@ export interface Found {
 /** A version whose scan stopped at `offset` because the bytes there are not valid UTF-8. */
 export interface Skipped {
   index: number;
-  record: ScanVersion;
+  record: TextVersion;
   offset: number;
 }
 
