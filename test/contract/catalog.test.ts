@@ -257,26 +257,27 @@ for (const [label, create, newStore] of implementations) {
       await indexed("n/cut", ["x".repeat(30)]);
       const old = await indexed("n/replaced", ["alpha gamma\n"]);
       await catalog.insertVersion(version("n/replaced"), { expectedVersion: old.version });
-      const mayMatch = async (words: { word: string; prefix: boolean }[]) =>
-        (await catalog.snapshot([], { current: true, narrow: { words, cutBytes: 30 } })).current
+      type Word = { word: string; prefix: boolean };
+      const mayMatch = async (phrases: Word[][], oneChunk = false) =>
+        (await catalog.snapshot([], { current: true, narrow: { phrases, oneChunk, cutBytes: 30 } })).current
           .filter((r) => r.may_match)
           .map((r) => r.name);
-      expect(await mayMatch([{ word: "alpha", prefix: false }])).toEqual([
-        "n/alpha",
-        "n/both",
+      const alpha = { word: "alpha", prefix: false };
+      const gam = { word: "gam", prefix: true };
+      const unread = ["n/cut", "n/pending", "n/replaced", "n/unindexed"];
+      expect(await mayMatch([[alpha]])).toEqual(["n/alpha", "n/both", ...unread]);
+      // Words of one match may lie in different chunks of its version, unless the match lies in one chunk.
+      expect(await mayMatch([[alpha], [gam]])).toEqual(["n/both", ...unread]);
+      expect(await mayMatch([[alpha], [gam]], true)).toEqual(unread);
+      expect(await mayMatch([[alpha, { word: "bet", prefix: true }]], true)).toEqual(["n/both", ...unread]);
+      expect(await mayMatch([[{ word: "alpha", prefix: true }]])).toContain("n/prefix");
+      expect(await mayMatch([[{ word: "gammas", prefix: false }]], true)).toEqual([
         "n/cut",
         "n/pending",
+        "n/prefix",
         "n/replaced",
         "n/unindexed",
       ]);
-      // Words of one match may lie in different chunks of its version.
-      expect(
-        await mayMatch([
-          { word: "alpha", prefix: false },
-          { word: "gam", prefix: true },
-        ]),
-      ).toEqual(["n/both", "n/cut", "n/pending", "n/replaced", "n/unindexed"]);
-      expect(await mayMatch([{ word: "alpha", prefix: true }])).toContain("n/prefix");
       expect((await catalog.snapshot([], { current: true })).current.every((r) => r.may_match)).toBe(true);
       await catalog.close();
     });

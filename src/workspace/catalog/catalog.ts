@@ -136,7 +136,16 @@ export interface SnapshotOptions {
 }
 
 export interface Narrowing {
-  words: readonly QueryWord[];
+  /**
+   * Runs of words that follow one another in the query with only ASCII separators between (a one-word run stands
+   * alone): every match holds each run's words as consecutive words of the text (the last may be a prefix).
+   */
+  phrases: readonly (readonly QueryWord[])[];
+  /**
+   * True when a match lies in one chunk of any version not passed over (the query holds no line feed, and chunks end
+   * after one): each chunk lookup then asks for all the words at once.
+   */
+  oneChunk: boolean;
   /**
    * A chunk of this many bytes or more may have been cut at the chunk size limit inside a line, and so inside a word;
    * a version with such a chunk is never shown to lack a word. (Shorter chunks end at a line end or the text's end.)

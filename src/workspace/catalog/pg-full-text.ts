@@ -2,6 +2,7 @@
 // version) and the context chunk index (`chunks`), fed the words FTS5 would see (fts-text.ts) and ranked with ts_rank,
 // which lacks bm25's IDF (decision 0220); snippets are FTS5's, rebuilt over the hit's fields (fts-snippet.ts).
 
+import type { QueryWord } from "./catalog.js";
 import { ftsSnippet } from "./fts-snippet.js";
 import { ftsQuery, ftsWords, pgLexeme } from "./fts-text.js";
 import type { ChunkHit, FullTextIndex } from "./full-text.js";
@@ -141,13 +142,13 @@ export const PG_FULL_TEXT: FullTextIndex = {
     return [];
   },
 
-  chunkVersionsWith(words) {
-    // As on SQLite: one lookup per word (the GIN index on tsv), intersected.
-    return intersect(
-      words.map(
-        ({ word, prefix }) =>
-          sql`SELECT version_id FROM chunks WHERE tsv @@ to_tsquery('simple', ${ftsQuery([word], prefix ? "prefix" : "all")})`,
-      ),
-    );
+  chunkVersionsWith({ phrases, oneChunk }) {
+    const term = (w: QueryWord) => ftsQuery([w.word], w.prefix ? "prefix" : "all");
+    const lookup = (query: string) => sql`SELECT version_id FROM chunks WHERE tsv @@ to_tsquery('simple', ${query})`;
+    // In one chunk, every word at once, but not as phrases: a tsvector keeps 256 positions of a word, so a chunk
+    // repeating one more often could miss a phrase it holds. Across chunks, each word alone (GIN), intersected.
+    const words = phrases.flat();
+    if (oneChunk) return lookup(words.map(term).join(" & "));
+    return intersect(words.map((w) => lookup(term(w))));
   },
 };

@@ -91,7 +91,7 @@ function* currentVersions(
   index: FullTextIndex,
   narrow: Narrowing | undefined,
 ): Rule<(CurrentVersion | PassedVersion)[]> {
-  if (narrow === undefined || narrow.words.length === 0) {
+  if (narrow === undefined || narrow.phrases.length === 0) {
     return yield* currentRecords(yield* rows<CurrentRow>(sql`${SELECT_CURRENT} ORDER BY n.name ${BYTEWISE}`));
   }
   const names = yield* rows<{ id: string; name: string }>(
@@ -105,7 +105,7 @@ function* currentVersions(
             AND (s.indexed_bytes < CAST(${narrow.cutBytes} AS BIGINT) OR NOT EXISTS (
               SELECT 1 FROM chunks c
               WHERE c.version_id = s.version_id AND c.end_byte - c.start_byte >= CAST(${narrow.cutBytes} AS BIGINT)))
-            AND s.version_id NOT IN (${index.chunkVersionsWith(narrow.words)})`,
+            AND s.version_id NOT IN (${index.chunkVersionsWith(narrow)})`,
     )).map((row) => row.id),
   );
   const kept = names.filter((row) => !passed.has(row.id)).map((row) => row.id);

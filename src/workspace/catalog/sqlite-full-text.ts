@@ -1,6 +1,7 @@
 // Full-text search on the SQLite catalog: FTS5 tables ranked with bm25. `search` holds one row per current version
 // (rowid = versions.seq); `chunk_text` is contentless (rowid = chunks.id): ranking needs the terms, the text is in the
 // blob.
+import type { QueryWord } from "./catalog.js";
 import type { ChunkHit, FullTextIndex } from "./full-text.js";
 import { intersect, one, rows, run, sql } from "./sql.js";
 
@@ -101,13 +102,14 @@ export const SQLITE_FULL_TEXT: FullTextIndex = {
     return [];
   },
 
-  chunkVersionsWith(words) {
-    // One FTS5 lookup per word, intersected: the words of a match may lie in different chunks of its version.
-    const each = words.map(
-      ({ word, prefix }) =>
-        sql`SELECT c.version_id FROM chunk_text JOIN chunks c ON c.id = chunk_text.rowid
-            WHERE chunk_text MATCH ${prefix ? `"${word}"*` : `"${word}"`}`,
-    );
-    return intersect(each);
+  chunkVersionsWith({ phrases, oneChunk }) {
+    const phrase = (words: readonly QueryWord[]) =>
+      `"${words.map((w) => w.word).join(" ")}"${words.at(-1)?.prefix === true ? "*" : ""}`;
+    const lookup = (query: string) =>
+      sql`SELECT c.version_id FROM chunk_text JOIN chunks c ON c.id = chunk_text.rowid WHERE chunk_text MATCH ${query}`;
+    // In one chunk, FTS5 takes the phrases whole; across chunks, each word is looked up alone and the versions found
+    // intersected.
+    if (oneChunk) return lookup(phrases.map(phrase).join(" AND "));
+    return intersect(phrases.flat().map((word) => lookup(phrase([word]))));
   },
 };

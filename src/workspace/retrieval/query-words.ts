@@ -1,37 +1,48 @@
-// The words every match of a literal query holds, for the chunk index to pass over versions that lack one. Only ASCII
+// The words every match of a literal query holds, for the chunk index to pass over versions that lack them. Only ASCII
 // words with an ASCII separator before them count: both engines' tokenizers end a word at every ASCII character that
 // is not a letter or digit, and fold A-Z as search does, so such a word of the query is a word (or, at the query's
 // end, the start of a word) of every text that matches. A word the query starts with may be the end of a longer one.
-import type { QueryWord } from "../catalog/catalog.js";
+import type { Narrowing, QueryWord } from "../catalog/catalog.js";
 
-/** Words a query narrows by at most: each is one index lookup; longer words (rarer, as a rule) go first. */
-const MAX_WORDS = 4;
+/** Words or phrases a query narrows by at most: each is one index lookup; longer ones (rarer, as a rule) first. */
+const MAX_LOOKUPS = 4;
 
 const ASCII_WORD = /[A-Za-z0-9]+/g;
+/** Only ASCII characters that are not letters or digits: two words this far apart follow one another as tokens. */
+const ONLY_SEPARATORS = /^[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+$/;
 
 /** Whether `char` (one UTF-16 unit) is an ASCII character that is neither a letter nor a digit. */
 function isSeparator(char: string | undefined): boolean {
-  if (char === undefined) return false;
-  const code = char.charCodeAt(0);
-  return code < 0x80 && !/[A-Za-z0-9]/.test(char);
+  return char !== undefined && ONLY_SEPARATORS.test(char);
 }
 
 /**
- * The words of `text` every match holds: a word between two ASCII separators whole, a word between one and the end
- * of the query as a prefix; lowercase, each once, at most 4.
+ * How the chunk index may narrow a search for `text`, or undefined when no word of it qualifies: a word between two
+ * ASCII separators whole, a word between one and the end of the query as a prefix, lowercase; words with only ASCII
+ * separators between them as one phrase.
  */
-export function queryWords(text: string): QueryWord[] {
-  const found = new Map<string, QueryWord>();
+export function narrowingOf(text: string, cutBytes: number): Narrowing | undefined {
+  const phrases: QueryWord[][] = [];
+  let last: { end: number; phrase: QueryWord[] } | undefined;
   for (const match of text.matchAll(ASCII_WORD)) {
     const start = match.index;
     const end = start + match[0].length;
-    if (!isSeparator(text[start - 1])) continue;
-    const word = match[0].toLowerCase();
     const prefix = end === text.length;
-    if (!prefix && !isSeparator(text[end])) continue;
-    // A word met whole elsewhere in the query says more than the same word as a prefix.
-    if (found.get(word)?.prefix === false) continue;
-    found.set(word, { word, prefix });
+    if (!isSeparator(text[start - 1]) || !(prefix || isSeparator(text[end]))) {
+      last = undefined;
+      continue;
+    }
+    const word = { word: match[0].toLowerCase(), prefix };
+    if (last !== undefined && ONLY_SEPARATORS.test(text.slice(last.end, start))) last.phrase.push(word);
+    else phrases.push([word]);
+    last = { end, phrase: phrases.at(-1) as QueryWord[] };
   }
-  return [...found.values()].sort((a, b) => b.word.length - a.word.length).slice(0, MAX_WORDS);
+  if (phrases.length === 0) return undefined;
+  const length = (phrase: readonly QueryWord[]) => phrase.reduce((sum, w) => sum + w.word.length, 0);
+  return {
+    phrases: phrases.sort((a, b) => length(b) - length(a)).slice(0, MAX_LOOKUPS),
+    // Chunks end after a line feed (or are cut, and never passed over): a match without one lies in one chunk.
+    oneChunk: !text.includes("\n"),
+    cutBytes,
+  };
 }

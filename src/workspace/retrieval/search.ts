@@ -8,7 +8,7 @@ import { jsonBytes } from "./budget.js";
 import { CHUNK_CUT_BYTES } from "./context-chunks.js";
 import { RETRIEVAL_LIMITS } from "./limits.js";
 import { checkQuery, cursorAt, type LiteralQueryInput, runQuery, scopeOf, startOf } from "./query.js";
-import { queryWords } from "./query-words.js";
+import { narrowingOf } from "./query-words.js";
 import { type Found, narrow, type RetrievalOptions, type Skipped, skippedReason, WorkMeter } from "./scan.js";
 
 export interface SearchHit {
@@ -60,10 +60,9 @@ export async function search(
   const refs = query.refs ?? [];
   // Every current version still makes the scope (cursor positions count them all); the ones the chunk index shows
   // lacking a word of the query are passed over unread (decision 0320).
-  const words = query.refs === undefined ? queryWords(query.text) : [];
   const snapshot = await workspace.snapshot(refs, {
     current: query.refs === undefined,
-    narrow: words.length === 0 ? undefined : { words, cutBytes: CHUNK_CUT_BYTES },
+    narrow: query.refs === undefined ? narrowingOf(query.text, CHUNK_CUT_BYTES) : undefined,
   });
   const resolved = new Map(refs.map((ref, i) => [ref, snapshot.refs[i] as VersionRecord]));
   const scope = scopeOf(query, resolved, snapshot.current);

@@ -82,6 +82,10 @@ const QUERIES = [
   "old words only",
   " betamax",
   "delta, beta",
+  " delta, beta",
+  "x alpha beta gamma ",
+  " y2 (x",
+  "école alpha beta",
 ];
 
 interface Doc {
