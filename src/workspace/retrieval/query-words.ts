@@ -8,12 +8,18 @@ import type { Narrowing, QueryWord } from "../catalog/catalog.js";
 const MAX_LOOKUPS = 4;
 
 const ASCII_WORD = /[A-Za-z0-9]+/g;
-/** Only ASCII characters that are not letters or digits: two words this far apart follow one another as tokens. */
-const ONLY_SEPARATORS = /^[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+$/;
+const ALNUM = /[A-Za-z0-9]/;
+
+/** Whether `text` is ASCII characters that are neither letters nor digits only (and not empty). */
+function onlySeparators(text: string): boolean {
+  if (text === "") return false;
+  for (const char of text) if (char.charCodeAt(0) >= 0x80 || ALNUM.test(char)) return false;
+  return true;
+}
 
 /** Whether `char` (one UTF-16 unit) is an ASCII character that is neither a letter nor a digit. */
 function isSeparator(char: string | undefined): boolean {
-  return char !== undefined && ONLY_SEPARATORS.test(char);
+  return char !== undefined && onlySeparators(char);
 }
 
 /**
@@ -33,7 +39,8 @@ export function narrowingOf(text: string, cutBytes: number): Narrowing | undefin
       continue;
     }
     const word = { word: match[0].toLowerCase(), prefix };
-    if (last !== undefined && ONLY_SEPARATORS.test(text.slice(last.end, start))) last.phrase.push(word);
+    // Two words with only separators between follow one another as tokens in every match.
+    if (last !== undefined && onlySeparators(text.slice(last.end, start))) last.phrase.push(word);
     else phrases.push([word]);
     last = { end, phrase: phrases.at(-1) as QueryWord[] };
   }
