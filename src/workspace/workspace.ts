@@ -708,7 +708,8 @@ export class Workspace {
   }
 
   /**
-   * The versions `refs` point to and, with `current`, every current version by name, from one catalog snapshot.
+   * The versions `refs` point to and, with `current`, every current version by name, from one catalog snapshot;
+   * with `narrow`, those the chunk index shows lacking a word of a query as PassedVersion (decision 0320).
    * NOT_FOUND names every ref that resolves to nothing.
    */
   async snapshot(
