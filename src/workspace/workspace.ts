@@ -16,10 +16,13 @@ import {
   type ArtifactKind,
   type Catalog,
   type CheckpointFields,
+  type CurrentVersion,
   type DependedName,
   isArtifactId,
   type NewVersion,
+  type PassedVersion,
   type RemovedVersion,
+  type SnapshotOptions,
   type VersionRecord,
 } from "./catalog/catalog.js";
 import type { ClaimStore, Fence } from "./catalog/claim-store.js";
@@ -705,13 +708,14 @@ export class Workspace {
   }
 
   /**
-   * The versions `refs` point to and, with `current`, every current version by name, from one catalog snapshot.
+   * The versions `refs` point to and, with `current`, every current version by name, from one catalog snapshot;
+   * with `narrow`, those the chunk index shows lacking a word of a query as PassedVersion (decision 0320).
    * NOT_FOUND names every ref that resolves to nothing.
    */
   async snapshot(
     refs: string[],
-    options: { current: boolean },
-  ): Promise<{ refs: VersionRecord[]; current: VersionRecord[] }> {
+    options: SnapshotOptions,
+  ): Promise<{ refs: VersionRecord[]; current: (CurrentVersion | PassedVersion)[] }> {
     const { resolved, current } = await this.catalog.snapshot(refs, options);
     return { refs: requireFound(refs, resolved), current };
   }

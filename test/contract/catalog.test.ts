@@ -226,12 +226,59 @@ for (const [label, create, newStore] of implementations) {
       const a = await catalog.insertVersion(version("snap/a", { dependencies: [b1.artifact_id] }));
       const both = await catalog.snapshot(["snap/b", b1.artifact_id, "nope"], { current: true });
       expect(both.resolved.map((r) => r?.artifact_id)).toEqual([b2.artifact_id, b1.artifact_id, undefined]);
-      expect(both.current.map((r) => [r.name, r.version, r.stale])).toEqual([
+      expect(both.current.map((r) => [r.name, r.may_match && r.version, r.may_match && r.stale])).toEqual([
         ["snap/a", 1, true],
         ["snap/b", 2, false],
       ]);
       expect(both.current[0]?.artifact_id).toBe(a.artifact_id);
       expect((await catalog.snapshot([], { current: false })).current).toEqual([]);
+      await catalog.close();
+    });
+
+    it("shows which current versions the chunk index proves lack a query's words, in the same snapshot", async () => {
+      const catalog = await create();
+      const indexed = async (name: string, texts: string[], state: "indexed" | "pending" = "indexed") => {
+        let at = 0;
+        const chunks = texts.map((text) => {
+          const start = at;
+          at += Buffer.byteLength(text);
+          return { start, end: at, text };
+        });
+        const record = await catalog.insertVersion(version(name, { bytes: state === "indexed" ? at : at + 10 }));
+        await catalog.addChunks([{ artifact_id: record.artifact_id, from: 0, chunks, state: { state } }]);
+        return record;
+      };
+      await indexed("n/both", ["alpha beta\n", "gamma delta\n"]);
+      await indexed("n/alpha", ["alpha only\n"]);
+      await indexed("n/prefix", ["alphabet gammas\n"]);
+      await indexed("n/pending", ["nothing here\n"], "pending");
+      await catalog.insertVersion(version("n/unindexed"));
+      // A chunk as long as the cut bound may end inside a word: its version is never shown to lack one.
+      await indexed("n/cut", ["x".repeat(30)]);
+      const old = await indexed("n/replaced", ["alpha gamma\n"]);
+      await catalog.insertVersion(version("n/replaced"), { expectedVersion: old.version });
+      type Word = { word: string; prefix: boolean };
+      const mayMatch = async (phrases: Word[][], oneChunk = false) =>
+        (await catalog.snapshot([], { current: true, narrow: { phrases, oneChunk, cutBytes: 30 } })).current
+          .filter((r) => r.may_match)
+          .map((r) => r.name);
+      const alpha = { word: "alpha", prefix: false };
+      const gam = { word: "gam", prefix: true };
+      const unread = ["n/cut", "n/pending", "n/replaced", "n/unindexed"];
+      expect(await mayMatch([[alpha]])).toEqual(["n/alpha", "n/both", ...unread]);
+      // Words of one match may lie in different chunks of its version, unless the match lies in one chunk.
+      expect(await mayMatch([[alpha], [gam]])).toEqual(["n/both", ...unread]);
+      expect(await mayMatch([[alpha], [gam]], true)).toEqual(unread);
+      expect(await mayMatch([[alpha, { word: "bet", prefix: true }]], true)).toEqual(["n/both", ...unread]);
+      expect(await mayMatch([[{ word: "alpha", prefix: true }]])).toContain("n/prefix");
+      expect(await mayMatch([[{ word: "gammas", prefix: false }]], true)).toEqual([
+        "n/cut",
+        "n/pending",
+        "n/prefix",
+        "n/replaced",
+        "n/unindexed",
+      ]);
+      expect((await catalog.snapshot([], { current: true })).current.every((r) => r.may_match)).toBe(true);
       await catalog.close();
     });
 

@@ -1,9 +1,10 @@
 // FsBlobStore: blobs as files `sha256/ab/cdef...` under one directory, written via `tmp/<pid>-<random>.tmp`.
-// Streams are hashed while copied (constant memory); range reads check the size only, whole reads the hash too.
+// Streams are hashed while copied (constant memory); range reads check the size only, whole reads the hash too (once
+// per unchanged file in a process: verified-files.ts).
 
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
+import { type BigIntStats, createReadStream } from "node:fs";
+import { type FileHandle, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { CairnError, ErrorCode } from "../../errors.js";
 import {
@@ -15,6 +16,7 @@ import {
   type StagedBlob,
 } from "./blob-store.js";
 import { isDirectoryError, unusableDirectory } from "./local-disk.js";
+import { VerifiedFiles, type VerifiedFilesOptions } from "./verified-files.js";
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
 /** A temp file this old is abandoned whatever its writer's pid says (pids are reused). */
@@ -24,8 +26,8 @@ const TEMP_MAX_AGE_MS = 24 * 60 * 60 * 1000;
  * Creates the store's directories (mode 0700) under `root` and returns the store. A root that cannot be used (a file
  * at its path, a dangling symlink, read-only, full) is BACKEND_UNAVAILABLE naming it and the fix.
  */
-export async function createFsBlobStore(root: string): Promise<FsBlobStore> {
-  const store = new FsBlobStore(root);
+export async function createFsBlobStore(root: string, options: FsBlobStoreOptions = {}): Promise<FsBlobStore> {
+  const store = new FsBlobStore(root, options);
   try {
     await mkdir(join(root, "sha256"), { recursive: true, mode: 0o700 });
     await mkdir(join(root, "tmp"), { recursive: true, mode: 0o700 });
@@ -35,12 +37,22 @@ export async function createFsBlobStore(root: string): Promise<FsBlobStore> {
   return store;
 }
 
+export type FsBlobStoreOptions = VerifiedFilesOptions;
+
 /**
  * Blobs as files under `root`. Besides the contract: an OS error that is the directory's (full, read-only, not ours,
- * failing, no longer a directory) is BACKEND_UNAVAILABLE naming `root` and the fix, never the raw OS error.
+ * failing, no longer a directory) is BACKEND_UNAVAILABLE naming `root` and the fix, never the raw OS error. A whole
+ * read hashes the file unless this process saw the very same file (inode, size, mtime, ctime) hash right before.
  */
 export class FsBlobStore implements BlobStore {
-  constructor(readonly root: string) {}
+  private readonly verified: VerifiedFiles;
+
+  constructor(
+    readonly root: string,
+    options: FsBlobStoreOptions = {},
+  ) {
+    this.verified = new VerifiedFiles(options);
+  }
 
   /** `error` as BACKEND_UNAVAILABLE when it is the directory's (`unusableDirectory`), else unchanged. */
   unusable(error: unknown): Promise<unknown> {
@@ -184,14 +196,29 @@ export class FsBlobStore implements BlobStore {
 
   async read(sha256: string, expectedBytes?: number): Promise<Uint8Array> {
     const path = this.pathOf(sha256);
+    const readStart = this.verified.now();
     let bytes: Buffer;
+    let stats: BigIntStats;
     try {
-      bytes = await readFile(path);
+      const handle = await open(path, "r");
+      try {
+        bytes = await handle.readFile();
+        // After the read: a write before it ends shows in ctime.
+        stats = await handle.stat({ bigint: true });
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
       throw await this.missingOr(error, sha256);
     }
     if (expectedBytes !== undefined && bytes.byteLength !== expectedBytes) throw corrupt(sha256, "its size changed");
-    if (createHash("sha256").update(bytes).digest("hex") !== sha256) throw corrupt(sha256, "its bytes changed");
+    if (!this.verified.has(sha256, stats)) {
+      if (createHash("sha256").update(bytes).digest("hex") !== sha256) {
+        this.verified.forget(sha256);
+        throw corrupt(sha256, "its bytes changed");
+      }
+      this.verified.remember(sha256, stats, readStart);
+    }
     return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
@@ -263,6 +290,7 @@ export class FsBlobStore implements BlobStore {
   }
 
   async delete(sha256: string): Promise<boolean> {
+    this.verified.forget(sha256);
     try {
       await unlink(this.pathOf(sha256));
       return true;

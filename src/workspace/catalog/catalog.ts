@@ -91,7 +91,66 @@ export interface VersionRecord {
 export interface CatalogSnapshot {
   resolved: (VersionRecord | undefined)[];
   /** Every current version by name; empty unless asked for. */
-  current: VersionRecord[];
+  current: (CurrentVersion | PassedVersion)[];
+}
+
+/** What a text scan needs of a version: what locates and checks its bytes and what its hits show. */
+export type TextVersion = Pick<
+  VersionRecord,
+  "artifact_id" | "name" | "version" | "media_type" | "bytes" | "sha256" | "current" | "stale"
+>;
+
+/**
+ * A current version as a whole-workspace text scan needs it (its name's current version, so `current` is always
+ * true). Read for every name at once, so it is kept light.
+ */
+export interface CurrentVersion extends TextVersion {
+  may_match: true;
+}
+
+/**
+ * A current text version the chunk index shows lacking one of the snapshot's words (SnapshotOptions.narrow): indexed
+ * to its end, no chunk that may end inside a word, and no chunk holding that word. Only its id and name are read.
+ */
+export interface PassedVersion {
+  artifact_id: string;
+  name: string;
+  may_match: false;
+}
+
+/**
+ * A word a literal query's every match contains as a whole word of the text (`prefix` false: it stands between
+ * separators in the query) or as the start of one (`prefix` true: the query ends with it). ASCII letters and digits,
+ * lowercase.
+ */
+export interface QueryWord {
+  word: string;
+  prefix: boolean;
+}
+
+export interface SnapshotOptions {
+  /** Also read every current version (CatalogSnapshot.current). */
+  current: boolean;
+  /** Words every match holds: current versions the chunk index shows lacking one come as PassedVersion. */
+  narrow?: Narrowing | undefined;
+}
+
+export interface Narrowing {
+  /**
+   * Runs of words that follow one another in the query with only ASCII separators between (a one-word run stands
+   * alone): every match holds each run's words as consecutive words of the text (the last may be a prefix).
+   */
+  phrases: readonly (readonly QueryWord[])[];
+  /**
+   * True when a match lies in one chunk of any version not passed over (the query holds no line feed, and chunks end
+   * after one): each chunk lookup then asks for all the words at once.
+   */
+  oneChunk: boolean;
+  /**
+   * A chunk of this many bytes or more may have been cut at the chunk size limit inside a line, and so inside a word;
+   * a version with such a chunk is never shown to lack a word. (Shorter chunks end at a line end or the text's end.)
+   */
+  cutBytes: number;
 }
 
 export interface SearchHit {
@@ -271,8 +330,11 @@ export interface Catalog {
    * last one's version continues the listing). Empty for a name that has none.
    */
   versions(name: string, options: { limit: number; before?: number | undefined }): Promise<VersionRecord[]>;
-  /** `get` of `refs` and, with `current`, every current version in name order, from one snapshot. */
-  snapshot(refs: readonly string[], options: { current: boolean }): Promise<CatalogSnapshot>;
+  /**
+   * `get` of `refs` and, with `current`, every current version in name order, from one snapshot; with `words`, each
+   * current version says whether the chunk index leaves it able to hold them all.
+   */
+  snapshot(refs: readonly string[], options: SnapshotOptions): Promise<CatalogSnapshot>;
   /**
    * Ranked current versions matching `text`: all its words, else all as word prefixes, else any word as a prefix.
    */

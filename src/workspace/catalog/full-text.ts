@@ -1,7 +1,7 @@
 // What stays per engine of the catalog's full-text search (decision 0270): how a version and a chunk enter and leave
 // the index, and how matches are ranked and cut into snippets (FTS5 with bm25 on SQLite, tsvector with ts_rank on
 // PostgreSQL, decision 0221). Everything around it (which versions, records, the chunk backlog) is written once.
-import type { ChunkBatch, NewVersion, SearchOptions } from "./catalog.js";
+import type { ChunkBatch, Narrowing, NewVersion, SearchOptions } from "./catalog.js";
 import type { Rule, Statement } from "./sql.js";
 
 /** One ranked chunk: its version and byte range. */
@@ -30,4 +30,10 @@ export interface FullTextIndex {
    * first, at most `limit`; `scope` is a condition on the chunk's `chunk_versions` row `s`.
    */
   findChunks(text: string, scope: Statement, limit: number): Rule<ChunkHit[]>;
+  /**
+   * A subquery of one column, `version_id`: versions (obsolete ones included) that may hold a match by their chunks:
+   * with `oneChunk`, those with a chunk holding every phrase (an engine may ask for the phrases' words alone); else
+   * those with a chunk holding each word, chunk by chunk. A word is whole, or with `prefix` the start of one.
+   */
+  chunkVersionsWith(narrowing: Narrowing): Statement;
 }

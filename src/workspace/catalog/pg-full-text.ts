@@ -2,10 +2,11 @@
 // version) and the context chunk index (`chunks`), fed the words FTS5 would see (fts-text.ts) and ranked with ts_rank,
 // which lacks bm25's IDF (decision 0220); snippets are FTS5's, rebuilt over the hit's fields (fts-snippet.ts).
 
+import type { QueryWord } from "./catalog.js";
 import { ftsSnippet } from "./fts-snippet.js";
 import { ftsQuery, ftsWords, pgLexeme } from "./fts-text.js";
 import type { ChunkHit, FullTextIndex } from "./full-text.js";
-import { inIntegers, rows, run, Statement, sql } from "./sql.js";
+import { inIntegers, intersect, rows, run, Statement, sql } from "./sql.js";
 
 // Name (A) weighs most, then summary (B), source (C), body (D), as bm25(search, 8, 4, 2, 1) weighs the columns
 // (ts_rank's weights array lists D, C, B, A). Normalization 16 divides by log2(1 + distinct words): longer documents
@@ -139,5 +140,15 @@ export const PG_FULL_TEXT: FullTextIndex = {
       if (hits.length > 0) return hits;
     }
     return [];
+  },
+
+  chunkVersionsWith({ phrases, oneChunk }) {
+    const term = (w: QueryWord) => ftsQuery([w.word], w.prefix ? "prefix" : "all");
+    const lookup = (query: string) => sql`SELECT version_id FROM chunks WHERE tsv @@ to_tsquery('simple', ${query})`;
+    // In one chunk, every word at once, but not as phrases: a tsvector keeps 256 positions of a word, so a chunk
+    // repeating one more often could miss a phrase it holds. Across chunks, each word alone (GIN), intersected.
+    const words = phrases.flat();
+    if (oneChunk) return lookup(words.map(term).join(" & "));
+    return intersect(words.map((w) => lookup(term(w))));
   },
 };

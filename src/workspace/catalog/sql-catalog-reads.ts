@@ -8,13 +8,17 @@ import type {
   ChunkSearch,
   ChunkSearchOptions,
   ChunkSkip,
+  CurrentVersion,
   DependedName,
   DependentsOptions,
   ListOptions,
   ListOverview,
   ListPage,
+  Narrowing,
+  PassedVersion,
   SearchHit,
   SearchOptions,
+  SnapshotOptions,
   VersionPage,
   VersionRecord,
 } from "./catalog.js";
@@ -33,7 +37,15 @@ import {
   type Statement,
   sql,
 } from "./sql.js";
-import { recordsOf, recordsOfRows, resolveRefs, SELECT_VERSION, type VersionRow, versionPage } from "./sql-versions.js";
+import {
+  recordsOf,
+  recordsOfRows,
+  resolveRefs,
+  SELECT_VERSION,
+  staleRoots,
+  type VersionRow,
+  versionPage,
+} from "./sql-versions.js";
 
 /** The order versions joined the chunk backlog (`chunk_versions s`): SQLite's rowid, PostgreSQL's identity column. */
 export const BACKLOG_ORDER = byDialect({ sqlite: sql`s.rowid`, postgres: sql`s.seq` });
@@ -42,13 +54,86 @@ const SLASH_IN_REST = byDialect({ sqlite: sql`instr(rest, '/')`, postgres: sql`s
 /** Below every seq: a page that starts at the top. */
 const TOP = Number.MAX_SAFE_INTEGER;
 
-export function* snapshot(refs: readonly string[], options: { current: boolean }): Rule<CatalogSnapshot> {
+export function* snapshot(
+  index: FullTextIndex,
+  refs: readonly string[],
+  options: SnapshotOptions,
+): Rule<CatalogSnapshot> {
   return {
     resolved: yield* resolveRefs(refs),
-    current: options.current
-      ? yield* recordsOfRows(sql`${SELECT_VERSION} WHERE v.id = n.current_id ORDER BY v.name ${BYTEWISE}`)
-      : [],
+    current: options.current ? yield* currentVersions(index, options.narrow) : [],
   };
+}
+
+interface CurrentRow {
+  id: string;
+  name: string;
+  version: number;
+  media_type: string;
+  bytes: number;
+  sha256: string;
+  pins: number;
+}
+
+/** Current versions, light, with whether each pins others; a statement continues it with `WHERE …` and an order. */
+const SELECT_CURRENT = sql`SELECT v.id, v.name, v.version, v.media_type, v.bytes, v.sha256,
+    CASE WHEN EXISTS (SELECT 1 FROM dependencies d WHERE d.version_id = v.id) THEN 1 ELSE 0 END AS pins
+  FROM names n JOIN versions v ON v.id = n.current_id`;
+
+/**
+ * Every current version in name order: light rows driven by the names' primary key, each probing versions by id (its
+ * unique key) and its first dependency (joining on names.current_id instead, not indexed, walks names for each
+ * version). Narrowed, the names and ids come first, then the backlog's indexed versions lacking a word (one index
+ * lookup per word, a probe for a cut chunk only for versions that could have one), and rows only for the rest.
+ * Staleness is computed only for versions that pin others.
+ */
+function* currentVersions(
+  index: FullTextIndex,
+  narrow: Narrowing | undefined,
+): Rule<(CurrentVersion | PassedVersion)[]> {
+  if (narrow === undefined || narrow.phrases.length === 0) {
+    return yield* currentRecords(yield* rows<CurrentRow>(sql`${SELECT_CURRENT} ORDER BY n.name ${BYTEWISE}`));
+  }
+  const names = yield* rows<{ id: string; name: string }>(
+    sql`SELECT n.current_id AS id, n.name FROM names n ORDER BY n.name ${BYTEWISE}`,
+  );
+  // An indexed version is current (superseded and deleted ones are marked obsolete in the same write), and text.
+  const passed = new Set(
+    (yield* rows<{ id: string }>(
+      sql`SELECT s.version_id AS id FROM chunk_versions s
+          WHERE s.state = 'indexed'
+            AND (s.indexed_bytes < CAST(${narrow.cutBytes} AS BIGINT) OR NOT EXISTS (
+              SELECT 1 FROM chunks c
+              WHERE c.version_id = s.version_id AND c.end_byte - c.start_byte >= CAST(${narrow.cutBytes} AS BIGINT)))
+            AND s.version_id NOT IN (${index.chunkVersionsWith(narrow)})`,
+    )).map((row) => row.id),
+  );
+  const kept = names.filter((row) => !passed.has(row.id)).map((row) => row.id);
+  const records = new Map(
+    (kept.length === 0
+      ? []
+      : yield* currentRecords(yield* rows<CurrentRow>(sql`${SELECT_CURRENT} WHERE v.id ${inTexts(kept)}`))
+    ).map((record) => [record.artifact_id, record]),
+  );
+  return names.map(
+    (row): CurrentVersion | PassedVersion =>
+      records.get(row.id) ?? { artifact_id: row.id, name: row.name, may_match: false },
+  );
+}
+
+function* currentRecords(found: readonly CurrentRow[]): Rule<CurrentVersion[]> {
+  const stale = yield* staleRoots(found.filter((row) => row.pins === 1).map((row) => row.id));
+  return found.map((row) => ({
+    artifact_id: row.id,
+    name: row.name,
+    version: row.version,
+    media_type: row.media_type,
+    bytes: row.bytes,
+    sha256: row.sha256,
+    current: true,
+    stale: stale.has(row.id),
+    may_match: true,
+  }));
 }
 
 export function versions(name: string, options: { limit: number; before?: number | undefined }): Rule<VersionRecord[]> {

@@ -23,6 +23,7 @@ import {
   type RemovedVersion,
   type SearchHit,
   type SearchOptions,
+  type SnapshotOptions,
   type VersionPage,
   type VersionRecord,
 } from "./catalog.js";
@@ -202,8 +203,8 @@ export abstract class SqlCatalog implements Catalog {
     return this.sql.read(() => resolveRefs(refs));
   }
 
-  snapshot(refs: readonly string[], options: { current: boolean }): Promise<CatalogSnapshot> {
-    return this.sql.read(() => reads.snapshot(refs, options));
+  snapshot(refs: readonly string[], options: SnapshotOptions): Promise<CatalogSnapshot> {
+    return this.sql.read(() => reads.snapshot(this.index, refs, options));
   }
 
   getVersion(name: string, version: number): Promise<VersionRecord | undefined> {

@@ -34,6 +34,13 @@ function staleInputs(roots: readonly string[]): Statement {
     ORDER BY c.root, v.name ${BYTEWISE}, v.version`;
 }
 
+/** Which of `roots` are stale: some dependency, direct or transitive, is no longer its name's current version. */
+export function* staleRoots(roots: readonly string[]): Rule<Set<string>> {
+  if (roots.length === 0) return new Set();
+  const found = yield* rows<{ root: string }>(staleInputs(roots));
+  return new Set(found.map((row) => row.root));
+}
+
 /** The records of `found`, in order, with their dependencies and staleness read in the rule's transaction. */
 export function* recordsOf(found: readonly VersionRow[]): Rule<VersionRecord[]> {
   if (found.length === 0) return [];

@@ -75,6 +75,11 @@ export function textRows(values: readonly string[]): Spelling {
   });
 }
 
+/** The rows the queries have in common (one query or more, each of the same columns). */
+export function intersect(queries: readonly Statement[]): Statement {
+  return new Statement(["", ...queries.slice(1).map(() => " INTERSECT "), ""], queries);
+}
+
 /** The engines a rule runs on. */
 export type Dialect = "sqlite" | "postgres";
 

@@ -1,8 +1,9 @@
 // Full-text search on the SQLite catalog: FTS5 tables ranked with bm25. `search` holds one row per current version
 // (rowid = versions.seq); `chunk_text` is contentless (rowid = chunks.id): ranking needs the terms, the text is in the
 // blob.
+import type { QueryWord } from "./catalog.js";
 import type { ChunkHit, FullTextIndex } from "./full-text.js";
-import { one, rows, run, sql } from "./sql.js";
+import { intersect, one, rows, run, sql } from "./sql.js";
 
 /** Query words a search uses at most. */
 const MAX_QUERY_WORDS = 32;
@@ -99,5 +100,16 @@ export const SQLITE_FULL_TEXT: FullTextIndex = {
       if (hits.length > 0) return hits;
     }
     return [];
+  },
+
+  chunkVersionsWith({ phrases, oneChunk }) {
+    const phrase = (words: readonly QueryWord[]) =>
+      `"${words.map((w) => w.word).join(" ")}"${words.at(-1)?.prefix === true ? "*" : ""}`;
+    const lookup = (query: string) =>
+      sql`SELECT c.version_id FROM chunk_text JOIN chunks c ON c.id = chunk_text.rowid WHERE chunk_text MATCH ${query}`;
+    // In one chunk, FTS5 takes the phrases whole; across chunks, each word is looked up alone and the versions found
+    // intersected.
+    if (oneChunk) return lookup(phrases.map(phrase).join(" AND "));
+    return intersect(phrases.flat().map((word) => lookup(phrase([word]))));
   },
 };

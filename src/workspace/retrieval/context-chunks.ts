@@ -10,6 +10,12 @@ export const CHUNK_LIMITS = {
   paragraphBytes: 512,
 } as const;
 
+/**
+ * Chunks at least this long may end inside a line, where `windowEnd` cut them before the code point that crosses
+ * `maxBytes` (at most 3 bytes short of it); every shorter chunk ends at a line end or at its text's end.
+ */
+export const CHUNK_CUT_BYTES = CHUNK_LIMITS.maxBytes - 3;
+
 /** A chunk's UTF-8 byte range in its version, [start, end). */
 export interface ChunkRange {
   start: number;

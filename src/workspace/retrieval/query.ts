@@ -2,11 +2,11 @@
 // text artifact), where its page starts (its cursor), and one page of matches.
 import { CairnError, ErrorCode } from "../../errors.js";
 import { isTextMediaType } from "../../media-type.js";
-import type { VersionRecord } from "../catalog/catalog.js";
+import type { CurrentVersion, PassedVersion, VersionRecord } from "../catalog/catalog.js";
 import { checkInteger, checkObject, checkRef, checkWellFormed } from "../validate.js";
 import { type CursorBinding, decodeCursor, encodeCursor, type Position } from "./cursor.js";
 import { RETRIEVAL_LIMITS } from "./limits.js";
-import { type Found, needleOf, type ScanIo, type Skipped, scan } from "./scan.js";
+import { type Found, needleOf, type ScanIo, type ScanVersion, type Skipped, scan } from "./scan.js";
 
 const { textChars, refs: maxRefs, contextBytes, hits } = RETRIEVAL_LIMITS;
 
@@ -85,10 +85,11 @@ export function checkQuery(input: unknown, field: string): LiteralQuery {
 export function scopeOf(
   query: LiteralQuery,
   resolved: ReadonlyMap<string, VersionRecord>,
-  current: readonly VersionRecord[],
-): VersionRecord[] {
-  if (query.refs === undefined) return current.filter((r) => isTextMediaType(r.media_type));
-  const scope = new Map<string, VersionRecord>();
+  current: readonly (CurrentVersion | PassedVersion)[],
+): ScanVersion[] {
+  // A passed-over version is in the chunk index, which holds text versions only.
+  if (query.refs === undefined) return current.filter((r) => !r.may_match || isTextMediaType(r.media_type));
+  const scope = new Map<string, ScanVersion>();
   for (const [i, ref] of query.refs.entries()) {
     const record = textVersion(resolved.get(ref), `${query.field}refs[${i}]`);
     if (!scope.has(record.artifact_id)) scope.set(record.artifact_id, record);
@@ -110,12 +111,12 @@ export function textVersion(record: VersionRecord | undefined, field: string): V
 }
 
 /** What the query's cursors are bound to: the folded text (ecole and ECOLE are one query), the refs, the scope. */
-export function bindingOf(query: LiteralQuery, scope: readonly VersionRecord[]): CursorBinding {
+export function bindingOf(query: LiteralQuery, scope: readonly ScanVersion[]): CursorBinding {
   return { text: query.needle.toString("utf8"), refs: query.refs, scope };
 }
 
 /** Where the query's page starts: its cursor's position (checked against query and snapshot), else the start. */
-export function startOf(query: LiteralQuery, scope: readonly VersionRecord[]): Position {
+export function startOf(query: LiteralQuery, scope: readonly ScanVersion[]): Position {
   if (query.cursor === undefined) return { index: 0, offset: 0 };
   return decodeCursor(query.cursor, bindingOf(query, scope), `${query.field}cursor`);
 }
@@ -133,7 +134,7 @@ export interface QueryPage<T> {
  */
 export async function runQuery<T>(
   query: LiteralQuery,
-  scope: readonly VersionRecord[],
+  scope: readonly ScanVersion[],
   from: Position,
   io: ScanIo,
   accept: (hit: Found) => T | undefined,
@@ -165,6 +166,6 @@ export async function runQuery<T>(
 }
 
 /** The cursor of a position, or null when the query is complete. */
-export function cursorAt(query: LiteralQuery, scope: readonly VersionRecord[], next: Position | null): string | null {
+export function cursorAt(query: LiteralQuery, scope: readonly ScanVersion[], next: Position | null): string | null {
   return next === null ? null : encodeCursor(bindingOf(query, scope), next);
 }

@@ -1,12 +1,12 @@
 // retrieve's reply: shared artifacts, spans merged per version, and the queries' and reads' results pointing into
 // them, fitted to its budget (max_bytes, and max_tokens when given). Room goes to the queries' hits, query by query,
 // then to the reads; any value it settles on was measured to fit, and a reply that moves nothing forward is an error.
-import type { VersionRecord } from "../catalog/catalog.js";
+import type { TextVersion } from "../catalog/catalog.js";
 import { alignBack, windowEnd } from "../utf8.js";
 import { jsonBytes, largest, type ReplyBudget } from "./budget.js";
 import type { Position } from "./cursor.js";
 import { cursorAt, type LiteralQuery, type QueryPage } from "./query.js";
-import { type Found, skippedReason } from "./scan.js";
+import { type Found, type ScanVersion, skippedReason } from "./scan.js";
 import { mergeSpans, type Piece } from "./spans.js";
 
 export interface RetrievedArtifact {
@@ -59,7 +59,7 @@ export interface RetrieveResult {
 
 /** What a read found, before the reply decides how much of it fits. */
 export interface ReadPiece {
-  record: VersionRecord;
+  record: TextVersion;
   requested: number;
   /** Null when the requested offset is at or past the end. */
   piece: Piece | null;
@@ -68,7 +68,7 @@ export interface ReadPiece {
 /** A query's page as scanned, before the reply decides how many of its hits it keeps. */
 export interface RunQuery {
   query: LiteralQuery;
-  scope: VersionRecord[];
+  scope: ScanVersion[];
   from: Position;
   page: QueryPage<Found>;
 }
@@ -166,7 +166,7 @@ function nextOf(run: RunQuery, kept: number): Position | null {
 function buildReply(runs: RunQuery[], reads: ReadPiece[], shares: Shares, scanned: number): RetrieveResult {
   const artifacts: RetrievedArtifact[] = [];
   const artifactIndex = new Map<string, number>();
-  const artifactOf = (record: VersionRecord): number => {
+  const artifactOf = (record: TextVersion): number => {
     let index = artifactIndex.get(record.artifact_id);
     if (index === undefined) {
       index = artifacts.length;

@@ -2,17 +2,23 @@
 // VersionReader, so memory stays at one window (1 MiB plus context) whatever the size of the versions searched.
 // Folding only A-Z keeps every byte where it was: offsets in the folded copy are offsets in the version.
 import { isUtf8 } from "node:buffer";
-import type { VersionRecord } from "../catalog/catalog.js";
+import type { PassedVersion, TextVersion } from "../catalog/catalog.js";
 import { alignBack, alignForward } from "../utf8.js";
 import type { VersionReader } from "../version-reader.js";
 import type { Position } from "./cursor.js";
 import { RETRIEVAL_LIMITS, SCAN_WINDOW_BYTES } from "./limits.js";
 
+/**
+ * A version of a scan's scope: a ref's record or a current version, or one the chunk index shows cannot hold the
+ * query (PassedVersion), passed over unread but still counted in the scope's positions.
+ */
+export type ScanVersion = (TextVersion & { may_match?: true }) | PassedVersion;
+
 /** One match: where it is, and its snippet (the match with up to `context_bytes` each side, whole code points). */
 export interface Found {
   /** The version's index in the scope. */
   index: number;
-  record: VersionRecord;
+  record: TextVersion;
   /** UTF-8 byte range of the match, [start, end). */
   start: number;
   end: number;
@@ -25,7 +31,7 @@ export interface Found {
 /** A version whose scan stopped at `offset` because the bytes there are not valid UTF-8. */
 export interface Skipped {
   index: number;
-  record: VersionRecord;
+  record: TextVersion;
   offset: number;
 }
 
@@ -81,7 +87,7 @@ const SLACK = 3;
  * are not UTF-8 is reported in `skipped` and left at that window; the matches yielded before it stand.
  */
 export async function* scan(
-  scope: readonly VersionRecord[],
+  scope: readonly ScanVersion[],
   needle: Uint8Array,
   from: Position,
   contextBytes: number,
@@ -91,7 +97,8 @@ export async function* scan(
   const windowBytes = io.windowBytes ?? SCAN_WINDOW_BYTES;
   const folds = needle.some((b) => b >= 0x61 && b <= 0x7a);
   for (let index = from.index; index < scope.length; index++) {
-    const record = scope[index] as VersionRecord;
+    const record = scope[index] as ScanVersion;
+    if (record.may_match === false) continue;
     let offset = index === from.index ? from.offset : 0;
     const lastStart = record.bytes - needle.length;
     while (offset <= lastStart) {

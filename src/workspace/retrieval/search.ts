@@ -5,8 +5,10 @@ import type { VersionRecord } from "../catalog/catalog.js";
 import { decodeUtf8 } from "../utf8.js";
 import type { Workspace } from "../workspace.js";
 import { jsonBytes } from "./budget.js";
+import { CHUNK_CUT_BYTES } from "./context-chunks.js";
 import { RETRIEVAL_LIMITS } from "./limits.js";
 import { checkQuery, cursorAt, type LiteralQueryInput, runQuery, scopeOf, startOf } from "./query.js";
+import { narrowingOf } from "./query-words.js";
 import { type Found, narrow, type RetrievalOptions, type Skipped, skippedReason, WorkMeter } from "./scan.js";
 
 export interface SearchHit {
@@ -56,7 +58,12 @@ export async function search(
 ): Promise<SearchResult> {
   const query = checkQuery(input, "");
   const refs = query.refs ?? [];
-  const snapshot = await workspace.snapshot(refs, { current: query.refs === undefined });
+  // Every current version still makes the scope (cursor positions count them all); the ones the chunk index shows
+  // lacking a word of the query are passed over unread (decision 0320).
+  const snapshot = await workspace.snapshot(refs, {
+    current: query.refs === undefined,
+    narrow: query.refs === undefined ? narrowingOf(query.text, CHUNK_CUT_BYTES) : undefined,
+  });
   const resolved = new Map(refs.map((ref, i) => [ref, snapshot.refs[i] as VersionRecord]));
   const scope = scopeOf(query, resolved, snapshot.current);
   const from = startOf(query, scope);
