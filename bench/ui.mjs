@@ -73,7 +73,9 @@ export default async function run() {
       // With its chart and without (the figure keeps its caption and note), one load of each in turn, so a change
       // of the machine's load falls on both alike; both pass the same route, which withholds the script or not.
       const url = `${ui.origin}${airports.path}`;
+      /** @type {number[]} */
       const withChart = [];
+      /** @type {number[]} */
       const without = [];
       /** Per load: the deferred scripts' share of the page (DOMContentLoaded's start less domInteractive). */
       const deferred = { with: /** @type {number[]} */ ([]), without: /** @type {number[]} */ ([]) };
@@ -89,7 +91,9 @@ export default async function run() {
           (off ? without : withChart).push(...(await pageLoadTimes(page, url, 1)));
           deferred[off ? "without" : "with"].push(
             await page.evaluate(() => {
-              const [nav] = /** @type {any[]} */ (performance.getEntriesByType("navigation"));
+              const [nav] = /** @type {{domContentLoadedEventStart: number, domInteractive: number}[]} */ (
+                /** @type {unknown} */ (performance.getEntriesByType(/** @type {any} */ ("navigation")))
+              );
               return nav === undefined
                 ? -1
                 : Math.round((nav.domContentLoadedEventStart - nav.domInteractive) * 10) / 10;

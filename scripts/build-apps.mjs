@@ -161,10 +161,10 @@ async function main() {
   }
   const assets = await buildUiAssets();
   mkdirSync(join(ROOT, UI_ASSETS.dir), { recursive: true });
-  for (const [file, text] of [
+  for (const [file, text] of /** @type {[string, string][]} */ ([
     [UI_ASSETS.script, assets.script],
     [UI_ASSETS.style, assets.style],
-  ]) {
+  ])) {
     const bytes = Buffer.byteLength(text);
     if (bytes > APP_BYTES)
       throw new Error(`the web view's ${file} is ${bytes} bytes, over its ${APP_BYTES}-byte budget`);

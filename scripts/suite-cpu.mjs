@@ -43,7 +43,7 @@ const files = records
   .filter((r) => r.test)
   .map((r) => ({ name: relative(process.cwd(), r.test ?? ""), own: r.ms, children: r.children_ms }))
   .sort((a, b) => b.own + b.children - (a.own + a.children));
-const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const seconds = (/** @type {number} */ ms) => `${(ms / 1000).toFixed(1)} s`;
 const total = files.reduce((sum, f) => sum + f.own + f.children, 0);
 const runner = records.find((r) => r.argv[0]?.endsWith("vitest.mjs"));
 console.log(
