@@ -615,7 +615,9 @@ describe("a 2026-07-28 retry the server does not trust", () => {
     dir = mkdtempSync(join(tmpdir(), "cairn-approvals-mrtr-"));
     agent = await serveModern(
       dir,
-      toml(dir, { name: "agent", role: "writer" }, "timeout_ms = 1500\nmax_held = 2"),
+      // Long enough that two held runs are still held when a third arrives on a loaded machine; the expiry test
+      // waits past it.
+      toml(dir, { name: "agent", role: "writer" }, "timeout_ms = 5000\nmax_held = 2"),
       undefined,
       true,
     );
@@ -728,7 +730,7 @@ describe("a 2026-07-28 retry the server does not trust", () => {
       },
     });
     expect(first.resultType).toBe("input_required");
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await new Promise((resolve) => setTimeout(resolve, 6000));
     const late = reply(
       await manual({
         name: "execute_code",
