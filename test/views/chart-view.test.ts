@@ -99,6 +99,19 @@ describe("chartFigure", () => {
     );
   });
 
+  it("cuts a label past CELL_CHARS in the island as the table cuts its cell, never inside a character", () => {
+    const long = "x".repeat(999) + "\ud83d\ude00".repeat(600_000);
+    const rows = [
+      { "city</script>": long, n: 1 },
+      { "city</script>": "y".repeat(1000), n: 2 },
+    ];
+    const markup = chartFigure(columns, rows, "chart")?.toString() ?? "";
+    expect(markup.length).toBeLessThan(20_000);
+    const inner = /<script type="application\/json" id="chart-data">([^<]*)<\/script>/.exec(markup)?.[1];
+    const island = JSON.parse(inner as string) as { rows: Record<string, unknown>[] };
+    expect(island.rows.map((r) => r["city</script>"])).toEqual([`${"x".repeat(999)}…`, "y".repeat(1000)]);
+  });
+
   it("draws nothing for text alone, one number alone, or a page without a number", () => {
     expect(chartFigure([{ name: "s", type: "VARCHAR" }], [{ s: "a" }], "chart")).toBeUndefined();
     expect(chartFigure([{ name: "n", type: "BIGINT" }], [{ n: 1 }], "chart")).toBeUndefined();
