@@ -2,7 +2,7 @@
 // the rows shown, the words that say what is drawn, and the web view's figure with its rows as a JSON data island.
 // Pure: no DOM, no I/O; apps/chart.ts draws the points with uPlot, in the app and on the web view's page alike.
 import { html, jsonIsland, type SafeHtml } from "./html.js";
-import { CELL_CHARS, isNumericType, isTemporalType, type ViewColumn } from "./table-view.js";
+import { CELL_CHARS, cutEnd, isNumericType, isTemporalType, type ViewColumn } from "./table-view.js";
 
 /** The chart a result's column types call for: its kind, the column along x and the numeric columns drawn. */
 export interface ChartChoice {
@@ -96,8 +96,7 @@ export function chartRows(choice: ChartChoice, rows: readonly Record<string, unk
 /** A cell as the island carries it: a text past the table's CELL_CHARS cut as the table cuts it, whole characters. */
 function islandValue(value: unknown): unknown {
   if (typeof value !== "string" || value.length <= CELL_CHARS) return value ?? null;
-  const end = /[\ud800-\udbff]/.test(value[CELL_CHARS - 1] ?? "") ? CELL_CHARS - 1 : CELL_CHARS;
-  return `${value.slice(0, end)}…`;
+  return `${value.slice(0, cutEnd(value, CELL_CHARS))}…`;
 }
 
 /** The island a web view page's chart script reads: the choice and the rows it draws. */

@@ -80,9 +80,14 @@ export function cellMarkup(value: unknown, numeric: boolean): SafeHtml {
 /** The first `max` characters of `text` (not splitting a surrogate pair) and how many more there were, in words. */
 export function cut(text: string, max: number): SafeHtml | string {
   if (text.length <= max) return text;
-  const end = /[\ud800-\udbff]/.test(text[max - 1] ?? "") ? max - 1 : max;
+  const end = cutEnd(text, max);
   const more = text.length - end;
   return html`${text.slice(0, end)}<span class="muted">… ${more.toLocaleString("en-US")} more character${more === 1 ? "" : "s"}</span>`;
+}
+
+/** Where a text longer than `max` is cut: at `max`, or one before when that would part a surrogate pair. */
+export function cutEnd(text: string, max: number): number {
+  return /[\ud800-\udbff]/.test(text[max - 1] ?? "") ? max - 1 : max;
 }
 
 /** A double-quoted SQL identifier. */
