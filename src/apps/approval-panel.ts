@@ -5,7 +5,7 @@
 // click's APPROVAL_USED included. Used by the approval app and by the table app, whose execute_code replies hold it.
 import { html } from "../views/html.js";
 import type { AppChannel, ToolResult } from "./app-channel.js";
-import { replyJson } from "./app-frame.js";
+import { replyError, replyJson } from "./app-frame.js";
 
 /** What an APPROVAL_REQUIRED error's `data` holds (upstream/approval-gate.ts). */
 export interface ApprovalRequest {
@@ -50,13 +50,6 @@ interface Preview {
 
 /** Characters of a reply's JSON shown; the rest is said, not drawn. */
 const SHOWN_CHARS = 4000;
-
-/** A reply's `error` with its code and message, or undefined. */
-function errorOf(result: ToolResult): { code: string; message: string } | undefined {
-  const error = (replyJson(result) as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-  if (error === undefined) return result.isError ? { code: "ERROR", message: "the call failed" } : undefined;
-  return { code: String(error.code ?? "ERROR"), message: String(error.message ?? "") };
-}
 
 /** What to do next after each refusal, in the person's words. */
 const NEXT: Record<string, string> = {
@@ -108,7 +101,7 @@ export class ApprovalPanel {
       this.refused({ code: "HOST", message: (error as Error).message }, "The host did not pass the call on.");
       return;
     }
-    const error = errorOf(result);
+    const error = replyError(result);
     const preview = replyJson(result) as Preview | undefined;
     if (error !== undefined || typeof preview?.approval_id !== "string") {
       this.refused(error ?? { code: "ERROR", message: "the preview holds no call" });
@@ -143,7 +136,7 @@ export class ApprovalPanel {
         approval: request.approval,
         ...(decline ? { decline: true } : {}),
       });
-      const error = errorOf(result);
+      const error = replyError(result);
       const reply = replyJson(result) as { result?: unknown } | undefined;
       const call = `${request.server}.${request.tool}`;
       if (error !== undefined) {
