@@ -136,8 +136,9 @@ describe("runs are isolated", () => {
     try {
       const results = await Promise.all([
         runSnippet(pool, "for (;;) {}", { limits: { timeoutMs: 200 } }),
-        runSnippet(pool, "return 'second'"),
-        runSnippet(pool, "return 'third'"),
+        // A queued run waits at most its own deadline: 20 s, so only a hang fails here, not a loaded machine.
+        runSnippet(pool, "return 'second'", { limits: { timeoutMs: 20_000 } }),
+        runSnippet(pool, "return 'third'", { limits: { timeoutMs: 20_000 } }),
       ]);
       expect(results.map(codeOf)).toEqual(["TIMEOUT", "ok", "ok"]);
       expect(value(results[2] as ExecutionResult)).toBe("third");
